@@ -1,0 +1,138 @@
+// vouch: GPU benchmark numbers worth believing. main only finds the command and runs it.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "util/strings.h"
+
+namespace vouch::cli {
+namespace {
+
+void PrintUsage() {
+  fmt::print(
+      "vouch: GPU benchmark numbers worth believing\n\n"
+      "usage: vouch [--sim FILE] [--lock-file PATH] COMMAND [ARGS...]\n\n"
+      "global options:\n"
+      "  --sim FILE        use the simulated device replaying FILE (JSONL telemetry);\n"
+      "                    also VOUCH_SIM. FILE.static.json, if present, holds its static state\n"
+      "  --lock-file PATH  the exclusive measurement lock (default /tmp/vouch.lock;\n"
+      "                    also VOUCH_LOCK_FILE)\n\ncommands:\n");
+  for (const auto& c : Commands()) fmt::print("  {:<18} {}\n", c.name, c.summary);
+  fmt::print("\n`vouch help COMMAND` shows a command's options.\n");
+}
+
+// Finds the longest table name made of the first one or two words of ARGS.
+const Command* Find(const std::vector<std::string>& args, size_t* words) {
+  for (size_t n : {2u, 1u}) {
+    if (args.size() < n) continue;
+    std::string name = args[0];
+    if (n == 2) name += " " + args[1];
+    for (const auto& c : Commands()) {
+      if (name == c.name) {
+        *words = n;
+        return &c;
+      }
+    }
+  }
+  return nullptr;
+}
+
+int NoSuchCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const auto& c : Commands()) names.push_back(c.name);
+  std::string tried = args[0];
+  std::string near = ClosestMatch(tried, names);
+  if (near.empty() && args.size() > 1) near = ClosestMatch(args[0] + " " + args[1], names);
+  // A group word alone ("clock") lists its members.
+  std::vector<std::string> members;
+  for (const auto& n : names)
+    if (StartsWith(n, tried + " ")) members.push_back(n);
+  if (!members.empty()) {
+    fmt::print(stderr, "vouch: '{}' needs a subcommand: {}\n", tried, fmt::join(members, ", "));
+  } else if (!near.empty()) {
+    fmt::print(stderr, "vouch: unknown command '{}', did you mean '{}'?\n", tried, near);
+  } else {
+    fmt::print(stderr, "vouch: unknown command '{}'; `vouch help` lists the commands\n", tried);
+  }
+  return kExitUsage;
+}
+
+int Main(std::vector<std::string> args) {
+  GlobalOptions g;
+  if (const char* e = std::getenv("VOUCH_SIM"); e && *e) {
+    g.sim_path = e;
+    g.sim_origin = "VOUCH_SIM";
+  }
+  g.lock_path = "/tmp/vouch.lock";
+  if (const char* e = std::getenv("VOUCH_LOCK_FILE"); e && *e) g.lock_path = e;
+  // Global options come before the command.
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> std::string* {
+      if (i + 1 >= args.size()) {
+        fmt::print(stderr, "vouch: {} needs a value\n", flag);
+        return nullptr;
+      }
+      return &args[++i];
+    };
+    if (a == "--sim") {
+      auto* v = value("--sim");
+      if (!v) return kExitUsage;
+      g.sim_path = *v;
+      g.sim_origin = "--sim";
+    } else if (StartsWith(a, "--sim=")) {
+      g.sim_path = a.substr(6);
+      g.sim_origin = "--sim";
+    } else if (a == "--lock-file") {
+      auto* v = value("--lock-file");
+      if (!v) return kExitUsage;
+      g.lock_path = *v;
+    } else if (StartsWith(a, "--lock-file=")) {
+      g.lock_path = a.substr(12);
+    } else if (a == "-h" || a == "--help") {
+      PrintUsage();
+      return kExitOk;
+    } else if (a == "--version") {
+      fmt::print("vouch 0.1.0\n");
+      return kExitOk;
+    } else if (StartsWith(a, "-")) {
+      fmt::print(stderr, "vouch: unknown global option '{}'; `vouch help` lists them\n", a);
+      return kExitUsage;
+    } else {
+      break;
+    }
+  }
+  args.erase(args.begin(), args.begin() + static_cast<long>(i));
+  if (args.empty()) {
+    PrintUsage();
+    return kExitUsage;
+  }
+  if (args[0] == "help") {
+    args.erase(args.begin());
+    if (args.empty()) {
+      PrintUsage();
+      return kExitOk;
+    }
+    size_t words = 0;
+    const Command* c = Find(args, &words);
+    if (!c) return NoSuchCommand(args);
+    return c->run(g, {"--help"});
+  }
+  size_t words = 0;
+  const Command* c = Find(args, &words);
+  if (!c) return NoSuchCommand(args);
+  args.erase(args.begin(), args.begin() + static_cast<long>(words));
+  return c->run(g, std::move(args));
+}
+
+}  // namespace
+}  // namespace vouch::cli
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return vouch::cli::Main(std::move(args));
+}

@@ -1,0 +1,76 @@
+#include "util/hash.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+namespace vouch {
+namespace {
+
+struct Ctx {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
+  Ctx() { EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr); }
+  void Update(const void* p, size_t n) { EVP_DigestUpdate(ctx.get(), p, n); }
+  std::string Hex() {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx.get(), md, &len);
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned i = 0; i < len; ++i) {
+      out += digits[md[i] >> 4];
+      out += digits[md[i] & 15];
+    }
+    return out;
+  }
+};
+
+Status HashFileInto(Ctx& c, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError("cannot open {} to hash it", path);
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    c.Update(buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return MakeError("cannot read {} to hash it", path);
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view bytes) {
+  Ctx c;
+  c.Update(bytes.data(), bytes.size());
+  return c.Hex();
+}
+
+Result<std::string> Sha256OfPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return MakeError("cannot hash {}: no such file or directory", path);
+  Ctx c;
+  if (fs::is_directory(st)) {
+    std::vector<std::string> files;
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (it->is_regular_file()) files.push_back(fs::relative(it->path(), path).string());
+    }
+    if (ec) return MakeError("cannot walk {}: {}", path, ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      c.Update(f.data(), f.size() + 1);  // include the NUL as a separator
+      if (auto s = HashFileInto(c, (fs::path(path) / f).string()); !s) return s.error();
+    }
+  } else {
+    if (auto s = HashFileInto(c, path); !s) return s.error();
+  }
+  return c.Hex();
+}
+
+}  // namespace vouch

@@ -1,0 +1,33 @@
+#include "util/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace vouch {
+
+TEST(Strings, EditDistance) {
+  EXPECT_EQ(EditDistance("doctor", "doctor"), 0);
+  EXPECT_EQ(EditDistance("docter", "doctor"), 1);
+  EXPECT_EQ(EditDistance("", "abc"), 3);
+}
+
+TEST(Strings, ClosestMatchNeedsToBeClose) {
+  std::vector<std::string> cmds = {"doctor", "clock", "lock", "help"};
+  EXPECT_EQ(ClosestMatch("doctr", cmds), "doctor");
+  EXPECT_EQ(ClosestMatch("lokc", cmds), "lock");
+  EXPECT_EQ(ClosestMatch("zzzzzz", cmds), "");
+}
+
+TEST(Strings, ShellQuoteRoundTrips) {
+  EXPECT_EQ(ShellQuote("plain-arg"), "plain-arg");
+  EXPECT_EQ(ShellQuote("two words"), "'two words'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
+TEST(Strings, HumanBytes) {
+  EXPECT_EQ(HumanBytes(512), "512 B");
+  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+  EXPECT_EQ(HumanBytes(3.0 * 1024 * 1024 * 1024), "3.0 GiB");
+}
+
+}  // namespace vouch
