@@ -1,0 +1,234 @@
+#include "clock/fold.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+namespace vouch {
+namespace {
+
+// The values that the driver refreshes at its update period.
+auto Key(const Sample& s) {
+  return std::tie(s.sm_mhz, s.mem_mhz, s.power_mw, s.util_gpu_pct, s.util_mem_pct, s.reasons);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Statistics over values each standing for WEIGHT readings.
+std::optional<ClockStats> WeightedStats(const std::vector<std::pair<double, int>>& vw) {
+  long total = 0;
+  for (const auto& [v, w] : vw) total += w;
+  if (total == 0) return std::nullopt;
+  auto sorted = vw;
+  std::sort(sorted.begin(), sorted.end());
+  auto at = [&](long k) {  // value of the k-th reading (0-based) in sorted order
+    long acc = 0;
+    for (const auto& [v, w] : sorted) {
+      acc += w;
+      if (k < acc) return v;
+    }
+    return sorted.back().first;
+  };
+  ClockStats s;
+  s.min = sorted.front().first;
+  s.max = sorted.back().first;
+  s.median = total % 2 ? at(total / 2) : (at(total / 2 - 1) + at(total / 2)) / 2;
+  double sum = 0;
+  for (const auto& [v, w] : vw) sum += v * w;
+  s.mean = sum / static_cast<double>(total);
+  return s;
+}
+
+nlohmann::json StatsJson(const std::optional<ClockStats>& s) {
+  if (!s) return nullptr;
+  return {{"min", s->min}, {"median", s->median}, {"max", s->max}, {"mean", s->mean}};
+}
+
+std::optional<ClockStats> StatsFromJson(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  ClockStats s;
+  s.min = it->at("min").get<double>();
+  s.median = it->at("median").get<double>();
+  s.max = it->at("max").get<double>();
+  // A window recorded without a mean keeps NaN here; the pairing refuses it.
+  s.mean = it->contains("mean") && !it->at("mean").is_null() ? it->at("mean").get<double>()
+                                                              : std::nan("");
+  return s;
+}
+
+}  // namespace
+
+bool IsBusy(const Sample& s) {
+  bool util_busy = s.util_gpu_pct.has_value() && *s.util_gpu_pct > 0;
+  if (s.reasons.has_value()) return (*s.reasons & kReasonGpuIdle) == 0 && util_busy;
+  return util_busy;
+}
+
+ReadingSeries ToReadings(const std::vector<Sample>& samples, double default_period_s) {
+  ReadingSeries out;
+  out.polls = static_cast<int>(samples.size());
+  if (samples.empty()) return out;
+  // Runs of identical values.
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < samples.size(); ++i)
+    if (i == 0 || Key(samples[i]) != Key(samples[i - 1])) starts.push_back(i);
+  std::vector<double> gaps;
+  for (size_t i = 1; i < samples.size(); ++i) gaps.push_back(samples[i].t_s - samples[i - 1].t_s);
+  double poll_s = gaps.empty() ? default_period_s : Median(gaps);
+  // The update period: the typical spacing of value changes. Needs a few changes to trust.
+  std::vector<double> change_gaps;
+  for (size_t k = 1; k < starts.size(); ++k)
+    change_gaps.push_back(samples[starts[k]].t_s - samples[starts[k - 1]].t_s);
+  double period = default_period_s;
+  if (change_gaps.size() >= 5) {
+    period = Median(change_gaps);
+    out.period_measured = true;
+  }
+  period = std::max(period, poll_s);  // a poll can see at most one update
+  if (!(period > 0)) period = default_period_s;
+  out.update_period_s = period;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    size_t b = starts[k], e = k + 1 < starts.size() ? starts[k + 1] : samples.size();
+    // Observed time of the run: each poll covers up to one period; a longer gap is time
+    // nobody watched (counted as missed readings, not as readings).
+    double observed = 0;
+    for (size_t i = b; i < e; ++i) {
+      double gap = i + 1 < samples.size() ? samples[i + 1].t_s - samples[i].t_s : poll_s;
+      observed += std::min(gap, period);
+      if (gap > 1.5 * period) out.missed_readings += static_cast<int>(std::lround(gap / period)) - 1;
+    }
+    Reading r;
+    r.value = samples[b];
+    r.polls = static_cast<int>(e - b);
+    r.count = std::max(1, static_cast<int>(std::lround(observed / period)));
+    r.busy = IsBusy(samples[b]);
+    out.readings += r.count;
+    out.runs.push_back(std::move(r));
+  }
+  return out;
+}
+
+Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy) {
+  Fold f;
+  if (samples.empty()) return f;
+  f.gpu = samples.front().gpu;
+  f.first_unix_s = samples.front().unix_s;
+  f.last_unix_s = samples.back().unix_s;
+  ReadingSeries rs = ToReadings(samples, policy.default_update_period_s);
+  f.polls = rs.polls;
+  f.readings = rs.readings;
+  f.missed_readings = rs.missed_readings;
+  f.update_period_s = rs.update_period_s;
+  f.period_measured = rs.period_measured;
+  std::vector<std::pair<double, int>> sm, mem, power;
+  std::map<int, int> busy_by_bit;
+  for (const auto& r : rs.runs) {
+    if (r.value.mem_used_bytes)
+      f.peak_mem_used_bytes = std::max(f.peak_mem_used_bytes.value_or(0), *r.value.mem_used_bytes);
+    if (r.value.temp_c) f.max_temp_c = std::max(f.max_temp_c.value_or(-1000), *r.value.temp_c);
+    if (!r.busy) {
+      f.idle_readings += r.count;
+      continue;
+    }
+    f.busy_readings += r.count;
+    if (r.value.sm_mhz) sm.emplace_back(*r.value.sm_mhz, r.count);
+    if (r.value.mem_mhz) mem.emplace_back(*r.value.mem_mhz, r.count);
+    if (r.value.power_mw) power.emplace_back(static_cast<double>(*r.value.power_mw), r.count);
+    if (r.value.reasons) {
+      f.reasons_union |= *r.value.reasons;
+      for (int b = 0; b < 64; ++b)
+        if (*r.value.reasons & (1ull << b)) busy_by_bit[b] += r.count;
+    }
+  }
+  // Peak memory and temperature may change between runs of the key; take every poll.
+  for (const auto& s : samples) {
+    if (s.mem_used_bytes)
+      f.peak_mem_used_bytes = std::max(f.peak_mem_used_bytes.value_or(0), *s.mem_used_bytes);
+    if (s.temp_c) f.max_temp_c = std::max(f.max_temp_c.value_or(-1000), *s.temp_c);
+  }
+  f.busy_fraction = f.readings ? static_cast<double>(f.busy_readings) / f.readings : 0;
+  f.sm_mhz = WeightedStats(sm);
+  f.mem_mhz = WeightedStats(mem);
+  f.power_mw = WeightedStats(power);
+  if (f.sm_mhz && f.sm_mhz->median > 0) f.spread = (f.sm_mhz->max - f.sm_mhz->min) / f.sm_mhz->median;
+  for (const auto& [bit, n] : busy_by_bit)
+    f.busy_fraction_by_reason[ReasonName(1ull << bit)] = static_cast<double>(n) / f.busy_readings;
+  return f;
+}
+
+std::vector<Sample> SelectGpu(const std::vector<Sample>& samples, int gpu) {
+  std::vector<Sample> out;
+  for (const auto& s : samples)
+    if (s.gpu == gpu) out.push_back(s);
+  return out;
+}
+
+std::vector<Sample> Slice(const std::vector<Sample>& samples, double from_unix_s, double to_unix_s) {
+  std::vector<Sample> out;
+  for (const auto& s : samples)
+    if (s.unix_s >= from_unix_s && s.unix_s <= to_unix_s) out.push_back(s);
+  return out;
+}
+
+nlohmann::json ToJson(const Fold& f) {
+  nlohmann::json j = {{"gpu", f.gpu},
+                      {"polls", f.polls},
+                      {"readings", f.readings},
+                      {"busy_readings", f.busy_readings},
+                      {"idle_readings", f.idle_readings},
+                      {"missed_readings", f.missed_readings},
+                      {"update_period_s", f.update_period_s},
+                      {"update_period_measured", f.period_measured},
+                      {"busy_fraction", f.busy_fraction},
+                      {"sm_mhz", StatsJson(f.sm_mhz)},
+                      {"spread", f.spread ? nlohmann::json(*f.spread) : nlohmann::json()},
+                      {"mem_mhz", StatsJson(f.mem_mhz)},
+                      {"power_mw", StatsJson(f.power_mw)},
+                      {"reasons_union", f.reasons_union},
+                      {"reasons_union_names", ReasonNames(f.reasons_union)},
+                      {"busy_fraction_by_reason", f.busy_fraction_by_reason},
+                      {"first_unix_s", f.first_unix_s},
+                      {"last_unix_s", f.last_unix_s}};
+  j["peak_mem_used_bytes"] =
+      f.peak_mem_used_bytes ? nlohmann::json(*f.peak_mem_used_bytes) : nlohmann::json();
+  j["max_temp_c"] = f.max_temp_c ? nlohmann::json(*f.max_temp_c) : nlohmann::json();
+  return j;
+}
+
+Result<Fold> FoldFromJson(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return MakeError("{}: a fold must be a JSON object", where);
+  try {
+    Fold f;
+    f.gpu = j.value("gpu", 0);
+    f.polls = j.value("polls", 0);
+    f.readings = j.at("readings").get<int>();
+    f.busy_readings = j.at("busy_readings").get<int>();
+    f.idle_readings = j.value("idle_readings", f.readings - f.busy_readings);
+    f.missed_readings = j.value("missed_readings", 0);
+    f.update_period_s = j.value("update_period_s", 0.0);
+    f.period_measured = j.value("update_period_measured", false);
+    f.busy_fraction = j.at("busy_fraction").get<double>();
+    f.sm_mhz = StatsFromJson(j, "sm_mhz");
+    if (j.contains("spread") && !j["spread"].is_null()) f.spread = j["spread"].get<double>();
+    f.mem_mhz = StatsFromJson(j, "mem_mhz");
+    f.power_mw = StatsFromJson(j, "power_mw");
+    f.reasons_union = j.value("reasons_union", std::uint64_t{0});
+    if (j.contains("busy_fraction_by_reason"))
+      f.busy_fraction_by_reason = j["busy_fraction_by_reason"].get<std::map<std::string, double>>();
+    if (j.contains("peak_mem_used_bytes") && !j["peak_mem_used_bytes"].is_null())
+      f.peak_mem_used_bytes = j["peak_mem_used_bytes"].get<std::uint64_t>();
+    f.first_unix_s = j.value("first_unix_s", 0.0);
+    f.last_unix_s = j.value("last_unix_s", 0.0);
+    return f;
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError("{}: bad window fold: {}", where, e.what());
+  }
+}
+
+}  // namespace vouch

@@ -1,0 +1,343 @@
+#include "clock/window.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "util/fs.h"
+
+namespace vouch {
+namespace {
+
+// Rules compare at their boundary: 5 % passes, 5.0001 % does not. The tolerance only
+// absorbs the rounding of (max - min) / median in binary floating point.
+constexpr double kEps = 1e-12;
+
+std::string Pct(double x) { return fmt::format("{:.2f} %", 100 * x); }
+
+std::string DominantReasonAdvice(const Fold& f) {
+  std::string worst;
+  double share = 0;
+  for (const auto& [name, frac] : f.busy_fraction_by_reason) {
+    if (name == "gpu_idle") continue;
+    if (frac > share) {
+      share = frac;
+      worst = name;
+    }
+  }
+  if (worst.empty()) return "no clock event reason was active: the driver moved the clock itself";
+  for (int b = 0; b < 64; ++b) {
+    if (ReasonName(1ull << b) == worst)
+      return fmt::format("reason {} in {:.0f} % of busy readings: {}", worst, 100 * share,
+                         ReasonAdvice(1ull << b));
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* ToString(WindowStatus s) {
+  switch (s) {
+    case WindowStatus::kValid:
+      return "valid";
+    case WindowStatus::kInvalid:
+      return "invalid";
+    case WindowStatus::kIdle:
+      return "idle";
+  }
+  return "?";
+}
+
+double RelativeOffset(double a, double b) {
+  double lo = std::min(a, b);
+  if (!(lo > 0)) return std::nan("");
+  return std::fabs(a - b) / lo;
+}
+
+std::vector<std::string> JudgeFold(const Fold& f, const Policy& p, const std::string& prefix) {
+  std::vector<std::string> r;
+  if (f.busy_readings < p.min_busy_readings) {
+    r.push_back(fmt::format(
+        "{}only {} busy readings (the policy needs at least {}): at a {:.0f} ms update period "
+        "the GPU was seen busy for about {:.1f} s; give the command more work (more iterations) "
+        "so the window holds at least {:.1f} s of GPU work",
+        prefix, f.busy_readings, p.min_busy_readings, 1000 * f.update_period_s,
+        f.busy_readings * f.update_period_s, p.min_busy_readings * f.update_period_s));
+  }
+  if (f.busy_fraction <= p.min_busy_fraction + kEps) {
+    r.push_back(fmt::format(
+        "{}busy readings are {} of the window ({} of {}); the policy needs more than {}: the "
+        "GPU sat idle for most of the window (start-up, loading, host work); mark the measured "
+        "region with {{\"event\":\"begin\"}} and {{\"event\":\"end\"}} lines on VOUCH_METRICS, "
+        "or give the command more GPU work",
+        prefix, Pct(f.busy_fraction), f.busy_readings, f.readings, Pct(p.min_busy_fraction)));
+  }
+  if (!f.sm_mhz) {
+    r.push_back(fmt::format("{}no SM clock reading in the busy part of the window: the device did "
+                            "not report the SM clock, so no number can be clock-attributed",
+                            prefix));
+  } else if (f.spread && *f.spread > p.max_spread + kEps) {
+    r.push_back(fmt::format(
+        "{}SM clock spread {} ({:.0f}-{:.0f} MHz around a median of {:.0f}) is above the {} "
+        "ceiling: the clock wandered during the window ({}); a number taken over it cannot be "
+        "attributed to one clock",
+        prefix, Pct(*f.spread), f.sm_mhz->min, f.sm_mhz->max, f.sm_mhz->median, Pct(p.max_spread),
+        DominantReasonAdvice(f)));
+  }
+  return r;
+}
+
+WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p) {
+  WindowVerdict v;
+  int busy_gpus = 0;
+  for (const auto& g : gpus)
+    if (g.fold.busy_readings > 0) ++busy_gpus;
+  if (gpus.empty()) {
+    v.status = WindowStatus::kIdle;
+    v.reasons.push_back("no GPU was sampled");
+    return v;
+  }
+  if (busy_gpus == 0) {
+    v.status = WindowStatus::kIdle;
+    for (const auto& g : gpus)
+      v.reasons.push_back(fmt::format(
+          "GPU {}: no busy reading in {} readings ({} polls): the GPU was idle for the whole "
+          "window (idle reason set or utilization 0); did the command use this GPU?",
+          g.fold.gpu, g.fold.readings, g.fold.polls));
+    return v;
+  }
+  bool several = gpus.size() > 1;
+  for (const auto& g : gpus) {
+    std::string prefix = several ? fmt::format("GPU {}: ", g.fold.gpu) : "";
+    if (several && g.fold.busy_readings == 0) {
+      v.notes.push_back(fmt::format("GPU {} was idle throughout: not used by the command, not judged",
+                                    g.fold.gpu));
+      continue;
+    }
+    auto r = JudgeFold(g.fold, p, prefix);
+    v.reasons.insert(v.reasons.end(), r.begin(), r.end());
+    if (g.fold.missed_readings > 0)
+      v.notes.push_back(fmt::format("{}{} driver readings fell between polls (sampler stalled?)",
+                                    prefix, g.fold.missed_readings));
+    if (!g.fold.period_measured)
+      v.notes.push_back(fmt::format(
+          "{}too few value changes to measure the update period; assumed {:.0f} ms", prefix,
+          1000 * g.fold.update_period_s));
+  }
+  v.status = v.reasons.empty() ? WindowStatus::kValid : WindowStatus::kInvalid;
+  return v;
+}
+
+nlohmann::json ToJson(const WindowSummary& w) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : w.gpus) gpus.push_back({{"static", ToJson(g.state)}, {"fold", ToJson(g.fold)}});
+  nlohmann::json j = {{"schema", "vouch.window"},
+                      {"schema_version", w.schema_version},
+                      {"simulated", w.simulated},
+                      {"device", w.device},
+                      {"host", {{"hostname", w.hostname}, {"kernel", w.kernel}, {"boot_id", w.boot_id}}},
+                      {"command", w.command},
+                      {"started_unix_s", w.started_unix_s},
+                      {"ended_unix_s", w.ended_unix_s},
+                      {"policy", ToJson(w.policy)},
+                      {"gpus", gpus},
+                      {"caveats", w.caveats},
+                      {"samples_file", w.samples_file},
+                      {"verdict",
+                       {{"status", ToString(w.verdict.status)},
+                        {"reasons", w.verdict.reasons},
+                        {"notes", w.verdict.notes}}}};
+  if (w.region_begin_unix_s && w.region_end_unix_s)
+    j["region"] = {{"begin_unix_s", *w.region_begin_unix_s}, {"end_unix_s", *w.region_end_unix_s}};
+  else
+    j["region"] = nullptr;
+  return j;
+}
+
+Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return MakeError("{}: not a window summary (expected a JSON object)", where);
+  if (j.value("schema", "") != "vouch.window")
+    return MakeError("{}: not a vouch window summary (schema is not 'vouch.window')", where);
+  int version = j.value("schema_version", 0);
+  if (version != 1)
+    return MakeError("{}: window schema version {} is not one this vouch reads (1); upgrade vouch",
+                     where, version);
+  try {
+    WindowSummary w;
+    w.simulated = j.at("simulated").get<bool>();
+    w.device = j.value("device", "");
+    const auto& h = j.at("host");
+    w.hostname = h.value("hostname", "");
+    w.kernel = h.value("kernel", "");
+    w.boot_id = h.value("boot_id", "");
+    w.command = j.value("command", std::vector<std::string>{});
+    w.started_unix_s = j.value("started_unix_s", 0.0);
+    w.ended_unix_s = j.value("ended_unix_s", 0.0);
+    auto pol = PolicyFromJson(j.at("policy"), where);
+    if (!pol) return pol.error();
+    w.policy = *pol;
+    for (const auto& g : j.at("gpus")) {
+      auto st = StaticStateFromJson(g.at("static"), where);
+      if (!st) return st.error();
+      auto fo = FoldFromJson(g.at("fold"), where);
+      if (!fo) return fo.error();
+      w.gpus.push_back({*st, *fo});
+    }
+    w.caveats = j.value("caveats", std::vector<std::string>{});
+    w.samples_file = j.value("samples_file", "");
+    if (j.contains("region") && j["region"].is_object()) {
+      w.region_begin_unix_s = j["region"].at("begin_unix_s").get<double>();
+      w.region_end_unix_s = j["region"].at("end_unix_s").get<double>();
+    }
+    const auto& v = j.at("verdict");
+    std::string status = v.at("status").get<std::string>();
+    w.verdict.status = status == "valid"     ? WindowStatus::kValid
+                       : status == "invalid" ? WindowStatus::kInvalid
+                                             : WindowStatus::kIdle;
+    w.verdict.reasons = v.value("reasons", std::vector<std::string>{});
+    w.verdict.notes = v.value("notes", std::vector<std::string>{});
+    return w;
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError("{}: malformed window summary: {}", where, e.what());
+  }
+}
+
+Result<WindowSummary> ReadWindowSummary(const std::string& path) {
+  auto text = ReadFile(path, 64ull << 20);
+  if (!text) return text.error();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return MakeError("{}: not valid JSON (truncated or corrupt?)", path);
+  return WindowSummaryFromJson(j, path);
+}
+
+std::string RenderWindowText(const WindowSummary& w) {
+  std::string out;
+  if (w.simulated) out += fmt::format("SIMULATED DEVICE: {}\n", w.device);
+  else out += fmt::format("device: {}\n", w.device);
+  out += fmt::format("host {} boot {}\n", w.hostname, w.boot_id);
+  if (w.region_begin_unix_s)
+    out += fmt::format("judged over the measured region ({:.2f} s of a {:.2f} s window)\n",
+                       *w.region_end_unix_s - *w.region_begin_unix_s,
+                       w.ended_unix_s - w.started_unix_s);
+  for (const auto& g : w.gpus) {
+    const Fold& f = g.fold;
+    out += fmt::format("GPU {} {} ({})\n", f.gpu, g.state.name, g.state.uuid);
+    out += fmt::format("  readings {} ({} polls, update period {:.0f} ms{}), busy {} ({:.1f} %), idle {}, missed {}\n",
+                       f.readings, f.polls, 1000 * f.update_period_s,
+                       f.period_measured ? " measured" : " assumed", f.busy_readings,
+                       100 * f.busy_fraction, f.idle_readings, f.missed_readings);
+    if (f.sm_mhz)
+      out += fmt::format("  SM clock (busy) min {:.0f} median {:.0f} mean {:.1f} max {:.0f} MHz, spread {:.2f} %\n",
+                         f.sm_mhz->min, f.sm_mhz->median, f.sm_mhz->mean, f.sm_mhz->max,
+                         100 * f.spread.value_or(0));
+    if (f.mem_mhz) out += fmt::format("  memory clock median {:.0f} MHz\n", f.mem_mhz->median);
+    if (f.power_mw)
+      out += fmt::format("  power median {:.1f} W, max {:.1f} W\n", f.power_mw->median / 1000,
+                         f.power_mw->max / 1000);
+    if (!f.busy_fraction_by_reason.empty()) {
+      out += "  event reasons while busy:";
+      for (const auto& [name, frac] : f.busy_fraction_by_reason)
+        out += fmt::format(" {} {:.0f} %", name, 100 * frac);
+      out += "\n";
+    }
+    if (g.state.max_sm_mhz)
+      out += fmt::format("  max SM clock {} MHz, applications clock {} MHz, persistence {}\n",
+                         *g.state.max_sm_mhz,
+                         g.state.app_sm_mhz ? fmt::format("{}", *g.state.app_sm_mhz) : "n/a",
+                         g.state.persistence ? (*g.state.persistence ? "on" : "off") : "n/a");
+  }
+  out += fmt::format("verdict: {}\n", ToString(w.verdict.status));
+  for (const auto& r : w.verdict.reasons) out += fmt::format("  - {}\n", r);
+  for (const auto& n : w.verdict.notes) out += fmt::format("  note: {}\n", n);
+  for (const auto& c : w.caveats) out += fmt::format("  caveat: {}\n", c);
+  return out;
+}
+
+PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Policy& p,
+                        bool allow_cross_boot) {
+  PairVerdict v;
+  auto add = [&](std::string rule, std::string va, std::string vb, bool pass, bool waivable = false) {
+    PairRule r{std::move(rule), std::move(va), std::move(vb), pass, false};
+    if (!pass && waivable && allow_cross_boot) r.waived = true;
+    v.rules.push_back(std::move(r));
+  };
+  auto opt = [](const auto& o) { return o ? fmt::format("{}", *o) : std::string("n/a"); };
+  add("window A valid", ToString(a.verdict.status), "", a.verdict.status == WindowStatus::kValid);
+  add("window B valid", ToString(b.verdict.status), "", b.verdict.status == WindowStatus::kValid);
+  if (a.simulated != b.simulated)
+    add("both simulated or both real", a.simulated ? "simulated" : "real",
+        b.simulated ? "simulated" : "real", false);
+  add("number of GPUs", fmt::format("{}", a.gpus.size()), fmt::format("{}", b.gpus.size()),
+      a.gpus.size() == b.gpus.size() && !a.gpus.empty());
+  size_t n = std::min(a.gpus.size(), b.gpus.size());
+  for (size_t i = 0; i < n; ++i) {
+    const auto& ga = a.gpus[i];
+    const auto& gb = b.gpus[i];
+    std::string g = n > 1 ? fmt::format("GPU {}: ", i) : "";
+    add(g + "GPU (UUID)", ga.state.uuid, gb.state.uuid, ga.state.uuid == gb.state.uuid);
+    add(g + "driver", ga.state.driver_version, gb.state.driver_version,
+        ga.state.driver_version == gb.state.driver_version);
+    add(g + "max SM clock (MHz)", opt(ga.state.max_sm_mhz), opt(gb.state.max_sm_mhz),
+        ga.state.max_sm_mhz == gb.state.max_sm_mhz);
+    add(g + "applications clock (MHz)", opt(ga.state.app_sm_mhz), opt(gb.state.app_sm_mhz),
+        ga.state.app_sm_mhz == gb.state.app_sm_mhz);
+    add(g + "persistence mode", opt(ga.state.persistence), opt(gb.state.persistence),
+        ga.state.persistence == gb.state.persistence);
+    const auto& sa = ga.fold.sm_mhz;
+    const auto& sb = gb.fold.sm_mhz;
+    if (!sa || !sb) {
+      add(g + "busy SM clock recorded", sa ? "yes" : "no", sb ? "yes" : "no", false);
+      continue;
+    }
+    double med = RelativeOffset(sa->median, sb->median);
+    add(g + fmt::format("SM clock median offset <= {}", Pct(p.max_median_offset)),
+        fmt::format("{:.1f} MHz", sa->median), fmt::format("{:.1f} MHz ({})", sb->median, Pct(med)),
+        med <= p.max_median_offset + kEps);
+    // A window recorded without a mean is refused, not skipped: the excursions below the
+    // median are the part that does not cancel between arms.
+    bool has_mean = std::isfinite(sa->mean) && std::isfinite(sb->mean);
+    if (!has_mean) {
+      add(g + "SM clock mean recorded", std::isfinite(sa->mean) ? "yes" : "no (re-record it)",
+          std::isfinite(sb->mean) ? "yes" : "no (re-record it)", false);
+    } else {
+      double mean = RelativeOffset(sa->mean, sb->mean);
+      add(g + fmt::format("SM clock mean offset <= {}", Pct(p.max_mean_offset)),
+          fmt::format("{:.1f} MHz", sa->mean), fmt::format("{:.1f} MHz ({})", sb->mean, Pct(mean)),
+          mean <= p.max_mean_offset + kEps);
+    }
+  }
+  add("boot id", a.boot_id, b.boot_id, a.boot_id == b.boot_id && !a.boot_id.empty(), true);
+  v.paired = true;
+  for (const auto& r : v.rules) {
+    if (r.waived)
+      v.caveats.push_back(fmt::format(
+          "cross-boot pair ({} vs {}) allowed by --allow-cross-boot: the SM clock can differ between "
+          "boots without announcing it; only the boot id was waived",
+          a.boot_id, b.boot_id));
+    else if (!r.pass)
+      v.paired = false;
+  }
+  return v;
+}
+
+nlohmann::json ToJson(const PairVerdict& p) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& r : p.rules)
+    rules.push_back({{"rule", r.rule}, {"a", r.a}, {"b", r.b}, {"pass", r.pass}, {"waived", r.waived}});
+  return {{"paired", p.paired}, {"rules", rules}, {"caveats", p.caveats}};
+}
+
+std::string RenderPairText(const PairVerdict& p) {
+  std::string out;
+  size_t w = 4;
+  for (const auto& r : p.rules) w = std::max(w, r.rule.size());
+  for (const auto& r : p.rules)
+    out += fmt::format("  {:<6} {:<{}}  A: {}  B: {}\n",
+                       r.waived ? "WAIVED" : (r.pass ? "pass" : "FAIL"), r.rule, w, r.a, r.b);
+  for (const auto& c : p.caveats) out += fmt::format("  caveat: {}\n", c);
+  out += p.paired ? "pair: comparable\n" : "pair: REFUSED (the windows are not comparable)\n";
+  return out;
+}
+
+}  // namespace vouch

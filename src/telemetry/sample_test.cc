@@ -1,0 +1,65 @@
+#include "telemetry/sample.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace vouch {
+namespace {
+
+std::string TempFile(const std::string& name, const std::string& content) {
+  auto p = std::filesystem::temp_directory_path() / ("vouch_sample_test_" + name);
+  std::ofstream(p) << content;
+  return p.string();
+}
+
+TEST(SampleStream, ReadsTheFixture) {
+  auto r = ReadSampleStream(VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->size(), 4000u);
+  EXPECT_EQ(*r->front().sm_mhz, 1980);
+  EXPECT_EQ(*r->front().power_mw, 126369);
+  EXPECT_EQ(*r->front().reasons, 1u);
+}
+
+TEST(SampleStream, EmptyIsAnError) {
+  auto r = ReadSampleStream(TempFile("empty", ""));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("holds no samples"), std::string::npos);
+}
+
+TEST(SampleStream, MalformedLineNamesFileAndLine) {
+  auto path = TempFile("malformed", "{\"t_s\":0,\"sm_mhz\":1980}\nnot json\n{\"t_s\":0.02}\n");
+  auto r = ReadSampleStream(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find(path + ":2"), std::string::npos) << r.error().message;
+}
+
+TEST(SampleStream, TruncatedLastLineIsSaid) {
+  auto path = TempFile("trunc", "{\"t_s\":0,\"sm_mhz\":1980}\n{\"t_s\":0.01,\"sm_mh");
+  auto r = ReadSampleStream(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("truncated"), std::string::npos) << r.error().message;
+}
+
+TEST(SampleStream, WrongTypesAndBackwardsTimeAreErrors) {
+  auto r = ReadSampleStream(TempFile("types", "{\"t_s\":0,\"sm_mhz\":\"fast\"}\n"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("wrong field type"), std::string::npos);
+  auto b = ReadSampleStream(TempFile("back", "{\"t_s\":1}\n{\"t_s\":0.5}\n"));
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("backwards"), std::string::npos);
+  auto m = ReadSampleStream(TempFile("missing", "{\"sm_mhz\":1}\n"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("t_s"), std::string::npos);
+}
+
+TEST(Reasons, Names) {
+  EXPECT_EQ(ReasonNames(0x5), (std::vector<std::string>{"gpu_idle", "sw_power_cap"}));
+  EXPECT_EQ(ReasonName(0x1000), "reason_0x1000");
+}
+
+}  // namespace
+}  // namespace vouch
