@@ -1,0 +1,172 @@
+#include "telemetry/sampler.h"
+
+#include <time.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "util/host.h"
+
+namespace vouch {
+
+Sampler::Sampler(Device& device, SamplerOptions options) : device_(device), opt_(std::move(options)) {}
+
+Sampler::~Sampler() { (void)Stop(); }
+
+Status Sampler::Start() {
+  if (running_) return MakeError("sampler already running");
+  for (int g : opt_.gpus)
+    if (g < 0 || g >= device_.Count())
+      return MakeError("GPU {} does not exist (the device has {} GPUs: 0..{})", g, device_.Count(),
+                       device_.Count() - 1);
+  if (!opt_.jsonl_path.empty()) {
+    out_ = std::fopen(opt_.jsonl_path.c_str(), "we");
+    if (!out_) return MakeError("cannot create samples file {}: {}", opt_.jsonl_path, std::strerror(errno));
+  }
+  stop_ = false;
+  running_ = true;
+  thread_ = std::thread([this] { Loop(); });
+  return OkStatus();
+}
+
+Status Sampler::Stop() {
+  if (!running_) return OkStatus();
+  stop_ = true;
+  thread_.join();
+  running_ = false;
+  Flush();
+  if (out_) {
+    if (std::fclose(out_) != 0 && stats_.write_error.empty())
+      stats_.write_error = fmt::format("closing {}: {}", opt_.jsonl_path, std::strerror(errno));
+    out_ = nullptr;
+  }
+  if (!stats_.write_error.empty()) return MakeError("samples stream: {}", stats_.write_error);
+  return OkStatus();
+}
+
+void Sampler::Flush() {
+  std::string data;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    data.swap(buffer_);
+  }
+  if (!out_ || data.empty()) return;
+  if (std::fwrite(data.data(), 1, data.size(), out_) != data.size() || std::fflush(out_) != 0) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stats_.write_error.empty())
+      stats_.write_error = fmt::format("writing {}: {}", opt_.jsonl_path, std::strerror(errno));
+  }
+}
+
+void Sampler::Loop() {
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  auto interval = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(opt_.interval_s));
+  auto next = t0;
+  double next_procs_s = 0, next_flush_s = opt_.flush_interval_s;
+  double cost_sum_us = 0;
+  timespec cpu0{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+  while (!stop_) {
+    auto begin = clock::now();
+    double t_s = std::chrono::duration<double>(begin - t0).count();
+    double unix_s = UnixNowSeconds();
+    std::vector<Sample> round;
+    for (int g : opt_.gpus) {
+      Sample s = device_.Poll(g);
+      s.gpu = g;
+      s.t_s = t_s;
+      s.unix_s = unix_s;
+      round.push_back(s);
+    }
+    std::vector<ProcessSnapshot> snaps;
+    if (t_s >= next_procs_s) {
+      next_procs_s = t_s + opt_.process_interval_s;
+      for (int g : opt_.gpus) {
+        auto p = device_.Processes(g);
+        if (p) snaps.push_back({g, t_s, unix_s, std::move(*p)});
+      }
+    }
+    double cost_us = std::chrono::duration<double, std::micro>(clock::now() - begin).count();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (auto& s : round) {
+        if (out_) buffer_ += ToJson(s).dump() + "\n";
+        samples_.push_back(std::move(s));
+      }
+      for (auto& p : snaps) {
+        if (out_) buffer_ += ToJson(p).dump() + "\n";
+        procs_.push_back(std::move(p));
+      }
+      ++stats_.polls;
+      cost_sum_us += cost_us;
+      stats_.poll_cost_mean_us = cost_sum_us / static_cast<double>(stats_.polls);
+      stats_.poll_cost_max_us = std::max(stats_.poll_cost_max_us, cost_us);
+    }
+    if (t_s >= next_flush_s) {
+      next_flush_s = t_s + opt_.flush_interval_s;
+      Flush();
+    }
+    next += interval;
+    auto now = clock::now();
+    if (now > next + interval) {  // fell behind: count it and re-anchor rather than burst
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.late_polls;
+      next = now;
+    }
+    std::this_thread::sleep_until(next);
+  }
+  timespec cpu1{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+  std::lock_guard<std::mutex> l(mu_);
+  stats_.thread_cpu_s = static_cast<double>(cpu1.tv_sec - cpu0.tv_sec) +
+                        static_cast<double>(cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
+  stats_.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+std::vector<Sample> Sampler::Samples() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return samples_;
+}
+
+std::vector<ProcessSnapshot> Sampler::Processes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return procs_;
+}
+
+std::optional<Sample> Sampler::Last(int gpu) const {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto it = samples_.rbegin(); it != samples_.rend(); ++it)
+    if (it->gpu == gpu) return *it;
+  return std::nullopt;
+}
+
+SamplerStats Sampler::Stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+std::optional<std::uint64_t> Sampler::PeakDeviceMemory(const std::vector<int>& pids) const {
+  std::set<std::uint32_t> want(pids.begin(), pids.end());
+  std::lock_guard<std::mutex> l(mu_);
+  std::map<double, std::uint64_t> by_time;  // summed over GPUs at each snapshot time
+  bool any = false;
+  for (const auto& snap : procs_) {
+    for (const auto& p : snap.processes) {
+      if (want.count(p.pid) && p.used_bytes) {
+        by_time[snap.t_s] += *p.used_bytes;
+        any = true;
+      }
+    }
+  }
+  if (!any) return std::nullopt;
+  std::uint64_t peak = 0;
+  for (const auto& [t, b] : by_time) peak = std::max(peak, b);
+  return peak;
+}
+
+}  // namespace vouch

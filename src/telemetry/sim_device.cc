@@ -1,0 +1,199 @@
+// The simulated device: replays recorded telemetry through the Device interface, so that
+// every rule runs in CI on real H200 numbers. Always labelled as simulated.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "telemetry/device.h"
+#include "util/fs.h"
+
+namespace vouch {
+namespace {
+
+class SimDevice final : public Device {
+ public:
+  SimDevice(std::string path, std::vector<std::vector<Sample>> per_gpu, std::vector<StaticState> st,
+            std::string boot_id, std::map<int, std::vector<GpuProcess>> procs, bool lock_allowed,
+            double start_s)
+      : path_(std::move(path)),
+        per_gpu_(std::move(per_gpu)),
+        static_(std::move(st)),
+        boot_id_(std::move(boot_id)),
+        procs_(std::move(procs)),
+        lock_allowed_(lock_allowed),
+        start_s_(start_s),
+        t0_(std::chrono::steady_clock::now()),
+        locked_(per_gpu_.size(), 0) {}
+
+  bool Simulated() const override { return true; }
+  std::string Describe() const override {
+    return fmt::format("simulated device replaying {} (not a real GPU)", path_);
+  }
+  int Count() const override { return static_cast<int>(per_gpu_.size()); }
+  StaticState Static(int gpu) override { return static_.at(static_cast<size_t>(gpu)); }
+
+  Sample Poll(int gpu) override {
+    const auto& s = per_gpu_.at(static_cast<size_t>(gpu));
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    double t0 = s.front().t_s;
+    double span = s.back().t_s - t0;
+    double t = start_s_ + elapsed;
+    if (span > 0) t = std::fmod(t, span + 0.01);  // loop at the end
+    auto it = std::upper_bound(s.begin(), s.end(), t0 + t,
+                               [](double v, const Sample& x) { return v < x.t_s; });
+    Sample out = it == s.begin() ? s.front() : *(it - 1);
+    out.gpu = gpu;
+    std::lock_guard<std::mutex> l(mu_);
+    int lock = locked_[static_cast<size_t>(gpu)];
+    if (lock > 0 && out.sm_mhz && out.util_gpu_pct.value_or(0) > 0) out.sm_mhz = lock;
+    return out;
+  }
+
+  Result<std::vector<GpuProcess>> Processes(int gpu) override {
+    auto it = procs_.find(gpu);
+    return it == procs_.end() ? std::vector<GpuProcess>{} : it->second;
+  }
+
+  Result<MemoryInfo> Memory(int gpu) override {
+    MemoryInfo m;
+    m.total_bytes = static_.at(static_cast<size_t>(gpu)).total_mem_bytes.value_or(0);
+    m.used_bytes = Poll(gpu).mem_used_bytes.value_or(0);
+    m.free_bytes = m.total_bytes > m.used_bytes ? m.total_bytes - m.used_bytes : 0;
+    return m;
+  }
+
+  std::string BootId() override { return boot_id_; }
+
+  Status LockClocks(int gpu, int mhz) override {
+    if (!lock_allowed_)
+      return MakeError(
+          "nvmlDeviceSetGpuLockedClocks(GPU {}, {} MHz): Insufficient Permissions "
+          "(simulated NVML_ERROR_NO_PERMISSION)",
+          gpu, mhz);
+    std::lock_guard<std::mutex> l(mu_);
+    locked_.at(static_cast<size_t>(gpu)) = mhz;
+    return OkStatus();
+  }
+  Status ResetClocks(int gpu) override {
+    std::lock_guard<std::mutex> l(mu_);
+    locked_.at(static_cast<size_t>(gpu)) = 0;
+    return OkStatus();
+  }
+  Result<std::vector<DriverSample>> DriverSamples(int, DriverQuantity q, std::uint64_t) override {
+    return MakeError("nvmlDeviceGetSamples({}): Not Supported (simulated device)", ToString(q));
+  }
+  std::vector<std::string> NotSupported() const override { return {}; }
+
+ private:
+  std::string path_;
+  std::vector<std::vector<Sample>> per_gpu_;
+  std::vector<StaticState> static_;
+  std::string boot_id_;
+  std::map<int, std::vector<GpuProcess>> procs_;
+  bool lock_allowed_;
+  double start_s_;
+  std::chrono::steady_clock::time_point t0_;
+  std::mutex mu_;
+  std::vector<int> locked_;
+};
+
+// The H200 the fixture was recorded on (tests/fixtures/README.md).
+StaticState DefaultStatic(int gpu) {
+  StaticState s;
+  s.index = gpu;
+  s.name = "NVIDIA H200 (simulated)";
+  s.uuid = fmt::format("GPU-SIMULATED-{}", gpu);
+  s.pci_bus_id = fmt::format("00000000:{:02X}:00.0", gpu + 0x18);
+  s.driver_version = "580.159.04";
+  s.cuda_driver_version = "13.0";
+  s.max_sm_mhz = 1980;
+  s.app_sm_mhz = 1980;
+  s.persistence = true;
+  s.total_mem_bytes = 150754820096ull;
+  return s;
+}
+
+}  // namespace
+
+const char* ToString(DriverQuantity q) {
+  switch (q) {
+    case DriverQuantity::kPower:
+      return "power";
+    case DriverQuantity::kGpuUtil:
+      return "gpu_utilization";
+    case DriverQuantity::kMemUtil:
+      return "memory_utilization";
+    case DriverQuantity::kSmClock:
+      return "sm_clock";
+    case DriverQuantity::kMemClock:
+      return "memory_clock";
+  }
+  return "?";
+}
+
+Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
+                                              const std::string& static_path, double start_s) {
+  auto samples = ReadSampleStream(stream_path);
+  if (!samples) return MakeError("simulated device: {}", samples.error().message);
+  int n = 0;
+  for (const auto& s : *samples) n = std::max(n, s.gpu + 1);
+  std::vector<std::vector<Sample>> per_gpu(static_cast<size_t>(n));
+  for (const auto& s : *samples) per_gpu[static_cast<size_t>(s.gpu)].push_back(s);
+  for (int g = 0; g < n; ++g)
+    if (per_gpu[static_cast<size_t>(g)].empty())
+      return MakeError("simulated device {}: GPU {} has no samples (GPU indices must be 0..N-1)",
+                       stream_path, g);
+  std::vector<StaticState> st;
+  for (int g = 0; g < n; ++g) st.push_back(DefaultStatic(g));
+  std::string boot_id = "simulated-boot-0";
+  std::map<int, std::vector<GpuProcess>> procs;
+  bool lock_allowed = true;
+  std::string sp = static_path;
+  if (sp.empty() && std::filesystem::exists(stream_path + ".static.json")) sp = stream_path + ".static.json";
+  if (!sp.empty()) {
+    auto text = ReadFile(sp, 1 << 20);
+    if (!text) return MakeError("simulated device static state: {}", text.error().message);
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return MakeError("{}: not a JSON object (simulated device static state)", sp);
+    try {
+      boot_id = j.value("boot_id", boot_id);
+      start_s = j.value("start_s", start_s);
+      lock_allowed = j.value("lock_clocks", std::string("allowed")) == "allowed";
+      if (j.contains("gpus")) {
+        const auto& gs = j.at("gpus");
+        for (size_t g = 0; g < gs.size() && g < st.size(); ++g) {
+          nlohmann::json merged = ToJson(st[g]);
+          merged.update(gs[g]);
+          auto s = StaticStateFromJson(merged, sp);
+          if (!s) return s.error();
+          st[g] = *s;
+          st[g].index = static_cast<int>(g);
+        }
+      }
+      if (j.contains("processes")) {
+        for (const auto& [key, list] : j.at("processes").items()) {
+          int g = std::stoi(key);
+          for (const auto& p : list) {
+            GpuProcess q;
+            q.pid = p.at("pid").get<std::uint32_t>();
+            q.name = p.value("name", "");
+            if (p.contains("used_bytes")) q.used_bytes = p.at("used_bytes").get<std::uint64_t>();
+            procs[g].push_back(q);
+          }
+        }
+      }
+    } catch (const std::exception& e) {
+      return MakeError("{}: bad simulated device static state: {}", sp, e.what());
+    }
+  }
+  if (const char* e = std::getenv("VOUCH_SIM_START"); e && *e) start_s = std::atof(e);
+  return std::unique_ptr<Device>(new SimDevice(stream_path, std::move(per_gpu), std::move(st),
+                                               boot_id, std::move(procs), lock_allowed, start_s));
+}
+
+}  // namespace vouch

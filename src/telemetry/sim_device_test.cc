@@ -1,0 +1,121 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "telemetry/device.h"
+#include "telemetry/sampler.h"
+
+namespace vouch {
+namespace {
+
+std::string Write(const std::string& name, const std::string& text) {
+  auto p = std::filesystem::temp_directory_path() / ("vouch_sim_test_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+TEST(SimDevice, DefaultsToTheFixtureH200AndSaysItIsSimulated) {
+  auto d = OpenSimulated(VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl", "", 0);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE((*d)->Simulated());
+  EXPECT_NE((*d)->Describe().find("simulated"), std::string::npos);
+  EXPECT_EQ((*d)->Count(), 1);
+  auto st = (*d)->Static(0);
+  EXPECT_EQ(st.driver_version, "580.159.04");
+  EXPECT_EQ(st.max_sm_mhz, 1980);
+  EXPECT_EQ(st.persistence, true);
+  auto s = (*d)->Poll(0);
+  EXPECT_EQ(s.sm_mhz, 1980);
+  EXPECT_EQ(s.reasons, 1u);
+}
+
+TEST(SimDevice, ReplaysFromAnOffsetAndManyGpus) {
+  std::string text;
+  for (int i = 0; i < 100; ++i)
+    for (int g = 0; g < 3; ++g)
+      text += fmt::format("{{\"gpu\":{},\"t_s\":{:.2f},\"sm_mhz\":{},\"util_gpu_pct\":90,\"reasons\":0}}\n", g,
+                          i * 0.01, 1000 + g * 100 + (i >= 50 ? 1 : 0));
+  auto path = Write("multi.jsonl", text);
+  auto d = OpenSimulated(path, "", 0.755);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ((*d)->Count(), 3);
+  EXPECT_EQ((*d)->Poll(2).sm_mhz, 1201);
+  EXPECT_EQ((*d)->Static(1).uuid, "GPU-SIMULATED-1");
+}
+
+TEST(SimDevice, StaticFileSetsStateProcessesAndLockPermission) {
+  auto path = Write("st.jsonl", "{\"t_s\":0,\"sm_mhz\":1500,\"util_gpu_pct\":50,\"reasons\":0}\n");
+  auto st = Write("st.json",
+                  R"({"boot_id":"boot-xyz","lock_clocks":"no_permission",
+                      "gpus":[{"uuid":"GPU-abc","max_sm_mhz":1755}],
+                      "processes":{"0":[{"pid":4242,"name":"python3","used_bytes":1000}]}})");
+  auto d = OpenSimulated(path, st, 0);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ((*d)->BootId(), "boot-xyz");
+  EXPECT_EQ((*d)->Static(0).uuid, "GPU-abc");
+  EXPECT_EQ((*d)->Static(0).max_sm_mhz, 1755);
+  EXPECT_EQ((*d)->Static(0).driver_version, "580.159.04");  // defaults kept
+  auto procs = (*d)->Processes(0);
+  ASSERT_TRUE(procs.ok());
+  ASSERT_EQ(procs->size(), 1u);
+  EXPECT_EQ((*procs)[0].pid, 4242u);
+  auto lock = (*d)->LockClocks(0, 1500);
+  ASSERT_FALSE(lock.ok());
+  EXPECT_NE(lock.error().message.find("Insufficient Permissions"), std::string::npos);
+}
+
+TEST(SimDevice, ClockLockingOnlyOnTheSimulatedDevice) {
+  auto path = Write("lk.jsonl", "{\"t_s\":0,\"sm_mhz\":1980,\"util_gpu_pct\":50,\"reasons\":0}\n");
+  auto d = OpenSimulated(path, "", 0);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->LockClocks(0, 1650).ok());
+  EXPECT_EQ((*d)->Poll(0).sm_mhz, 1650);
+  ASSERT_TRUE((*d)->ResetClocks(0).ok());
+  EXPECT_EQ((*d)->Poll(0).sm_mhz, 1980);
+}
+
+TEST(SimDevice, BadStreamsAreErrorsThatNameTheFile) {
+  auto empty = Write("empty.jsonl", "");
+  auto d = OpenSimulated(empty, "", 0);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find(empty), std::string::npos);
+  auto gap = Write("gap.jsonl", "{\"gpu\":1,\"t_s\":0}\n");
+  auto g = OpenSimulated(gap, "", 0);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("GPU 0 has no samples"), std::string::npos);
+}
+
+TEST(Sampler, StreamsSamplesAndProcessesToJsonl) {
+  auto path = Write("smp.jsonl", "{\"t_s\":0,\"sm_mhz\":1980,\"util_gpu_pct\":50,\"reasons\":0}\n");
+  auto st = Write("smp.json", R"({"processes":{"0":[{"pid":7,"name":"bench","used_bytes":2048}]}})");
+  auto d = OpenSimulated(path, st, 0);
+  ASSERT_TRUE(d.ok());
+  auto out = (std::filesystem::temp_directory_path() / "vouch_sampler_out.jsonl").string();
+  Sampler s(**d, SamplerOptions{{0}, 0.005, 0.02, out, 0.05});
+  ASSERT_TRUE(s.Start().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_TRUE(s.Stop().ok());
+  auto samples = s.Samples();
+  EXPECT_GE(samples.size(), 5u);
+  EXPECT_EQ(s.PeakDeviceMemory({7}), std::optional<std::uint64_t>(2048));
+  EXPECT_FALSE(s.PeakDeviceMemory({8}).has_value());
+  auto back = ReadSampleStream(out);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->size(), samples.size());
+  EXPECT_GT(s.Stats().polls, 0);
+}
+
+TEST(Sampler, UnknownGpuIsAnError) {
+  auto path = Write("one.jsonl", "{\"t_s\":0}\n");
+  auto d = OpenSimulated(path, "", 0);
+  ASSERT_TRUE(d.ok());
+  Sampler s(**d, SamplerOptions{{3}, 0.01, 0.1, "", 0.5});
+  auto r = s.Start();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("GPU 3 does not exist"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vouch
