@@ -1,0 +1,481 @@
+// LocalExecutor: posix_spawn into a new process group, one ppoll loop that drains the
+// output pipes, watches a pidfd for the main process's exit, samples the tree every
+// poll_interval_ns, and enforces the timeout and Ctrl-C by signalling the whole group.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "leg/executor.h"
+#include "leg/interrupt.h"
+#include "leg/output_pump.h"
+#include "leg/proc_tree.h"
+#include "util/strings.h"
+
+extern char** environ;
+
+namespace vouch {
+namespace {
+
+using leg_detail::OutputPump;
+using leg_detail::ProcStat;
+using leg_detail::ProcTree;
+
+std::int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+std::int64_t UnixNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Closes a file descriptor when the scope ends (error paths before the pumps own them).
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() {
+    const int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+Result<int> OpenOutput(const std::string& path, const char* stream, const std::string& label) {
+  if (path.empty()) return -1;
+  // No O_APPEND: splice(2) refuses appending files.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return MakeError(
+        "cannot write the {} of {} to '{}': {}; check that the folder exists and is writable",
+        stream, label, path, std::strerror(errno));
+  }
+  return fd;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char buf[4096];
+  if (::getcwd(buf, sizeof buf) == nullptr) return path;
+  return std::string(buf) + "/" + path;
+}
+
+class Spawner {
+ public:
+  ~Spawner() {
+    if (attr_ok_) posix_spawnattr_destroy(&attr_);
+    if (fa_ok_) posix_spawn_file_actions_destroy(&fa_);
+  }
+  posix_spawnattr_t attr_;
+  posix_spawn_file_actions_t fa_;
+  bool attr_ok_ = false;
+  bool fa_ok_ = false;
+};
+
+}  // namespace
+
+std::string SignalName(int signal_number) {
+  if (const char* abbrev = ::sigabbrev_np(signal_number)) return std::string("SIG") + abbrev;
+  return fmt::format("SIG{}", signal_number);
+}
+
+Result<std::string> ResolveProgram(const std::string& program, const std::string& path_value,
+                                   const std::string& cwd, const std::string& label) {
+  auto check = [&](const std::string& candidate, bool* exists) -> bool {
+    struct stat st {};
+    *exists = ::stat(candidate.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+    return *exists && S_ISREG(st.st_mode) &&
+           ::faccessat(AT_FDCWD, candidate.c_str(), X_OK, AT_EACCESS) == 0;
+  };
+  if (program.empty()) return MakeError("no program to run ({}): the command is empty", label);
+  if (program.find('/') != std::string::npos) {
+    std::string candidate = program;
+    if (program[0] != '/' && !cwd.empty()) candidate = cwd + "/" + program;
+    candidate = AbsolutePath(candidate);
+    bool exists = false;
+    if (check(candidate, &exists)) return candidate;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return MakeError("program '{}' is a directory ({}): {}", program, label, candidate);
+    }
+    if (exists) {
+      return MakeError("program '{}' is not executable ({}): {}; run chmod +x on it", program,
+                       label, candidate);
+    }
+    return MakeError("no such program '{}' ({}): {} does not exist", program, label, candidate);
+  }
+  std::string found_not_executable;
+  for (const std::string& dir : Split(path_value, ':')) {
+    std::string base = dir.empty() ? "." : dir;
+    if (base[0] != '/' && !cwd.empty()) base = cwd + "/" + base;
+    const std::string candidate = AbsolutePath(base + "/" + program);
+    bool exists = false;
+    if (check(candidate, &exists)) return candidate;
+    if (exists && found_not_executable.empty()) found_not_executable = candidate;
+  }
+  if (!found_not_executable.empty()) {
+    return MakeError("program '{}' is not executable ({}): {}; run chmod +x on it", program, label,
+                     found_not_executable);
+  }
+  return MakeError(
+      "no such program '{}' ({}): not found in PATH={}; check the spelling or give a path", program,
+      label, path_value);
+}
+
+bool LegResult::Succeeded() const {
+  return exit_code && *exit_code == 0 && !timed_out && !interrupted && !killed_for_output_error &&
+         out.write_error.empty() && err.write_error.empty();
+}
+
+std::string LegResult::Describe() const {
+  std::string how;
+  if (exit_code) {
+    how = fmt::format("exited with status {}", *exit_code);
+  } else if (term_signal) {
+    how = fmt::format("killed by {}", signal_name);
+  } else {
+    how = "ended in an unknown way";
+  }
+  std::string s;
+  if (timed_out) {
+    s = fmt::format("timed out after {:.1f} s ({})", static_cast<double>(wall_ns) / 1e9, how);
+  } else if (interrupted) {
+    s = fmt::format("interrupted ({})", how);
+  } else if (killed_for_output_error) {
+    s = fmt::format("stopped because its output could not be written ({})", how);
+  } else {
+    s = how;
+  }
+  for (const StreamResult* st : {&out, &err}) {
+    if (!st->write_error.empty())
+      s += "; " + st->write_error;
+    else if (st->dropped_bytes > 0) {
+      s += fmt::format("; {} bytes of '{}' over the cap were dropped", st->dropped_bytes, st->path);
+    }
+  }
+  if (!leftovers.empty()) {
+    std::vector<std::string> names;
+    for (const auto& p : leftovers) names.push_back(fmt::format("{} ({})", p.pid, p.name));
+    s += fmt::format("; left {} process{} running after it ended, killed: {}", leftovers.size(),
+                     leftovers.size() == 1 ? "" : "es", fmt::join(names, ", "));
+  }
+  return s;
+}
+
+LocalExecutor::LocalExecutor(LocalExecutorOptions options) : options_(options) {
+  if (options_.subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer) {
+  const std::string label = spec.label.empty() ? "leg" : spec.label;
+  if (spec.argv.empty() || (spec.argv.size() == 1 && spec.argv[0].empty())) {
+    return MakeError("no program to run ({}): the command is empty", label);
+  }
+  if (Interrupted()) return MakeError("interrupted before {} started", label);
+
+  LegResult result;
+  result.label = label;
+  if (spec.shell) {
+    result.argv = {"/bin/sh", "-c", fmt::format("{}", fmt::join(spec.argv, " "))};
+  } else {
+    result.argv = spec.argv;
+  }
+
+  if (!spec.cwd.empty()) {
+    struct stat st {};
+    if (::stat(spec.cwd.c_str(), &st) != 0) {
+      return MakeError("working directory '{}' of {} does not exist: {}", spec.cwd, label,
+                       std::strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return MakeError("working directory '{}' of {} is not a directory", spec.cwd, label);
+    }
+  }
+
+  // The environment: inherited, with the additions replacing same-named variables.
+  std::vector<std::string> env_strings;
+  std::string path_value = "/usr/local/bin:/usr/bin:/bin";
+  if (const char* p = ::getenv("PATH")) path_value = p;
+  for (const auto& [name, value] : spec.env) {
+    if (name.empty() || name.find('=') != std::string::npos) {
+      return MakeError(
+          "bad environment variable name '{}' for {}: it must be non-empty and have no '='", name,
+          label);
+    }
+    if (name == "PATH") path_value = value;
+  }
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    const std::string_view name = kv.substr(0, kv.find('='));
+    const bool replaced = std::any_of(spec.env.begin(), spec.env.end(),
+                                      [&](const auto& add) { return add.first == name; });
+    if (!replaced) env_strings.emplace_back(kv);
+  }
+  for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings = result.argv;
+  std::vector<char*> argvp;
+  for (auto& s : argv_strings) argvp.push_back(s.data());
+  argvp.push_back(nullptr);
+
+  auto program = ResolveProgram(result.argv[0], path_value, spec.cwd, label);
+  if (!program) return program.error();
+
+  auto out_file = OpenOutput(spec.stdout_path, "stdout", label);
+  if (!out_file) return out_file.error();
+  Fd out_file_fd(*out_file);
+  auto err_file = OpenOutput(spec.stderr_path, "stderr", label);
+  if (!err_file) return err_file.error();
+  Fd err_file_fd(*err_file);
+
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return MakeError("cannot start {}: pipe: {}", label, std::strerror(errno));
+  }
+  Fd out_r(out_pipe[0]), out_w(out_pipe[1]);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return MakeError("cannot start {}: pipe: {}", label, std::strerror(errno));
+  }
+  Fd err_r(err_pipe[0]), err_w(err_pipe[1]);
+  for (int fd : {out_r.fd, err_r.fd}) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for chatty legs; best effort
+  }
+
+  Spawner sp;
+  if (posix_spawnattr_init(&sp.attr_) != 0 || posix_spawn_file_actions_init(&sp.fa_) != 0) {
+    return MakeError("cannot start {}: posix_spawn setup failed", label);
+  }
+  sp.attr_ok_ = sp.fa_ok_ = true;
+  sigset_t empty_mask, default_set;
+  sigemptyset(&empty_mask);
+  sigemptyset(&default_set);
+  // Ignored signals survive exec: the leg must not inherit vouch's SIGPIPE ignore.
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGPIPE, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2}) {
+    sigaddset(&default_set, sig);
+  }
+  posix_spawnattr_setflags(&sp.attr_,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&sp.attr_, 0);  // its own group, so the group can be killed
+  posix_spawnattr_setsigmask(&sp.attr_, &empty_mask);
+  posix_spawnattr_setsigdefault(&sp.attr_, &default_set);
+  // stdin is /dev/null: a leg that reads stdin must not hang on (or steal) the terminal.
+  posix_spawn_file_actions_addopen(&sp.fa_, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&sp.fa_, out_w.fd, 1);
+  posix_spawn_file_actions_adddup2(&sp.fa_, err_w.fd, 2);
+  // vouch's other descriptors (the lock file above all) must not leak into the leg.
+  posix_spawn_file_actions_addclosefrom_np(&sp.fa_, 3);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&sp.fa_, spec.cwd.c_str());
+
+  const std::int64_t start_steady_ns = SteadyNs();
+  result.start_unix_ns = UnixNs();
+  pid_t pid = 0;
+  const int spawn_rc =
+      ::posix_spawn(&pid, program->c_str(), &sp.fa_, &sp.attr_, argvp.data(), envp.data());
+  if (spawn_rc != 0) {
+    return MakeError("cannot start {} ({}): {}", result.argv[0], label, std::strerror(spawn_rc));
+  }
+  result.pid = pid;
+  ::close(out_w.release());
+  ::close(err_w.release());
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+
+  OutputPump out_pump(out_r.release(), out_file_fd.release(), spec.tee_stdout ? 1 : -1,
+                      spec.output_cap_bytes, spec.stdout_path);
+  OutputPump err_pump(err_r.release(), err_file_fd.release(), spec.tee_stderr ? 2 : -1,
+                      spec.output_cap_bytes, spec.stderr_path);
+  // One fixed buffer for both streams: constant memory whatever the leg writes.
+  std::vector<char> buffer(64 * 1024);
+  constexpr std::uint64_t kPumpBudget = 4 << 20;  // per stream per wake-up, so neither starves
+
+  ProcTree tree(pid);
+  auto sample = [&] {
+    tree.Scan();
+    result.tree_peak_rss_bytes = std::max(result.tree_peak_rss_bytes, tree.live_rss_bytes());
+    if (observer != nullptr) observer->OnPoll(tree.live_pids());
+  };
+  // Signals the group and any member that left it (setsid, setpgid).
+  auto signal_tree = [&](int sig) {
+    ::kill(-pid, sig);
+    for (const ProcStat& m : tree.live_members()) {
+      if (m.pgrp != pid) ::kill(m.pid, sig);
+    }
+  };
+
+  if (observer != nullptr) observer->OnStart(pid);
+  sample();
+  const std::int64_t interval_ns = std::max<std::int64_t>(spec.poll_interval_ns, 1'000'000);
+  std::int64_t next_poll_ns = SteadyNs() + interval_ns;
+  const std::int64_t deadline_ns = spec.timeout_ns > 0 ? start_steady_ns + spec.timeout_ns : 0;
+  enum class Kill { kNone, kTermSent, kKillSent } kill_stage = Kill::kNone;
+  std::int64_t kill_at_ns = 0;
+  int interrupts_seen = leg_detail::InterruptCount();
+  auto begin_kill = [&](std::int64_t now_ns) {
+    if (kill_stage != Kill::kNone) return;
+    signal_tree(SIGTERM);
+    kill_stage = Kill::kTermSent;
+    kill_at_ns = now_ns + std::max<std::int64_t>(spec.kill_grace_ns, 0);
+  };
+
+  int status = 0;
+  struct rusage usage {};
+  bool main_done = false;
+  while (!main_done) {
+    const std::int64_t now0 = SteadyNs();
+    std::int64_t wake_ns = next_poll_ns;
+    if (deadline_ns > 0 && kill_stage == Kill::kNone) wake_ns = std::min(wake_ns, deadline_ns);
+    if (kill_stage == Kill::kTermSent) wake_ns = std::min(wake_ns, kill_at_ns);
+    const std::int64_t wait_ns = std::max<std::int64_t>(wake_ns - now0, 0);
+    const struct timespec ts {
+      static_cast<time_t>(wait_ns / 1'000'000'000), static_cast<long>(wait_ns % 1'000'000'000)
+    };
+    std::array<pollfd, 4> fds{};
+    nfds_t nfds = 0;
+    const int wake_fd = leg_detail::InterruptWakeFd();
+    for (int fd : {out_pump.pipe_fd(), err_pump.pipe_fd(), pidfd.fd, wake_fd}) {
+      if (fd >= 0) fds[nfds++] = pollfd{fd, POLLIN, 0};
+    }
+    ::ppoll(fds.data(), nfds, &ts, nullptr);
+
+    out_pump.Pump(buffer, kPumpBudget);
+    err_pump.Pump(buffer, kPumpBudget);
+    const std::int64_t now = SteadyNs();
+    if ((out_pump.TakeNewWriteError() | err_pump.TakeNewWriteError()) &&
+        kill_stage == Kill::kNone) {
+      result.killed_for_output_error = true;
+      begin_kill(now);
+    }
+    if (const int count = leg_detail::InterruptCount(); count > interrupts_seen) {
+      interrupts_seen = count;
+      leg_detail::DrainInterruptWakeFd();
+      if (kill_stage == Kill::kNone) {
+        result.interrupted = true;
+        begin_kill(now);
+      } else if (kill_stage == Kill::kTermSent) {
+        result.interrupted = true;
+        signal_tree(SIGKILL);  // asked twice: no more grace
+        kill_stage = Kill::kKillSent;
+      }
+    }
+    const pid_t w = ::wait4(pid, &status, WNOHANG, &usage);
+    if (w == pid) {
+      main_done = true;
+      break;
+    }
+    if (deadline_ns > 0 && kill_stage == Kill::kNone && now >= deadline_ns) {
+      result.timed_out = true;
+      begin_kill(now);
+    }
+    if (kill_stage == Kill::kTermSent && now >= kill_at_ns) {
+      signal_tree(SIGKILL);
+      kill_stage = Kill::kKillSent;
+    }
+    if (now >= next_poll_ns) {
+      sample();
+      next_poll_ns = std::max(next_poll_ns + interval_ns, now + interval_ns / 2);
+    }
+  }
+  result.wall_ns = SteadyNs() - start_steady_ns;
+  result.end_unix_ns = UnixNs();
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.term_signal = WTERMSIG(status);
+    result.signal_name = SignalName(WTERMSIG(status));
+  }
+  result.main_max_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+
+  // Whatever of the tree outlived the main process is reported and killed.
+  tree.Scan();
+  result.tree_peak_rss_bytes = std::max(result.tree_peak_rss_bytes, tree.live_rss_bytes());
+  for (const ProcStat& m : tree.live_members()) {
+    result.leftovers.push_back(LeftoverProcess{m.pid, m.comm});
+  }
+  if (!result.leftovers.empty()) {
+    signal_tree(SIGKILL);
+    // Wait (bounded) until they are gone, draining their output meanwhile; with the
+    // subreaper they are our children and reaping them here keeps no zombies around.
+    const std::int64_t give_up_ns = SteadyNs() + 5'000'000'000;
+    for (;;) {
+      bool any_alive = false;
+      for (const LeftoverProcess& p : result.leftovers) {
+        ::waitpid(p.pid, nullptr, WNOHANG);
+        ProcStat s;
+        if (leg_detail::ReadProcStat(p.pid, &s) && s.state != 'Z' && s.state != 'X') {
+          any_alive = true;
+        }
+      }
+      out_pump.Pump(buffer, kPumpBudget);
+      err_pump.Pump(buffer, kPumpBudget);
+      if (!any_alive || SteadyNs() > give_up_ns) {
+        if (any_alive)
+          result.notes.push_back("a leftover process did not die after SIGKILL within 5 s");
+        break;
+      }
+      ::usleep(1000);
+    }
+  }
+  // Reap zombies of the tree that were re-parented to us (subreaper).
+  for (int p : tree.SeenPids()) {
+    if (p == pid) continue;
+    ProcStat s;
+    if (leg_detail::ReadProcStat(p, &s) && s.state == 'Z' && s.ppid == ::getpid()) {
+      ::waitpid(p, nullptr, WNOHANG);
+    }
+  }
+
+  // Drain what is left in the pipes. A writer we could not find (it escaped the tree)
+  // may keep one open: stop after a bounded time rather than hang.
+  const std::int64_t drain_until_ns = SteadyNs() + 1'000'000'000;
+  while (out_pump.open() || err_pump.open()) {
+    std::array<pollfd, 2> fds{};
+    nfds_t nfds = 0;
+    for (int fd : {out_pump.pipe_fd(), err_pump.pipe_fd()}) {
+      if (fd >= 0) fds[nfds++] = pollfd{fd, POLLIN, 0};
+    }
+    const std::int64_t left_ns = drain_until_ns - SteadyNs();
+    if (left_ns <= 0) {
+      result.notes.push_back(
+          "an output pipe was still held open by a process outside the leg's tree; stopped "
+          "reading it 1 s after the leg ended");
+      break;
+    }
+    ::poll(fds.data(), nfds, static_cast<int>(left_ns / 1'000'000) + 1);
+    out_pump.Pump(buffer, UINT64_MAX);
+    err_pump.Pump(buffer, UINT64_MAX);
+  }
+  if (out_pump.TakeNewWriteError() || err_pump.TakeNewWriteError()) {
+    // Found only while draining: the leg had already ended, nothing to kill.
+  }
+  result.out = out_pump.result();
+  result.err = err_pump.result();
+  result.pids_seen = tree.SeenPids();
+  result.peak_rss_bytes = std::max(result.tree_peak_rss_bytes, result.main_max_rss_bytes);
+  return result;
+}
+
+}  // namespace vouch

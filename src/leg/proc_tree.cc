@@ -1,0 +1,135 @@
+#include "leg/proc_tree.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace vouch::leg_detail {
+
+bool ParseProcStat(const std::string& text, ProcStat* out) {
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  ProcStat s;
+  s.pid = std::atoi(text.c_str());
+  s.comm = text.substr(open + 1, close - open - 1);
+  // Fields after comm, numbered from 3 (state) as in proc(5).
+  const char* p = text.c_str() + close + 1;
+  int field = 3;
+  while (*p != '\0' && field <= 24) {
+    while (*p == ' ') ++p;
+    if (*p == '\0') break;
+    const char* start = p;
+    while (*p != ' ' && *p != '\0' && *p != '\n') ++p;
+    switch (field) {
+      case 3:
+        s.state = *start;
+        break;
+      case 4:
+        s.ppid = std::atoi(start);
+        break;
+      case 5:
+        s.pgrp = std::atoi(start);
+        break;
+      case 22:
+        s.start_ticks = std::strtoull(start, nullptr, 10);
+        break;
+      case 24:
+        s.rss_pages = std::strtoull(start, nullptr, 10);
+        break;
+      default:
+        break;
+    }
+    ++field;
+    if (*p == '\n') break;
+  }
+  if (field <= 24 || s.pid <= 0) return false;
+  *out = std::move(s);
+  return true;
+}
+
+bool ReadProcStat(int pid, ProcStat* out) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  return ParseProcStat(std::string(buf, static_cast<std::size_t>(n)), out);
+}
+
+ProcTree::ProcTree(int main_pid) : main_pid_(main_pid), page_bytes_(::sysconf(_SC_PAGESIZE)) {}
+
+void ProcTree::Scan() {
+  ++generation_;
+  std::vector<ProcStat> candidates;
+  if (DIR* dir = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(dir)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      const int pid = std::atoi(e->d_name);
+      if (auto it = foreign_.find(pid); it != foreign_.end()) {
+        it->second = generation_;
+        continue;
+      }
+      ProcStat s;
+      if (ReadProcStat(pid, &s)) candidates.push_back(std::move(s));
+    }
+    ::closedir(dir);
+  }
+  // Forget foreign pids that are gone, so a reused number is looked at again.
+  std::erase_if(foreign_, [&](const auto& kv) { return kv.second != generation_; });
+
+  // Membership to a fixed point: a child may be listed before its parent.
+  std::vector<bool> member(candidates.size(), false);
+  std::vector<int> member_pids;
+  auto is_member_pid = [&](int pid) {
+    return std::find(member_pids.begin(), member_pids.end(), pid) != member_pids.end();
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (member[i]) continue;
+      const ProcStat& s = candidates[i];
+      const auto seen = seen_.find(s.pid);
+      if (s.pid == main_pid_ || s.pgrp == main_pid_ ||
+          (seen != seen_.end() && seen->second == s.start_ticks) || is_member_pid(s.ppid)) {
+        member[i] = true;
+        member_pids.push_back(s.pid);
+        changed = true;
+      }
+    }
+  }
+  live_.clear();
+  live_members_.clear();
+  live_rss_bytes_ = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    ProcStat& s = candidates[i];
+    if (!member[i]) {
+      foreign_[s.pid] = generation_;
+      continue;
+    }
+    seen_[s.pid] = s.start_ticks;
+    if (s.state == 'Z' || s.state == 'X') continue;
+    live_.push_back(s.pid);
+    live_rss_bytes_ += s.rss_pages * static_cast<std::uint64_t>(page_bytes_);
+    live_members_.push_back(std::move(s));
+  }
+  std::sort(live_.begin(), live_.end());
+}
+
+std::vector<int> ProcTree::SeenPids() const {
+  std::vector<int> pids;
+  pids.reserve(seen_.size() + 1);
+  for (const auto& kv : seen_) pids.push_back(kv.first);
+  if (!seen_.contains(main_pid_)) pids.push_back(main_pid_);
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+}  // namespace vouch::leg_detail

@@ -1,0 +1,56 @@
+// The process tree of a leg, read from /proc: who is in it now, its summed RSS, and every
+// pid it ever had. Internal to src/leg.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace vouch::leg_detail {
+
+struct ProcStat {
+  int pid = 0;
+  int ppid = 0;
+  int pgrp = 0;
+  char state = '?';
+  std::uint64_t start_ticks = 0;  // field 22: tells a reused pid from the one we saw
+  std::uint64_t rss_pages = 0;    // field 24: the same count as VmRSS in /proc/<pid>/status
+  std::string comm;
+};
+
+// Parses the text of /proc/<pid>/stat; false when it is not one (comm may hold spaces and
+// parentheses, so fields are counted from the last ')').
+bool ParseProcStat(const std::string& text, ProcStat* out);
+// Reads /proc/<pid>/stat; false when the process is gone.
+bool ReadProcStat(int pid, ProcStat* out);
+
+class ProcTree {
+ public:
+  // MAIN_PID is also the leg's process group id.
+  explicit ProcTree(int main_pid);
+
+  // One pass over /proc. A process belongs to the leg when it is the main process, is in
+  // its process group, descends from a member, or is a member seen earlier (same start
+  // time). Pids found foreign are remembered and not read again while they exist.
+  void Scan();
+
+  const std::vector<int>& live_pids() const { return live_; }  // sorted, zombies excluded
+  std::uint64_t live_rss_bytes() const { return live_rss_bytes_; }
+  std::vector<int> SeenPids() const;
+  // Members alive now, zombies excluded (after a Scan).
+  const std::vector<ProcStat>& live_members() const { return live_members_; }
+
+ private:
+  int main_pid_;
+  long page_bytes_;
+  std::map<int, std::uint64_t> seen_;               // pid -> start ticks
+  std::unordered_map<int, std::uint64_t> foreign_;  // pid -> scan generation last listed
+  std::uint64_t generation_ = 0;
+  std::vector<int> live_;
+  std::vector<ProcStat> live_members_;
+  std::uint64_t live_rss_bytes_ = 0;
+};
+
+}  // namespace vouch::leg_detail
