@@ -4,9 +4,21 @@
 namespace vouch::cli {
 
 // One declaration per cmd_*.cc file.
+int CmdDoctor(const GlobalOptions&, std::vector<std::string>);
+int CmdClockSample(const GlobalOptions&, std::vector<std::string>);
+int CmdClockCheck(const GlobalOptions&, std::vector<std::string>);
+int CmdClockPair(const GlobalOptions&, std::vector<std::string>);
+int CmdClockReplay(const GlobalOptions&, std::vector<std::string>);
+int CmdLockStatus(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
+      {"doctor", "readiness report: is this machine fit to measure?", CmdDoctor},
+      {"clock sample", "run a command inside a judged clock window", CmdClockSample},
+      {"clock check", "judge a saved window summary", CmdClockCheck},
+      {"clock pair", "can two saved windows be compared?", CmdClockPair},
+      {"clock replay", "fold and judge a recorded telemetry stream", CmdClockReplay},
+      {"lock status", "who holds the measurement lock", CmdLockStatus},
   };
   return table;
 }

@@ -1,0 +1,255 @@
+// vouch clock sample | check | pair | replay: clock windows around a command, and the
+// judgement of saved windows and recorded streams.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "clock/measure.h"
+#include "common.h"
+#include "leg/executor.h"
+#include "lock/lock.h"
+#include "util/fs.h"
+#include "util/host.h"
+#include "util/strings.h"
+
+namespace vouch::cli {
+namespace {
+
+int ExitFor(WindowStatus s) {
+  switch (s) {
+    case WindowStatus::kValid:
+      return kExitOk;
+    case WindowStatus::kInvalid:
+      return kExitInvalidWindow;
+    case WindowStatus::kIdle:
+      return kExitIdleWindow;
+  }
+  return kExitError;
+}
+
+std::string DefaultOutDir(const char* prefix) {
+  std::string t = IsoTimeUtc(UnixNowSeconds());  // 2026-11-29T10:45:11Z
+  std::string compact;
+  for (char c : t)
+    if (c != ':' && c != '-' && c != 'Z') compact += c == 'T' ? '-' : c;
+  return fmt::format("{}-{}", prefix, compact);
+}
+
+void PrintWindow(const WindowSummary& w, bool json) {
+  if (json) {
+    fmt::print("{}\n", ToJson(w).dump(2));
+  } else {
+    fmt::print("{}", RenderWindowText(w));
+  }
+}
+
+}  // namespace
+
+int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
+  auto [opts, cmd] = SplitAtDoubleDash(args);
+  CLI::App app{"Run a command inside a clock window: lock, sample, run, write, judge.\n"
+               "Exit: 0 valid window, 2 idle window (no summary; evidence kept), 3 invalid window "
+               "(summary with reasons), 4 the command failed, 1 error",
+               "clock sample"};
+  std::string out;
+  std::vector<int> gpus;
+  double interval_ms = 10, timeout_s = 0, lock_timeout_s = 60;
+  std::optional<int> lock_clocks;
+  bool require_lock = false, json = false, quiet = false;
+  PolicyFlags pf;
+  app.add_option("--out", out, "evidence directory (default vouch-clock-DATE-TIME)");
+  app.add_option("--gpu", gpus, "GPUs to sample (default: all)");
+  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--timeout", timeout_s, "kill the command after this many seconds (0: never)");
+  app.add_option("--lock-timeout", lock_timeout_s, "wait this long for the measurement lock (60 s)");
+  app.add_option("--lock-clocks", lock_clocks,
+                 "lock the SM clock at MHZ for the command (opt-in; always reset after)");
+  app.add_flag("--require-lock-clocks", require_lock, "fail if the clock lock is refused");
+  app.add_flag("--json", json, "print the summary as JSON");
+  app.add_flag("--quiet", quiet, "do not show the command's output on the terminal");
+  pf.Add(app);
+  if (int rc = Parse(app, opts); rc >= 0) return rc;
+  if (cmd.empty()) {
+    fmt::print(stderr, "vouch clock sample: no command; usage: vouch clock sample [OPTIONS] -- CMD ARGS...\n");
+    return kExitUsage;
+  }
+  auto dev = OpenDevice(g);
+  if (!dev) return kExitError;
+  auto checked = CheckGpus(gpus, dev->Count());
+  if (!checked) {
+    fmt::print(stderr, "vouch clock sample: {}\n", checked.error().message);
+    return kExitUsage;
+  }
+  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(cmd), lock_timeout_s);
+  if (!lock) {
+    fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
+    return kExitError;
+  }
+  if (out.empty()) out = DefaultOutDir("vouch-clock");
+  (void)InstallInterruptHandler();
+  LegSpec spec;
+  spec.argv = cmd;
+  spec.label = "clock sample";
+  spec.timeout_ns = static_cast<std::int64_t>(timeout_s * 1e9);
+  spec.stdout_path = (std::filesystem::path(out) / "stdout.txt").string();
+  spec.stderr_path = (std::filesystem::path(out) / "stderr.txt").string();
+  spec.tee_stdout = spec.tee_stderr = !quiet;
+  WindowOptions wo;
+  wo.gpus = *checked;
+  wo.interval_s = interval_ms / 1000;
+  wo.policy = pf.Apply(Policy{});
+  wo.dir = out;
+  wo.lock_clocks_mhz = lock_clocks;
+  wo.require_lock_clocks = require_lock;
+  if (auto s = MakeDirs(out); !s) {
+    fmt::print(stderr, "vouch clock sample: {}\n", s.error().message);
+    return kExitError;
+  }
+  LocalExecutor exec;
+  auto m = MeasureLeg(*dev, exec, spec, wo, nullptr, nullptr);
+  if (!m) {
+    fmt::print(stderr, "vouch clock sample: {}\n", m.error().message);
+    return kExitError;
+  }
+  for (const auto& e : m->errors) fmt::print(stderr, "vouch clock sample: evidence: {}\n", e);
+  PrintWindow(m->window, json);
+  fmt::print(stderr, "evidence: {} (samples {}, summary {})\n", out, m->samples_path, m->summary_path);
+  if (!m->leg.Succeeded()) {
+    fmt::print(stderr, "vouch clock sample: the command failed: {}; its window is kept as evidence but "
+                       "gives no number\n", m->leg.Describe());
+    return m->leg.interrupted ? kExitInterrupted : kExitCommandFailed;
+  }
+  return ExitFor(m->window.verdict.status);
+}
+
+int CmdClockCheck(const GlobalOptions&, std::vector<std::string> args) {
+  CLI::App app{"Judge a saved window summary (window.json) by the policy (its own, or flags).\n"
+               "Exit: 0 valid, 2 idle, 3 invalid, 1 unreadable",
+               "clock check"};
+  std::string path;
+  bool json = false;
+  PolicyFlags pf;
+  app.add_option("SUMMARY", path, "window.json (or window-idle.json)")->required();
+  app.add_flag("--json", json, "JSON output");
+  pf.Add(app);
+  if (int rc = Parse(app, args); rc >= 0) return rc;
+  auto text = ReadFile(path, 64ull << 20);
+  if (!text) {
+    fmt::print(stderr, "vouch clock check: {}\n", text.error().message);
+    return kExitError;
+  }
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_object() && j.value("schema", "") == "vouch.window-idle") {
+    fmt::print("{}: idle window (no summary)\n", path);
+    for (const auto& r : j.value("reasons", std::vector<std::string>{})) fmt::print("  - {}\n", r);
+    return kExitIdleWindow;
+  }
+  auto w = WindowSummaryFromJson(j, path);
+  if (j.is_discarded()) w = MakeError("{}: not valid JSON (truncated or corrupt?)", path);
+  if (!w) {
+    fmt::print(stderr, "vouch clock check: {}\n", w.error().message);
+    return kExitError;
+  }
+  w->policy = pf.Apply(w->policy);
+  w->verdict = JudgeWindow(w->gpus, w->policy);
+  PrintWindow(*w, json);
+  return ExitFor(w->verdict.status);
+}
+
+int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
+  CLI::App app{"Can two saved windows be compared? Lists every rule with both values.\n"
+               "Exit: 0 comparable, 3 refused, 1 unreadable",
+               "clock pair"};
+  std::string a, b;
+  bool cross = false, json = false;
+  PolicyFlags pf;
+  app.add_option("A", a, "first window.json")->required();
+  app.add_option("B", b, "second window.json")->required();
+  app.add_flag("--allow-cross-boot", cross,
+               "waive the boot id (only the boot id), stamping a caveat");
+  app.add_flag("--json", json, "JSON output");
+  pf.Add(app);
+  if (int rc = Parse(app, args); rc >= 0) return rc;
+  auto wa = ReadWindowSummary(a);
+  auto wb = ReadWindowSummary(b);
+  for (const auto* w : {&wa, &wb})
+    if (!*w) {
+      fmt::print(stderr, "vouch clock pair: {}\n", w->error().message);
+      return kExitError;
+    }
+  Policy p = pf.Apply(wa->policy);
+  wa->verdict = JudgeWindow(wa->gpus, p);
+  wb->verdict = JudgeWindow(wb->gpus, p);
+  auto v = PairWindows(*wa, *wb, p, cross);
+  if (json) {
+    auto j = ToJson(v);
+    j["a"] = a;
+    j["b"] = b;
+    j["policy"] = ToJson(p);
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("A: {}\nB: {}\n{}", a, b, RenderPairText(v));
+  }
+  return v.paired ? kExitOk : kExitInvalidWindow;
+}
+
+int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
+  CLI::App app{"Fold a recorded telemetry stream (or the part between two unix_s times) and judge it.\n"
+               "Exit: 0 valid, 2 idle, 3 invalid, 1 unreadable",
+               "clock replay"};
+  std::string path, out;
+  std::optional<double> from, to;
+  std::vector<int> gpus;
+  bool json = false;
+  PolicyFlags pf;
+  app.add_option("STREAM", path, "JSONL telemetry (the fixture format)")->required();
+  app.add_option("--from", from, "start, in the stream's unix_s seconds");
+  app.add_option("--to", to, "end, in the stream's unix_s seconds");
+  app.add_option("--gpu", gpus, "GPUs to judge (default: all in the stream)");
+  app.add_option("--out", out, "also write the summary here");
+  app.add_flag("--json", json, "JSON output");
+  pf.Add(app);
+  if (int rc = Parse(app, args); rc >= 0) return rc;
+  auto dev = OpenSimulated(path, "", 0);
+  auto samples = ReadSampleStream(path);
+  if (!dev || !samples) {
+    fmt::print(stderr, "vouch clock replay: {}\n", (!samples ? samples.error() : dev.error()).message);
+    return kExitError;
+  }
+  auto checked = CheckGpus(gpus, (*dev)->Count());
+  if (!checked) {
+    fmt::print(stderr, "vouch clock replay: {}\n", checked.error().message);
+    return kExitUsage;
+  }
+  double lo = from.value_or(-1e300), hi = to.value_or(1e300);
+  if (lo > hi) {
+    fmt::print(stderr, "vouch clock replay: --from {} is after --to {}\n", lo, hi);
+    return kExitUsage;
+  }
+  auto part = Slice(*samples, lo, hi);
+  if (part.empty()) {
+    fmt::print(stderr, "vouch clock replay: {} has no sample between {} and {} (it spans {:.3f} to {:.3f})\n",
+               path, lo, hi, samples->front().unix_s, samples->back().unix_s);
+    return kExitError;
+  }
+  WindowSummary w = DescribeDevice(**dev, *checked);
+  w.device = fmt::format("replay of recorded telemetry {}", path);
+  w.simulated = true;
+  w.policy = pf.Apply(Policy{});
+  w.samples_file = path;
+  w.started_unix_s = part.front().unix_s;
+  w.ended_unix_s = part.back().unix_s;
+  for (auto& gw : w.gpus) gw.fold = FoldWindow(SelectGpu(part, gw.state.index), w.policy);
+  w.verdict = JudgeWindow(w.gpus, w.policy);
+  PrintWindow(w, json);
+  if (!out.empty()) {
+    if (auto s = WriteFileAtomic(out, ToJson(w).dump(2) + "\n"); !s) {
+      fmt::print(stderr, "vouch clock replay: {}\n", s.error().message);
+      return kExitError;
+    }
+  }
+  return ExitFor(w.verdict.status);
+}
+
+}  // namespace vouch::cli

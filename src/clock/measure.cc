@@ -1,0 +1,134 @@
+#include "clock/measure.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "util/fs.h"
+#include "util/host.h"
+
+namespace vouch {
+namespace {
+
+std::vector<int> AllGpus(Device& d) {
+  std::vector<int> g;
+  for (int i = 0; i < d.Count(); ++i) g.push_back(i);
+  return g;
+}
+
+}  // namespace
+
+WindowSummary DescribeDevice(Device& device, const std::vector<int>& gpus) {
+  WindowSummary w;
+  w.simulated = device.Simulated();
+  w.device = device.Describe();
+  HostInfo h = ReadHostInfo();
+  w.hostname = h.hostname;
+  w.kernel = h.kernel;
+  w.boot_id = device.BootId();
+  for (int g : gpus) w.gpus.push_back({device.Static(g), Fold{}});
+  return w;
+}
+
+Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegSpec& spec,
+                               const WindowOptions& opt,
+                               const std::function<std::optional<Region>(const LegResult&)>& region_of,
+                               LegObserver* observer) {
+  std::vector<int> gpus = opt.gpus.empty() ? AllGpus(device) : opt.gpus;
+  if (gpus.empty()) return MakeError("the device has no GPU to sample");
+  if (auto s = MakeDirs(opt.dir); !s) return s.error();
+  MeasuredLeg m;
+  m.samples_path = (std::filesystem::path(opt.dir) / "samples.jsonl").string();
+  m.window = DescribeDevice(device, gpus);
+  m.window.policy = opt.policy;
+  m.window.command = spec.argv;
+  m.window.samples_file = "samples.jsonl";
+  if (device.Simulated())
+    m.window.caveats.push_back("simulated device: these clocks are a replay, not a measurement");
+
+  // Opt-in clock lock, reset on every path out of this function.
+  std::vector<int> locked;
+  struct Reset {
+    Device& d;
+    std::vector<int>& g;
+    std::vector<std::string>& errors;
+    ~Reset() {
+      for (int x : g)
+        if (auto s = d.ResetClocks(x); !s) errors.push_back("resetting the clock lock: " + s.error().message);
+    }
+  } reset{device, locked, m.errors};
+  if (opt.lock_clocks_mhz) {
+    for (int g : gpus) {
+      auto s = device.LockClocks(g, *opt.lock_clocks_mhz);
+      if (!s) {
+        if (opt.require_lock_clocks)
+          return MakeError("clock locking was required and refused: {}", s.error().message);
+        m.window.caveats.push_back(fmt::format(
+            "clock lock at {} MHz refused ({}); fell back to sampling the clock", *opt.lock_clocks_mhz,
+            s.error().message));
+        break;
+      }
+      locked.push_back(g);
+    }
+    if (!locked.empty())
+      m.window.caveats.push_back(fmt::format("SM clock locked at {} MHz for this leg (reset after)",
+                                             *opt.lock_clocks_mhz));
+  }
+
+  Sampler sampler(device, SamplerOptions{gpus, opt.interval_s, 0.1, m.samples_path, 0.5});
+  if (auto s = sampler.Start(); !s) return s.error();
+  m.window.started_unix_s = UnixNowSeconds();
+  auto leg = executor.Run(spec, observer);
+  m.window.ended_unix_s = UnixNowSeconds();
+  Status stopped = sampler.Stop();
+  if (!stopped) m.errors.push_back(stopped.error().message);
+  m.sampler = sampler.Stats();
+  if (!leg) {
+    // The leg never started; the samples are still on disk.
+    return MakeError("{} (the window's samples are in {})", leg.error().message, m.samples_path);
+  }
+  m.leg = std::move(*leg);
+  m.peak_device_mem_bytes = sampler.PeakDeviceMemory(m.leg.pids_seen);
+
+  std::vector<Sample> all = sampler.Samples();
+  std::optional<Region> region = region_of ? region_of(m.leg) : std::nullopt;
+  if (region) {
+    m.window.region_begin_unix_s = region->begin_unix_s;
+    m.window.region_end_unix_s = region->end_unix_s;
+  }
+  for (auto& g : m.window.gpus) {
+    auto mine = SelectGpu(all, g.state.index);
+    if (region) mine = Slice(mine, region->begin_unix_s, region->end_unix_s);
+    g.fold = FoldWindow(mine, opt.policy);
+    g.fold.gpu = g.state.index;
+  }
+  m.window.verdict = JudgeWindow(m.window.gpus, opt.policy);
+  if (!region && m.window.verdict.status == WindowStatus::kInvalid) {
+    for (const auto& r : m.window.verdict.reasons)
+      if (r.find("busy readings are") != std::string::npos) {
+        m.window.verdict.notes.push_back(
+            "the whole leg was judged (no begin/end markers): start-up idle counts against it");
+        break;
+      }
+  }
+  nlohmann::json j = ToJson(m.window);
+  if (m.window.verdict.status == WindowStatus::kIdle) {
+    // An idle window gives no summary; its evidence and reason are still written.
+    m.summary_path = (std::filesystem::path(opt.dir) / "window-idle.json").string();
+    nlohmann::json idle = {{"schema", "vouch.window-idle"},
+                           {"schema_version", 1},
+                           {"simulated", m.window.simulated},
+                           {"device", m.window.device},
+                           {"command", m.window.command},
+                           {"started_unix_s", m.window.started_unix_s},
+                           {"ended_unix_s", m.window.ended_unix_s},
+                           {"samples_file", m.window.samples_file},
+                           {"reasons", m.window.verdict.reasons}};
+    j = idle;
+  } else {
+    m.summary_path = (std::filesystem::path(opt.dir) / "window.json").string();
+  }
+  if (auto s = WriteFileAtomic(m.summary_path, j.dump(2) + "\n"); !s) m.errors.push_back(s.error().message);
+  return m;
+}
+
+}  // namespace vouch
