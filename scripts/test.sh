@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds vouch and runs every test: a normal build, then one under ASan+UBSan.
+# Works on a fresh Debian 12 machine as root (installs what is missing first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build
+ctest --test-dir build --output-on-failure -j "$jobs"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOUCH_SANITIZE=ON >/dev/null
+ninja -C build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+echo "all tests passed (normal and ASan+UBSan builds)"
