@@ -1,0 +1,111 @@
+// The pinned baseline a gate compares against: metrics with value, unit, direction and
+// thresholds, plus the clock state it was taken at. The shape generalises the first seed's
+// tests/perf_baseline.json (3 % decode fail, 5 % prefill warn, 10 % peak VRAM fail).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace vouch {
+
+inline constexpr std::string_view kBaselineSchema = "vouch.baseline";
+inline constexpr int kBaselineSchemaVersion = 1;
+
+enum class Better { kHigher, kLower };
+std::string_view BetterName(Better b);                  // "higher" | "lower"
+std::optional<Better> ParseBetter(std::string_view s);  // nullopt for anything else
+
+// The clock state a figure was taken at. valid=false means no clock window attributes it
+// (then every comparison that uses it is unattributed).
+struct ClockState {
+  std::string gpu_uuid;
+  std::string boot_id;
+  std::string driver;
+  double sm_median_mhz = 0;
+  double sm_mean_mhz = 0;
+  bool valid = false;
+};
+
+struct BaselineMetric {
+  std::string name;
+  double value = 0;  // median over the cold trials
+  std::string unit;
+  Better better = Better::kHigher;
+  // A change in the bad direction strictly beyond fail_pct fails, beyond warn_pct warns.
+  // nullopt: no such threshold (a warn-only metric has no fail_pct).
+  std::optional<double> fail_pct;
+  std::optional<double> warn_pct;
+  // When this environment variable is "1" the metric is skipped (shown as skipped). Empty: none.
+  std::string skip_env;
+};
+
+struct Baseline {
+  int schema_version = kBaselineSchemaVersion;
+  std::string headline;  // name of the headline metric (one of metrics)
+  std::vector<BaselineMetric> metrics;
+  ClockState clock;
+  std::string record_path;  // the record the values came from
+  int trials = 0;
+  std::string created_utc;  // ISO 8601, e.g. 2026-11-29T10:48:56Z
+
+  const BaselineMetric* Find(std::string_view name) const;
+};
+
+// One metric as measured over the cold trials; MakeBaseline takes the median of values.
+struct BaselineInput {
+  std::string name;
+  std::string unit;
+  Better better = Better::kHigher;
+  std::vector<double> values;  // one per trial
+};
+
+// A per-metric override of the default thresholds; unset fields keep the default.
+struct ThresholdOverride {
+  std::optional<double> fail_pct;
+  std::optional<double> warn_pct;
+  bool clear_fail = false;  // remove the default fail threshold (make it warn-only)
+  bool clear_warn = false;
+  std::optional<std::string> skip_env;
+};
+
+struct BaselineOptions {
+  double headline_fail_pct = 3.0;   // seed: decode worse than -3 % fails
+  double secondary_warn_pct = 5.0;  // seed: prefill worse than -5 % warns, never fails
+  double vram_fail_pct = 10.0;      // seed: peak VRAM up more than 10 % fails
+  std::string vram_skip_env = "VOUCH_SKIP_VRAM";       // seed: IMP_VERIFY_SKIP_VRAM=1
+  std::map<std::string, ThresholdOverride> overrides;  // by metric name
+  std::string record_path;
+  std::string created_utc;  // empty: now
+};
+
+// True for peak-memory metrics: the name holds "vram" or "device_mem", or it holds "peak"
+// and the unit is a byte unit (bytes, B, KiB, MiB, GiB, MB, GB).
+bool IsVramMetric(std::string_view name, std::string_view unit);
+
+// Median of VALUES (mean of the two middle ones for an even count); nullopt when empty.
+std::optional<double> Median(std::vector<double> values);
+
+// Builds a baseline with default thresholds: the headline fails at headline_fail_pct,
+// VRAM metrics fail at vram_fail_pct, every other metric warns at secondary_warn_pct.
+// trials is the largest number of values any input has. Errors: no inputs, an empty or
+// duplicate name, an input without values or with a non-finite value, a headline that names
+// no input, an override for a metric that is not an input, a negative threshold.
+Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const std::string& headline,
+                              const ClockState& clock, const BaselineOptions& options = {});
+
+// Reads and validates a baseline file. Refuses malformed or truncated JSON, missing fields,
+// wrong types, a wrong schema name and a newer schema_version, naming the file and field.
+Result<Baseline> ReadBaseline(const std::string& path);
+// Parses baseline JSON text; ORIGIN names the source in errors.
+Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& origin);
+// Serialises to JSON text (2-space indent, trailing newline).
+std::string BaselineToJson(const Baseline& baseline);
+// Writes atomically (temporary file, then rename).
+Status WriteBaseline(const std::string& path, const Baseline& baseline);
+
+}  // namespace vouch

@@ -1,0 +1,87 @@
+// The gate: a run's metrics against a pinned baseline, per metric thresholds, and the clock
+// caveat that says whether the comparison is clock-attributed. Pure: the environment is
+// injected (skip variables), nothing is read or printed here.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/baseline.h"
+
+namespace vouch {
+
+// A metric the current run produced.
+struct CurrentMetric {
+  double value = 0;
+  std::string unit;
+};
+
+// Looks up an environment variable; nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+// The process environment (getenv).
+EnvLookup ProcessEnv();
+
+enum class GateVerdict { kPass, kWarn, kFail, kSkipped, kMissing, kError };
+std::string_view GateVerdictName(
+    GateVerdict v);  // "pass" "warn" "fail" "skipped" "missing" "error"
+
+struct GateRow {
+  std::string metric;
+  std::string unit;  // the baseline's unit
+  Better better = Better::kHigher;
+  std::optional<double> fail_pct;  // copied from the baseline, for machine readers
+  std::optional<double> warn_pct;
+  double baseline = 0;
+  std::optional<double> now;  // nullopt when the run lacks the metric
+  // Signed plain change (now - baseline) / |baseline| in percent: latency up 4 % is +4.
+  std::optional<double> change_pct;
+  // The same change, positive when worse (a higher-is-better metric down 4 % is +4).
+  std::optional<double> change_in_bad_direction_pct;
+  std::string threshold;  // "fail < -3.0%", "warn > +5.0%", "fail > +10.0%, warn > +5.0%"
+  GateVerdict verdict = GateVerdict::kPass;
+  std::string note;  // why skipped, missing or error; empty otherwise
+};
+
+struct GateCaveat {
+  std::string code;  // "clock_differs", "clock_unattributed"
+  std::string message;
+};
+
+struct GateReport {
+  std::vector<GateRow> rows;  // in the baseline's metric order
+  std::vector<GateCaveat> caveats;
+  bool clock_attributed = true;  // false when any clock caveat applies
+  // pass, warn or fail only: fail if any row fails, is missing or is an error.
+  GateVerdict overall = GateVerdict::kPass;
+  std::vector<std::string> not_in_baseline;  // metrics the run produced that are not gated
+};
+
+// Percentage points of slack at the threshold, so that exactly 3.00 % (computed as
+// 3.0000000000000027 in floating point) is "not beyond 3 %".
+inline constexpr double kThresholdSlackPct = 1e-9;
+// Clock medians or means further apart than this (percent) make the comparison unattributed.
+inline constexpr double kClockOffsetPct = 1.0;
+
+// A change in the bad direction strictly beyond fail_pct fails; strictly beyond warn_pct
+// warns. A metric whose skip_env is "1" is skipped (even if absent). A metric the run lacks
+// is missing (fails the gate). A unit mismatch, a baseline of 0 or a non-finite value is an
+// error row (fails the gate): no comparison is made.
+GateReport CompareToBaseline(const Baseline& baseline,
+                             const std::map<std::string, CurrentMetric>& current,
+                             const ClockState& current_clock, const EnvLookup& env);
+
+// The clock caveats alone (also used by CompareToBaseline).
+std::vector<GateCaveat> ClockCaveats(const ClockState& baseline, const ClockState& now);
+
+// Renderers over one report.
+std::string RenderGateText(const GateReport& report);      // aligned columns
+std::string RenderGateMarkdown(const GateReport& report);  // pull request comment
+std::string RenderGateJson(const GateReport& report);      // schema "vouch.gate", version 1
+
+// 0 for pass or warn, 1 for fail.
+int GateExitCode(const GateReport& report);
+
+}  // namespace vouch
