@@ -76,8 +76,9 @@ Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_v
       bool open = !out.events.empty() && out.events.back().kind == ChannelEvent::Kind::kBegin;
       if (kind == "begin") {
         if (open)
-          return MakeError("{}: a second \"begin\" before the \"end\" of the region begun on line {}",
-                           where, out.events.back().line);
+          return MakeError(
+              "{}: a second \"begin\" before the \"end\" of the region begun on line {}", where,
+              out.events.back().line);
         e.kind = ChannelEvent::Kind::kBegin;
       } else if (kind == "end") {
         if (!open) return MakeError("{}: \"end\" without a \"begin\" before it", where);

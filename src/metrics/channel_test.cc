@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <vouch/metrics.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "metrics/metrics_test_util.h"
+#include "util/fs.h"
 
 namespace vouch {
 namespace {
@@ -94,7 +97,8 @@ TEST(Channel, RefusesBadShapes) {
       {"{\"name\":\"a\"}\n", "has no \"value\""},
       {"{\"name\":\"a\",\"value\":1,\"text\":\"x\"}\n", "both \"value\" and \"text\""},
       {"{\"name\":\"a\",\"value\":1,\"better\":\"up\"}\n", "'up' is not a direction"},
-      {"{\"name\":\"a\",\"value\":1}\n{\"name\":\"a\",\"value\":2}\n", "already reported on line 1"},
+      {"{\"name\":\"a\",\"value\":1}\n{\"name\":\"a\",\"value\":2}\n",
+       "already reported on line 1"},
       {"{\"event\":\"end\"}\n", "\"end\" without a \"begin\""},
       {"{\"event\":\"begin\"}\n{\"event\":\"begin\"}\n", "a second \"begin\""},
       {"{\"event\":\"pause\"}\n", "unknown event"},
@@ -162,6 +166,37 @@ TEST(Channel, HeaderHelperNanBecomesAnError) {
   auto r = ReadMetricsChannel(path);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("metric 'bad'"), std::string::npos) << r.error().message;
+}
+
+// The Python two-liner in docs/metrics.md, run as printed there, writes what we parse.
+TEST(Channel, DocumentedPythonHelperRoundTrips) {
+  auto doc = ReadFile(std::string(VOUCH_SOURCE_DIR) + "/docs/metrics.md");
+  ASSERT_TRUE(doc) << doc.error().message;
+  size_t start = doc->find("```python\n");
+  ASSERT_NE(start, std::string::npos);
+  start += 10;
+  size_t stop = doc->find("```", start);
+  std::string helper = doc->substr(start, stop - start);
+  TempDir dir;
+  std::string script = helper +
+                       "vouch(event='begin')\n"
+                       "vouch(name='tok_s', value=131.5, unit='tok/s', better='higher')\n"
+                       "vouch(name='sha', text='abc')\n"
+                       "vouch(event='end')\n";
+  std::string py = dir.Write("helper.py", script);
+  std::string path = dir.path() + "/metrics.jsonl";
+  std::string cmd = "VOUCH_METRICS='" + path + "' python3 '" + py + "'";
+  int rc = std::system(cmd.c_str());
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127) GTEST_SKIP() << "no python3";
+  ASSERT_EQ(rc, 0) << script;
+  auto r = ReadMetricsChannel(path);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->metrics.size(), 2u);
+  EXPECT_EQ(r->metrics[0].value, 131.5);
+  EXPECT_EQ(r->metrics[0].better, Better::kHigher);
+  EXPECT_EQ(*r->metrics[1].text, "abc");
+  ASSERT_EQ(r->events.size(), 2u);
+  EXPECT_TRUE(r->events[0].unix_s.has_value());
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ bool Same(const Metric& a, const Metric& b) {
 ExpectationViolation Violation(size_t leg, const std::string& metric, std::string expected,
                                std::string got) {
   ExpectationViolation v{leg, metric, std::move(expected), std::move(got), ""};
-  v.message = fmt::format("leg {}: metric '{}' expected {}, got {}", leg, metric, v.expected, v.got);
+  v.message =
+      fmt::format("leg {}: metric '{}' expected {}, got {}", leg, metric, v.expected, v.got);
   return v;
 }
 
@@ -30,9 +31,10 @@ Result<Expectation> ParseExpectEqual(std::string_view name) {
   std::string n = Trim(name);
   if (n.empty()) return MakeError("--expect-equal needs a metric name");
   if (n.find('=') != n.npos)
-    return MakeError("--expect-equal '{}': give only a metric name (use --expect NAME=N for a fixed "
-                     "value)",
-                     name);
+    return MakeError(
+        "--expect-equal '{}': give only a metric name (use --expect NAME=N for a fixed "
+        "value)",
+        name);
   return Expectation{Expectation::Kind::kEqualAcrossLegs, n, std::nullopt, std::nullopt};
 }
 
@@ -55,8 +57,7 @@ Result<Expectation> ParseExpect(std::string_view spec) {
 }
 
 std::vector<ExpectationViolation> CheckExpectations(
-    const std::vector<Expectation>& expectations,
-    const std::vector<std::vector<Metric>>& per_leg) {
+    const std::vector<Expectation>& expectations, const std::vector<std::vector<Metric>>& per_leg) {
   std::vector<ExpectationViolation> out;
   for (const auto& e : expectations) {
     if (e.kind == Expectation::Kind::kEqualTo) {

@@ -39,7 +39,6 @@ Result<Expectation> ParseExpect(std::string_view spec);       // --expect NAME=N
 // leg that has the metric; a leg without it is a violation ("missing"). No legs: no
 // violations.
 std::vector<ExpectationViolation> CheckExpectations(
-    const std::vector<Expectation>& expectations,
-    const std::vector<std::vector<Metric>>& per_leg);
+    const std::vector<Expectation>& expectations, const std::vector<std::vector<Metric>>& per_leg);
 
 }  // namespace vouch

@@ -51,7 +51,8 @@ TEST(Expect, ChecksumsAndDispatchCounts) {
   EXPECT_EQ(v[0].metric, "video_sha256");
   EXPECT_EQ(v[0].expected, "the value of leg 0 (c62d)");
   EXPECT_EQ(v[0].got, "ffff");
-  EXPECT_EQ(v[0].message, "leg 2: metric 'video_sha256' expected the value of leg 0 (c62d), got ffff");
+  EXPECT_EQ(v[0].message,
+            "leg 2: metric 'video_sha256' expected the value of leg 0 (c62d), got ffff");
   EXPECT_EQ(v[1].leg, 2u);
   EXPECT_EQ(v[1].expected, "600");
   EXPECT_EQ(v[1].got, "599");

@@ -26,9 +26,9 @@ struct FormatName {
   MetricSpec::Kind kind;
 };
 constexpr FormatName kFormats[] = {
-    {"channel", MetricSpec::Kind::kChannel},   {"llama-bench", MetricSpec::Kind::kLlamaBench},
-    {"vllm", MetricSpec::Kind::kVllm},         {"gbench", MetricSpec::Kind::kGbench},
-    {"nvbench", MetricSpec::Kind::kNvbench},   {"regex", MetricSpec::Kind::kRegex},
+    {"channel", MetricSpec::Kind::kChannel},  {"llama-bench", MetricSpec::Kind::kLlamaBench},
+    {"vllm", MetricSpec::Kind::kVllm},        {"gbench", MetricSpec::Kind::kGbench},
+    {"nvbench", MetricSpec::Kind::kNvbench},  {"regex", MetricSpec::Kind::kRegex},
     {"json", MetricSpec::Kind::kJsonPointer},
 };
 
@@ -52,9 +52,10 @@ Result<json::json_pointer> CompilePointer(const std::string& pointer) {
   try {
     return json::json_pointer(pointer);
   } catch (const json::exception& e) {
-    return MakeError("JSON pointer '{}' is invalid (RFC 6901: empty or /a/b/0, with ~0 for ~ and "
-                     "~1 for /): {}",
-                     pointer, e.what());
+    return MakeError(
+        "JSON pointer '{}' is invalid (RFC 6901: empty or /a/b/0, with ~0 for ~ and "
+        "~1 for /): {}",
+        pointer, e.what());
   }
 }
 
@@ -69,12 +70,14 @@ std::string SourcePath(const MetricSpec& spec, const LegOutputs& outs) {
 
 Result<std::string> ReadSource(const MetricSpec& spec, const LegOutputs& outs) {
   std::string path = SourcePath(spec, outs);
-  if (path.empty()) return MakeError("metric spec '{}': the leg has no {} path", spec.text, spec.from);
+  if (path.empty())
+    return MakeError("metric spec '{}': the leg has no {} path", spec.text, spec.from);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    return MakeError("metric spec '{}': {} does not exist (did the leg write it? relative paths are "
-                     "taken from the leg's working directory)",
-                     spec.text, path);
+    return MakeError(
+        "metric spec '{}': {} does not exist (did the leg write it? relative paths are "
+        "taken from the leg's working directory)",
+        spec.text, path);
   return ReadFile(path, kMaxOutputBytes);
 }
 
@@ -155,9 +158,10 @@ Result<MetricSpec> ParseMetricSpec(std::string_view s) {
   }
   if (!where.empty()) {
     if (spec.kind == MetricSpec::Kind::kChannel)
-      return MakeError("metric spec '{}': the channel is always the VOUCH_METRICS file; use "
-                       "channel or channel#METRIC",
-                       s);
+      return MakeError(
+          "metric spec '{}': the channel is always the VOUCH_METRICS file; use "
+          "channel or channel#METRIC",
+          s);
     spec.from = std::string(where.substr(1));
     if (spec.from.empty()) return MakeError("metric spec '{}': empty file name", s);
   }
@@ -196,8 +200,9 @@ Result<Metric> ExtractRegex(const MetricSpec& spec, std::string_view text, std::
   if (!std::isfinite(v))
     return MakeError("{}:{}: metric '{}': captured '{}' is not a finite number", path, found_line,
                      spec.name, *found);
-  return Metric{spec.name, v, spec.unit, spec.better,
-                fmt::format("regex {}:{}", path, found_line), {}, std::nullopt};
+  return Metric{
+      spec.name, v,           spec.unit, spec.better, fmt::format("regex {}:{}", path, found_line),
+      {},        std::nullopt};
 }
 
 Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,
@@ -229,8 +234,9 @@ Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,
   if (!std::isfinite(d))
     return MakeError("{}: metric '{}': the value at '{}' is not finite", path, spec.name,
                      spec.pattern);
-  return Metric{spec.name, d, spec.unit, spec.better,
-                fmt::format("json {}{}", path, spec.pattern), {}, std::nullopt};
+  return Metric{
+      spec.name, d,           spec.unit, spec.better, fmt::format("json {}{}", path, spec.pattern),
+      {},        std::nullopt};
 }
 
 Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutputs& outs) {

@@ -199,7 +199,8 @@ TEST(JsonPointer, Errors) {
   std::string doc = R"({"a":{"b":"text","n":null},"l":[1]})";
   auto missing = ExtractJsonPointer(Spec("json:x:ms:lower:/a/c"), doc, "r.json");
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("metric 'x' is missing: r.json has nothing at JSON pointer '/a/c'"),
+  EXPECT_NE(missing.error().message.find(
+                "metric 'x' is missing: r.json has nothing at JSON pointer '/a/c'"),
             std::string::npos)
       << missing.error().message;
   auto str = ExtractJsonPointer(Spec("json:x:ms:lower:/a/b"), doc, "r.json");

@@ -12,18 +12,20 @@ namespace {
 
 using nlohmann::json;
 
-Result<json> ParseJsonDocument(std::string_view text, std::string_view path, std::string_view tool) {
+Result<json> ParseJsonDocument(std::string_view text, std::string_view path,
+                               std::string_view tool) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-    return MakeError("{}: empty: the {} output has no results (did the tool fail or write "
-                     "elsewhere?)",
-                     path, tool);
+    return MakeError(
+        "{}: empty: the {} output has no results (did the tool fail or write "
+        "elsewhere?)",
+        path, tool);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
     bool non_finite = text.find("NaN") != text.npos || text.find("Infinity") != text.npos;
-    return MakeError("{}: not valid {} JSON{} ({})", path, tool,
-                     non_finite ? "; it contains NaN or Infinity, which is not a usable number" : "",
-                     e.what());
+    return MakeError(
+        "{}: not valid {} JSON{} ({})", path, tool,
+        non_finite ? "; it contains NaN or Infinity, which is not a usable number" : "", e.what());
   }
 }
 
@@ -67,9 +69,10 @@ Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std:
     if (!o.is_object()) return MakeError("{}: {} is not a JSON object", path, where);
     for (const char* k : {"n_prompt", "n_gen", "avg_ts", "avg_ns"})
       if (!o.contains(k))
-        return MakeError("{}: {} has no \"{}\": not llama-bench JSON output (use -o json or -o "
-                         "jsonl)",
-                         path, where, k);
+        return MakeError(
+            "{}: {} has no \"{}\": not llama-bench JSON output (use -o json or -o "
+            "jsonl)",
+            path, where, k);
     if (!o["n_prompt"].is_number_integer() || !o["n_gen"].is_number_integer())
       return MakeError("{}: {}: n_prompt and n_gen must be integers", path, where);
     auto n_prompt = o["n_prompt"].get<long long>();
@@ -97,8 +100,8 @@ Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std:
     if (!samples_ts) return samples_ts.error();
     auto samples_ns = NumberArray(o, "samples_ns", path, where);
     if (!samples_ns) return samples_ns.error();
-    out.push_back(Metric{test + ".tokens_per_s", *ts, "tok/s", Better::kHigher,
-                         std::string(source), std::move(*samples_ts), std::nullopt});
+    out.push_back(Metric{test + ".tokens_per_s", *ts, "tok/s", Better::kHigher, std::string(source),
+                         std::move(*samples_ts), std::nullopt});
     out.push_back(Metric{test + ".duration_ns", *ns, "ns", Better::kLower, std::string(source),
                          std::move(*samples_ns), std::nullopt});
   }
@@ -136,9 +139,10 @@ Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_v
       objs.push_back(json::parse(line));
     } catch (const json::exception& e) {
       if (!terminated)
-        return MakeError("{}:{}: the last line is truncated (no newline, not valid JSON): "
-                         "llama-bench likely stopped mid-write",
-                         path, line_no);
+        return MakeError(
+            "{}:{}: the last line is truncated (no newline, not valid JSON): "
+            "llama-bench likely stopped mid-write",
+            path, line_no);
       return MakeError("{}:{}: not a llama-bench JSONL line ({})", path, line_no, e.what());
     }
   }
@@ -172,13 +176,15 @@ Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::stri
       {"total_output_tokens", "tokens", Better::kNone},
   };
   if (!doc->contains("request_throughput") && !doc->contains("output_throughput"))
-    return MakeError("{}: no request_throughput or output_throughput: not a vllm bench serve "
-                     "result file (run it with --save-result)",
-                     path);
+    return MakeError(
+        "{}: no request_throughput or output_throughput: not a vllm bench serve "
+        "result file (run it with --save-result)",
+        path);
   std::string source = fmt::format("vllm {}", path);
   std::vector<Metric> out;
   // Latency statistics: mean_ttft_ms, median_tpot_ms, std_itl_ms, p99_e2el_ms, p99.9_ttft_ms...
-  static const std::regex kLatency(R"(^(mean|median|std|p[0-9]+(\.[0-9]+)?)_(ttft|tpot|itl|e2el)_ms$)");
+  static const std::regex kLatency(
+      R"(^(mean|median|std|p[0-9]+(\.[0-9]+)?)_(ttft|tpot|itl|e2el)_ms$)");
   for (const auto& [key, v] : doc->items()) {
     const Known* known = nullptr;
     for (const auto& k : kKnown)
@@ -202,16 +208,38 @@ Result<std::vector<Metric>> ParseGoogleBenchmark(std::string_view text, std::str
   auto doc = ParseJsonDocument(text, path, "Google Benchmark");
   if (!doc) return doc.error();
   if (!doc->is_object() || !doc->contains("benchmarks") || !(*doc)["benchmarks"].is_array())
-    return MakeError("{}: no \"benchmarks\" array: not Google Benchmark JSON (use "
-                     "--benchmark_format=json or --benchmark_out_format=json)",
-                     path);
+    return MakeError(
+        "{}: no \"benchmarks\" array: not Google Benchmark JSON (use "
+        "--benchmark_format=json or --benchmark_out_format=json)",
+        path);
   // Fields that are not counters (docs/json_format.md of google/benchmark).
-  static const std::set<std::string> kNotCounters = {
-      "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-      "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
-      "aggregate_name", "aggregate_unit", "label", "error_occurred", "error_message", "skipped",
-      "skip_message", "big_o", "cpu_coefficient", "real_coefficient", "rms", "allocs_per_iter",
-      "max_bytes_used", "total_allocated_bytes", "net_heap_growth"};
+  static const std::set<std::string> kNotCounters = {"name",
+                                                     "family_index",
+                                                     "per_family_instance_index",
+                                                     "run_name",
+                                                     "run_type",
+                                                     "repetitions",
+                                                     "repetition_index",
+                                                     "threads",
+                                                     "iterations",
+                                                     "real_time",
+                                                     "cpu_time",
+                                                     "time_unit",
+                                                     "aggregate_name",
+                                                     "aggregate_unit",
+                                                     "label",
+                                                     "error_occurred",
+                                                     "error_message",
+                                                     "skipped",
+                                                     "skip_message",
+                                                     "big_o",
+                                                     "cpu_coefficient",
+                                                     "real_coefficient",
+                                                     "rms",
+                                                     "allocs_per_iter",
+                                                     "max_bytes_used",
+                                                     "total_allocated_bytes",
+                                                     "net_heap_growth"};
   std::string source = fmt::format("gbench {}", path);
   std::vector<Metric> out;
   std::map<std::string, size_t> index;  // metric name -> position in out
@@ -284,11 +312,13 @@ Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view
     std::string bname = b["name"].get<std::string>();
     auto states = b.find("states");
     if (states == b.end() || !states->is_array())
-      return MakeError("{}: benchmark '{}': \"states\" is not an array (an nvbench older than "
-                       "JSON format 1.0?)",
-                       path, bname);
+      return MakeError(
+          "{}: benchmark '{}': \"states\" is not an array (an nvbench older than "
+          "JSON format 1.0?)",
+          path, bname);
     for (const auto& st : *states) {
-      if (!st.is_object()) return MakeError("{}: benchmark '{}': a state is not an object", path, bname);
+      if (!st.is_object())
+        return MakeError("{}: benchmark '{}': a state is not an object", path, bname);
       if (st.value("is_skipped", false)) continue;
       std::string sname = st.value("name", "");
       auto sums = st.find("summaries");

@@ -166,8 +166,7 @@ TEST(Gbench, DocumentedOutputWithRepetitionsAndAggregates) {
   EXPECT_EQ(items.better, Better::kHigher);
   EXPECT_DOUBLE_EQ(items.value, 1.791853e7);
   EXPECT_EQ(Get(*r, "BM_StringCopy/64/repeats:3.bytes_per_second").unit, "B/s");
-  EXPECT_DOUBLE_EQ(Get(*r, "BM_StringCopy/64/repeats:3_mean.real_time").value,
-                   56.101407170781896);
+  EXPECT_DOUBLE_EQ(Get(*r, "BM_StringCopy/64/repeats:3_mean.real_time").value, 56.101407170781896);
   EXPECT_DOUBLE_EQ(Get(*r, "BM_StringCopy/64/repeats:3_stddev.cpu_time").value, 0.0957);
   const Metric& cv = Get(*r, "BM_StringCopy/64/repeats:3_cv.real_time");
   EXPECT_EQ(cv.unit, "fraction");
@@ -207,9 +206,10 @@ TEST(Gbench, HostileInputs) {
   ExpectError(ParseGoogleBenchmark(s.substr(0, s.size() - 100), "g.json"),
               "g.json: not valid Google Benchmark JSON");
   // The library writes bare NaN/Infinity tokens for non-finite doubles.
-  ExpectError(ParseGoogleBenchmark(
-                  "{\"benchmarks\":[{\"name\":\"B\",\"real_time\":NaN,\"time_unit\":\"ns\"}]}", "g"),
-              "NaN or Infinity");
+  ExpectError(
+      ParseGoogleBenchmark(
+          "{\"benchmarks\":[{\"name\":\"B\",\"real_time\":NaN,\"time_unit\":\"ns\"}]}", "g"),
+      "NaN or Infinity");
   ExpectError(ParseGoogleBenchmark(ReadData("llama_bench.json"), "g.json"),
               "no \"benchmarks\" array");
   ExpectError(ParseGoogleBenchmark("{\"benchmarks\":[]}", "g.json"), "no usable results");
@@ -225,8 +225,7 @@ TEST(Nvbench, JsonOutput) {
   EXPECT_DOUBLE_EQ(gpu.value, 0.0010034715849794225);
   EXPECT_EQ(gpu.unit, "s");
   EXPECT_EQ(gpu.better, Better::kLower);
-  EXPECT_DOUBLE_EQ(Get(*r, "simple[Device=1].nv/cold/time/gpu/mean").value,
-                   0.0010027443022431728);
+  EXPECT_DOUBLE_EQ(Get(*r, "simple[Device=1].nv/cold/time/gpu/mean").value, 0.0010027443022431728);
   const Metric& noise = Get(*r, "simple[Device=0].nv/cold/time/gpu/stdev/relative");
   EXPECT_EQ(noise.unit, "fraction");
   EXPECT_EQ(noise.better, Better::kLower);
@@ -266,8 +265,9 @@ TEST(Nvbench, HostileInputs) {
               "\"12abc\" is not a number");
   ExpectError(ParseNvbench(R"({"benchmarks":[{"name":"b","states":{"Device=0":{}}}]})", "nv.json"),
               "\"states\" is not an array");
-  ExpectError(ParseNvbench(R"({"meta":{"version":{"json":{"major":2}}},"benchmarks":[]})", "nv.json"),
-              "format version 2 is not supported");
+  ExpectError(
+      ParseNvbench(R"({"meta":{"version":{"json":{"major":2}}},"benchmarks":[]})", "nv.json"),
+      "format version 2 is not supported");
   ExpectError(ParseNvbench(R"({"benchmarks":[]})", "nv.json"), "no measured states");
 }
 

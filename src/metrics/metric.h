@@ -19,9 +19,9 @@ std::string_view BetterName(Better b);  // "higher", "lower", "none"
 Result<Better> ParseBetter(std::string_view s);
 
 struct Metric {
-  std::string name;   // e.g. "tg128.tokens_per_s", "mean_ttft_ms", "BM_Copy/64.real_time"
-  double value = 0;   // always finite; 0 and meaningless when `text` is set
-  std::string unit;   // e.g. "tok/s", "ms", "ns", "B/s"; "" when the source has none
+  std::string name;  // e.g. "tg128.tokens_per_s", "mean_ttft_ms", "BM_Copy/64.real_time"
+  double value = 0;  // always finite; 0 and meaningless when `text` is set
+  std::string unit;  // e.g. "tok/s", "ms", "ns", "B/s"; "" when the source has none
   Better better = Better::kNone;
   std::string source;  // where it came from, e.g. "llama-bench:stdout", "channel:line 3"
   // Per-repetition values inside this one leg when the tool reports them (llama-bench

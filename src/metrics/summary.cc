@@ -39,7 +39,8 @@ std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>&
   for (const Metric* f : firsts) {
     std::vector<double> values;
     for (const auto& leg : per_leg)
-      if (const Metric* m = FindMetric(leg, f->name); m && !m->is_text()) values.push_back(m->value);
+      if (const Metric* m = FindMetric(leg, f->name); m && !m->is_text())
+        values.push_back(m->value);
     if (auto s = Summarize(f->name, f->unit, f->better, values)) out.push_back(std::move(*s));
   }
   return out;
