@@ -78,8 +78,8 @@ inline void WriteLine(const std::string& fields) {
 inline void report(const char* name, double value, const char* unit = "",
                    const char* better = "none") {
   using namespace metrics_detail;
-  WriteLine("\"name\":" + Quote(name) + ",\"value\":" + Number(value) + ",\"unit\":" +
-            Quote(unit) + ",\"better\":" + Quote(better));
+  WriteLine("\"name\":" + Quote(name) + ",\"value\":" + Number(value) + ",\"unit\":" + Quote(unit) +
+            ",\"better\":" + Quote(better));
 }
 
 // A text value (a checksum such as a sha256 hex digest): compared for equality only.

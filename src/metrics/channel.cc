@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "metrics/json_util.h"
 #include "util/fs.h"
 
 namespace vouch {
@@ -124,7 +125,7 @@ Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_v
         return MakeError(
             "{}: metric '{}': \"value\" must be a finite number (got {}; the helper writes null "
             "for NaN or inf)",
-            where, m.name, val->dump());
+            where, m.name, metrics_detail::Describe(*val));
       m.value = val->get<double>();
       if (!std::isfinite(m.value))
         return MakeError("{}: metric '{}': value is not finite", where, m.name);

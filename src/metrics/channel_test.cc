@@ -115,6 +115,14 @@ TEST(Channel, RefusesBadShapes) {
   }
 }
 
+TEST(Channel, DeepNestingIsAnErrorNotACrash) {
+  std::string deep =
+      "{\"name\":\"a\",\"value\":" + std::string(100000, '[') + std::string(100000, ']') + "}\n";
+  auto r = ParseMetricsChannel(deep, "m.jsonl");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("got a JSON array"), std::string::npos) << r.error().message;
+}
+
 TEST(Channel, OpenRegionIsFlagged) {
   auto r = ParseMetricsChannel("{\"event\":\"begin\"}\n{\"name\":\"a\",\"value\":1}\n", "m.jsonl");
   ASSERT_TRUE(r);

@@ -7,6 +7,7 @@
 
 #include "metrics/channel.h"
 #include "metrics/formats.h"
+#include "metrics/json_util.h"
 #include "util/fs.h"
 #include "util/strings.h"
 
@@ -229,7 +230,7 @@ Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,
                      spec.pattern);
   if (!v->is_number())
     return MakeError("{}: metric '{}': the value at '{}' is not a number (got {})", path, spec.name,
-                     spec.pattern, v->dump().substr(0, 80));
+                     spec.pattern, metrics_detail::Describe(*v));
   double d = v->get<double>();
   if (!std::isfinite(d))
     return MakeError("{}: metric '{}': the value at '{}' is not finite", path, spec.name,

@@ -7,9 +7,14 @@
 #include <regex>
 #include <set>
 
+#include "metrics/json_util.h"
+
 namespace vouch {
 namespace {
 
+using metrics_detail::BoolOr;
+using metrics_detail::Describe;
+using metrics_detail::StringOr;
 using nlohmann::json;
 
 Result<json> ParseJsonDocument(std::string_view text, std::string_view path,
@@ -31,7 +36,7 @@ Result<json> ParseJsonDocument(std::string_view text, std::string_view path,
 
 // A finite number from a JSON value, or an error naming the field.
 Result<double> FiniteNumber(const json& v, std::string_view path, std::string_view what) {
-  if (!v.is_number()) return MakeError("{}: {} is not a number (got {})", path, what, v.dump());
+  if (!v.is_number()) return MakeError("{}: {} is not a number (got {})", path, what, Describe(v));
   double d = v.get<double>();
   if (!std::isfinite(d)) return MakeError("{}: {} is not finite", path, what);
   return d;
@@ -111,7 +116,8 @@ Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std:
 
 }  // namespace
 
-Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_view path) {
+static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
+                                                       std::string_view path) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos)
     return MakeError("{}: empty: llama-bench wrote no results (did it fail? see its stderr)", path);
@@ -151,7 +157,8 @@ Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_v
 
 // ---- vllm bench serve ------------------------------------------------------------------------
 
-Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::string_view path) {
+static Result<std::vector<Metric>> ParseVllmBenchServeImpl(std::string_view text,
+                                                           std::string_view path) {
   auto doc = ParseJsonDocument(text, path, "vllm bench serve");
   if (!doc) return doc.error();
   if (!doc->is_object())
@@ -204,7 +211,8 @@ Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::stri
 
 // ---- Google Benchmark ------------------------------------------------------------------------
 
-Result<std::vector<Metric>> ParseGoogleBenchmark(std::string_view text, std::string_view path) {
+static Result<std::vector<Metric>> ParseGoogleBenchmarkImpl(std::string_view text,
+                                                            std::string_view path) {
   auto doc = ParseJsonDocument(text, path, "Google Benchmark");
   if (!doc) return doc.error();
   if (!doc->is_object() || !doc->contains("benchmarks") || !(*doc)["benchmarks"].is_array())
@@ -258,14 +266,14 @@ Result<std::vector<Metric>> ParseGoogleBenchmark(std::string_view text, std::str
     if (!b.is_object() || !b.contains("name") || !b["name"].is_string())
       return MakeError("{}: benchmark {} has no string \"name\"", path, i);
     std::string name = b["name"].get<std::string>();
-    if (b.value("error_occurred", false) || b.value("skipped", false)) continue;
+    if (BoolOr(b, "error_occurred", false) || BoolOr(b, "skipped", false)) continue;
     if (b.contains("big_o") || b.contains("rms")) continue;  // complexity fits, not timings
-    bool cv = b.value("aggregate_name", "") == "cv";
+    bool cv = StringOr(b, "aggregate_name", "") == "cv";
     for (const char* k : {"real_time", "cpu_time"}) {
       if (!b.contains(k)) continue;
       auto d = FiniteNumber(b[k], path, fmt::format("benchmark '{}' {}", name, k));
       if (!d) return d.error();
-      std::string unit = cv ? "fraction" : b.value("time_unit", "ns");
+      std::string unit = cv ? "fraction" : StringOr(b, "time_unit", "ns");
       add(fmt::format("{}.{}", name, k), *d, unit, Better::kLower);
     }
     for (const auto& [key, v] : b.items()) {
@@ -291,7 +299,7 @@ Result<std::vector<Metric>> ParseGoogleBenchmark(std::string_view text, std::str
 
 // ---- nvbench ---------------------------------------------------------------------------------
 
-Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view path) {
+static Result<std::vector<Metric>> ParseNvbenchImpl(std::string_view text, std::string_view path) {
   auto doc = ParseJsonDocument(text, path, "nvbench");
   if (!doc) return doc.error();
   if (!doc->is_object() || !doc->contains("benchmarks") || !(*doc)["benchmarks"].is_array())
@@ -319,8 +327,8 @@ Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view
     for (const auto& st : *states) {
       if (!st.is_object())
         return MakeError("{}: benchmark '{}': a state is not an object", path, bname);
-      if (st.value("is_skipped", false)) continue;
-      std::string sname = st.value("name", "");
+      if (BoolOr(st, "is_skipped", false)) continue;
+      std::string sname = StringOr(st, "name", "");
       auto sums = st.find("summaries");
       if (sums == st.end() || sums->is_null()) continue;
       if (!sums->is_array())
@@ -334,9 +342,9 @@ Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view
         const json* value = nullptr;
         std::string type;
         for (const auto& d : *data)
-          if (d.is_object() && d.value("name", "") == "value") {
+          if (d.is_object() && StringOr(d, "name", "") == "value") {
             value = &d["value"];
-            type = d.value("type", "");
+            type = StringOr(d, "type", "");
           }
         if (!value || value->is_null() || (type != "float64" && type != "int64")) continue;
         std::string name = fmt::format("{}[{}].{}", bname, sname, tag);
@@ -354,7 +362,7 @@ Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view
           return MakeError("{}: {}: value is neither a number nor a numeric string", path, name);
         }
         if (!std::isfinite(x)) return MakeError("{}: {}: value is not finite", path, name);
-        std::string hint = s.value("hint", "");
+        std::string hint = StringOr(s, "hint", "");
         std::string unit;
         Better better = Better::kNone;
         if (hint == "duration") unit = "s", better = Better::kLower;
@@ -371,6 +379,35 @@ Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view
   }
   if (out.empty()) return MakeError("{}: nvbench output holds no measured states", path);
   return out;
+}
+
+namespace {
+
+// Belt and braces: any structure the checks above did not foresee becomes an error naming
+// the file, never an exception out of the library.
+template <class Parser>
+Result<std::vector<Metric>> Guarded(Parser parse, std::string_view text, std::string_view path,
+                                    std::string_view tool) {
+  try {
+    return parse(text, path);
+  } catch (const json::exception& e) {
+    return MakeError("{}: unexpected {} JSON structure ({})", path, tool, e.what());
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_view path) {
+  return Guarded(ParseLlamaBenchImpl, text, path, "llama-bench");
+}
+Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::string_view path) {
+  return Guarded(ParseVllmBenchServeImpl, text, path, "vllm bench serve");
+}
+Result<std::vector<Metric>> ParseGoogleBenchmark(std::string_view text, std::string_view path) {
+  return Guarded(ParseGoogleBenchmarkImpl, text, path, "Google Benchmark");
+}
+Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view path) {
+  return Guarded(ParseNvbenchImpl, text, path, "nvbench");
 }
 
 }  // namespace vouch

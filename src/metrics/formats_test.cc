@@ -271,5 +271,25 @@ TEST(Nvbench, HostileInputs) {
   ExpectError(ParseNvbench(R"({"benchmarks":[]})", "nv.json"), "no measured states");
 }
 
+// Hostile structure: wrong types where a field is expected and absurd nesting give errors,
+// not exceptions or a blown stack.
+TEST(Formats, WrongTypesAndDeepNesting) {
+  auto g = ParseGoogleBenchmark(
+      R"({"benchmarks":[{"name":"B","error_occurred":"yes","real_time":1,"time_unit":7}]})", "g");
+  ASSERT_TRUE(g) << g.error().message;  // odd fields are ignored, the timing is still read
+  EXPECT_EQ(g->front().unit, "ns");
+  auto n = ParseNvbench(R"({"benchmarks":[{"name":"b","states":[{"name":5,"is_skipped":"no",
+      "summaries":[{"tag":"t","hint":3,"data":[{"name":"value","type":"int64","value":"7"}]}]}]}]})",
+                        "nv");
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(n->front().name, "b[].t");
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  ExpectError(ParseVllmBenchServe(deep, "deep.json"), "deep.json: not a vllm bench serve result");
+  ExpectError(ParseGoogleBenchmark("{\"benchmarks\":[" + deep + "]}", "deep.json"),
+              "deep.json: benchmark 1 has no string \"name\"");
+  ExpectError(ParseVllmBenchServe("{\"request_throughput\":" + deep + "}", "deep.json"),
+              "is not a number (got a JSON array)");
+}
+
 }  // namespace
 }  // namespace vouch
