@@ -290,4 +290,23 @@ Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutp
   return metrics;
 }
 
+Result<std::vector<Metric>> ExtractAllMetrics(const std::vector<MetricSpec>& specs,
+                                              const LegOutputs& outs) {
+  std::vector<Metric> all;
+  std::vector<const MetricSpec*> from;  // parallel to all
+  for (const auto& spec : specs) {
+    auto r = ExtractMetrics(spec, outs);
+    if (!r) return r.error();
+    for (auto& m : *r) {
+      for (size_t i = 0; i < all.size(); ++i)
+        if (all[i].name == m.name)
+          return MakeError("metric '{}' comes from both --metric '{}' and --metric '{}'; keep one",
+                           m.name, from[i]->text, spec.text);
+      all.push_back(std::move(m));
+      from.push_back(&spec);
+    }
+  }
+  return all;
+}
+
 }  // namespace vouch

@@ -56,6 +56,11 @@ Result<MetricSpec> ParseMetricSpec(std::string_view s);
 // ReadMetricsChannel (metrics/channel.h).
 Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutputs& outs);
 
+// All specs of a run for one leg, merged in spec order. The first error is returned; a
+// metric name produced by two specs is an error (which one would be meant is a guess).
+Result<std::vector<Metric>> ExtractAllMetrics(const std::vector<MetricSpec>& specs,
+                                              const LegOutputs& outs);
+
 // The pure extractors behind regex: and json: (PATH only names the text in errors).
 Result<Metric> ExtractRegex(const MetricSpec& spec, std::string_view text, std::string_view path);
 Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,

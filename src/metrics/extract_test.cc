@@ -140,6 +140,23 @@ TEST(ExtractMetrics, ChannelWithRequiredMetrics) {
       << silent.error().message;
 }
 
+TEST(ExtractMetrics, AllSpecsMergedAndDuplicatesRefused) {
+  TempDir dir;
+  LegOutputs outs;
+  outs.working_dir = dir.path();
+  outs.stdout_path = dir.Write("stdout.txt", "decode: 131.5 tok/s\n");
+  outs.metrics_path = dir.Write("m.jsonl", "{\"name\":\"sha\",\"text\":\"ab\"}\n");
+  auto ok =
+      ExtractAllMetrics({Spec("channel"), Spec("regex:tok_s:tok/s:higher:([0-9.]+) tok/s")}, outs);
+  ASSERT_TRUE(ok) << ok.error().message;
+  ASSERT_EQ(ok->size(), 2u);
+  EXPECT_EQ((*ok)[1].value, 131.5);
+  auto dup = ExtractAllMetrics(
+      {Spec("regex:x::none:([0-9.]+) tok/s"), Spec("regex:x::none:decode: ([0-9]+)")}, outs);
+  ASSERT_FALSE(dup);
+  EXPECT_NE(dup.error().message.find("metric 'x' comes from both"), std::string::npos);
+}
+
 TEST(Regex, LastMatchingLineWins) {
   MetricSpec spec = Spec("regex:tok_s:tok/s:higher:([0-9.]+) tok/s");
   std::string log = "warmup 10.5 tok/s\nnoise\nfinal: 131.25 tok/s\nbye\n";
