@@ -343,7 +343,8 @@ static Result<std::vector<Metric>> ParseNvbenchImpl(std::string_view text, std::
         std::string type;
         for (const auto& d : *data)
           if (d.is_object() && StringOr(d, "name", "") == "value") {
-            value = &d["value"];
+            auto v = d.find("value");  // const operator[] on a missing key is undefined
+            value = v == d.end() ? nullptr : &*v;
             type = StringOr(d, "type", "");
           }
         if (!value || value->is_null() || (type != "float64" && type != "int64")) continue;

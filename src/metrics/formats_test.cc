@@ -283,6 +283,10 @@ TEST(Formats, WrongTypesAndDeepNesting) {
                         "nv");
   ASSERT_TRUE(n) << n.error().message;
   EXPECT_EQ(n->front().name, "b[].t");
+  auto no_value = ParseNvbench(R"({"benchmarks":[{"name":"b","states":[{"name":"s","summaries":[
+      {"tag":"t","data":[{"name":"value","type":"int64"}]}]}]}]})",
+                               "nv.json");
+  ExpectError(no_value, "no measured states");
   std::string deep = std::string(100000, '[') + std::string(100000, ']');
   ExpectError(ParseVllmBenchServe(deep, "deep.json"), "deep.json: not a vllm bench serve result");
   ExpectError(ParseGoogleBenchmark("{\"benchmarks\":[" + deep + "]}", "deep.json"),
