@@ -1,0 +1,156 @@
+#include "metrics/channel.h"
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "metrics/json_util.h"
+#include "util/fs.h"
+
+namespace vouch {
+namespace {
+
+using nlohmann::json;
+
+// A line longer than this is not something a metrics writer produces; refuse it rather
+// than parse a flood.
+constexpr size_t kMaxLineBytes = 1 << 20;
+
+Result<std::optional<double>> OptionalTime(const json& j, std::string_view where) {
+  auto it = j.find("unix_s");
+  if (it == j.end()) return std::optional<double>{};
+  if (!it->is_number() || !std::isfinite(it->get<double>()))
+    return MakeError("{}: \"unix_s\" must be a finite number of seconds since the epoch", where);
+  return std::optional<double>{it->get<double>()};
+}
+
+Result<std::string> OptionalString(const json& j, const char* key, std::string_view where) {
+  auto it = j.find(key);
+  if (it == j.end()) return std::string();
+  if (!it->is_string()) return MakeError("{}: \"{}\" must be a string", where, key);
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_view path) {
+  ChannelContents out;
+  std::vector<int> first_line_of;  // parallel to out.metrics
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    bool terminated = nl != std::string_view::npos;
+    std::string_view line = text.substr(pos, terminated ? nl - pos : std::string_view::npos);
+    pos = terminated ? nl + 1 : text.size();
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    std::string where = fmt::format("{}:{}", path, line_no);
+    if (line.size() > kMaxLineBytes)
+      return MakeError("{}: line is {} bytes, over the {} byte limit for a metrics line", where,
+                       line.size(), kMaxLineBytes);
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::exception& e) {
+      if (!terminated)
+        return MakeError(
+            "{}: the last line is truncated (no newline, not valid JSON): the leg likely "
+            "stopped mid-write; its metrics are not used",
+            where);
+      bool non_finite = line.find("NaN") != line.npos || line.find("Infinity") != line.npos;
+      return MakeError("{}: not valid JSON{} ({})", where,
+                       non_finite ? ": NaN and Infinity are not numbers a metric may have" : "",
+                       e.what());
+    }
+    if (!j.is_object()) return MakeError("{}: expected a JSON object per line", where);
+
+    if (auto ev = j.find("event"); ev != j.end()) {
+      if (!ev->is_string()) return MakeError("{}: \"event\" must be \"begin\" or \"end\"", where);
+      auto t = OptionalTime(j, where);
+      if (!t) return t.error();
+      ChannelEvent e;
+      e.unix_s = *t;
+      e.line = line_no;
+      const auto& kind = ev->get_ref<const std::string&>();
+      bool open = !out.events.empty() && out.events.back().kind == ChannelEvent::Kind::kBegin;
+      if (kind == "begin") {
+        if (open)
+          return MakeError(
+              "{}: a second \"begin\" before the \"end\" of the region begun on line {}", where,
+              out.events.back().line);
+        e.kind = ChannelEvent::Kind::kBegin;
+      } else if (kind == "end") {
+        if (!open) return MakeError("{}: \"end\" without a \"begin\" before it", where);
+        e.kind = ChannelEvent::Kind::kEnd;
+        if (e.unix_s && out.events.back().unix_s && *e.unix_s < *out.events.back().unix_s)
+          return MakeError("{}: \"end\" is earlier than its \"begin\" on line {}", where,
+                           out.events.back().line);
+      } else {
+        return MakeError("{}: unknown event \"{}\": use \"begin\" or \"end\"", where, kind);
+      }
+      out.events.push_back(e);
+      continue;
+    }
+
+    auto name_it = j.find("name");
+    if (name_it == j.end() || !name_it->is_string() || name_it->get<std::string>().empty())
+      return MakeError("{}: a metric line needs a non-empty string \"name\" (or an \"event\")",
+                       where);
+    Metric m;
+    m.name = name_it->get<std::string>();
+    m.source = fmt::format("channel {}", where);
+    auto unit = OptionalString(j, "unit", where);
+    if (!unit) return unit.error();
+    m.unit = *unit;
+    auto better_s = OptionalString(j, "better", where);
+    if (!better_s) return better_s.error();
+    auto better = ParseBetter(*better_s);
+    if (!better) return MakeError("{}: metric '{}': {}", where, m.name, better.error().message);
+    m.better = *better;
+    auto t = OptionalTime(j, where);
+    if (!t) return t.error();
+
+    auto val = j.find("value");
+    auto txt = j.find("text");
+    if (val != j.end() && txt != j.end())
+      return MakeError("{}: metric '{}' has both \"value\" and \"text\"; give one", where, m.name);
+    if (txt != j.end()) {
+      if (!txt->is_string())
+        return MakeError("{}: metric '{}': \"text\" must be a string", where, m.name);
+      m.text = txt->get<std::string>();
+    } else if (val != j.end()) {
+      if (!val->is_number())
+        return MakeError(
+            "{}: metric '{}': \"value\" must be a finite number (got {}; the helper writes null "
+            "for NaN or inf)",
+            where, m.name, metrics_detail::Describe(*val));
+      m.value = val->get<double>();
+      if (!std::isfinite(m.value))
+        return MakeError("{}: metric '{}': value is not finite", where, m.name);
+    } else {
+      return MakeError("{}: metric '{}' has no \"value\" (or \"text\")", where, m.name);
+    }
+    for (size_t i = 0; i < out.metrics.size(); ++i)
+      if (out.metrics[i].name == m.name)
+        return MakeError(
+            "{}: metric '{}' was already reported on line {}; report each metric once per leg",
+            where, m.name, first_line_of[i]);
+    out.metrics.push_back(std::move(m));
+    first_line_of.push_back(line_no);
+  }
+  out.region_open = !out.events.empty() && out.events.back().kind == ChannelEvent::Kind::kBegin;
+  return out;
+}
+
+Result<ChannelContents> ReadMetricsChannel(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return ChannelContents{};
+  // A metrics channel is small; 256 MiB means the leg is flooding it.
+  auto text = ReadFile(path, 256ull << 20);
+  if (!text) return text.error();
+  return ParseMetricsChannel(*text, path);
+}
+
+}  // namespace vouch

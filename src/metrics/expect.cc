@@ -1,0 +1,95 @@
+#include "metrics/expect.h"
+
+#include <cmath>
+
+#include "util/strings.h"
+
+namespace vouch {
+namespace {
+
+// Shortest text that reads back to the same double, so a count prints as "600".
+std::string FormatValue(double v) { return fmt::format("{}", v); }
+
+std::string Show(const Metric& m) { return m.text ? *m.text : FormatValue(m.value); }
+
+bool Same(const Metric& a, const Metric& b) {
+  if (a.is_text() != b.is_text()) return false;
+  return a.is_text() ? *a.text == *b.text : a.value == b.value;
+}
+
+ExpectationViolation Violation(size_t leg, const std::string& metric, std::string expected,
+                               std::string got) {
+  ExpectationViolation v{leg, metric, std::move(expected), std::move(got), ""};
+  v.message =
+      fmt::format("leg {}: metric '{}' expected {}, got {}", leg, metric, v.expected, v.got);
+  return v;
+}
+
+}  // namespace
+
+Result<Expectation> ParseExpectEqual(std::string_view name) {
+  std::string n = Trim(name);
+  if (n.empty()) return MakeError("--expect-equal needs a metric name");
+  if (n.find('=') != n.npos)
+    return MakeError(
+        "--expect-equal '{}': give only a metric name (use --expect NAME=N for a fixed "
+        "value)",
+        name);
+  return Expectation{Expectation::Kind::kEqualAcrossLegs, n, std::nullopt, std::nullopt};
+}
+
+Result<Expectation> ParseExpect(std::string_view spec) {
+  size_t eq = spec.find('=');
+  if (eq == spec.npos)
+    return MakeError("--expect '{}': expected NAME=N (e.g. fc2.dispatches=600)", spec);
+  std::string name = Trim(spec.substr(0, eq));
+  std::string val = Trim(spec.substr(eq + 1));
+  if (name.empty() || val.empty())
+    return MakeError("--expect '{}': expected NAME=N with both parts non-empty", spec);
+  Expectation e{Expectation::Kind::kEqualTo, name, std::nullopt, std::nullopt};
+  char* end = nullptr;
+  double d = std::strtod(val.c_str(), &end);
+  if (*end == '\0' && std::isfinite(d))
+    e.value = d;
+  else
+    e.text = val;
+  return e;
+}
+
+std::vector<ExpectationViolation> CheckExpectations(
+    const std::vector<Expectation>& expectations, const std::vector<std::vector<Metric>>& per_leg) {
+  std::vector<ExpectationViolation> out;
+  for (const auto& e : expectations) {
+    if (e.kind == Expectation::Kind::kEqualTo) {
+      std::string want = e.text ? *e.text : FormatValue(e.value.value_or(0));
+      for (size_t i = 0; i < per_leg.size(); ++i) {
+        const Metric* m = FindMetric(per_leg[i], e.name);
+        if (!m) {
+          out.push_back(Violation(i, e.name, want, "missing"));
+          continue;
+        }
+        bool ok = e.text ? (m->is_text() && *m->text == *e.text)
+                         : (!m->is_text() && m->value == *e.value);
+        if (!ok) out.push_back(Violation(i, e.name, want, Show(*m)));
+      }
+      continue;
+    }
+    const Metric* ref = nullptr;
+    size_t ref_leg = 0;
+    for (size_t i = 0; i < per_leg.size() && !ref; ++i)
+      if ((ref = FindMetric(per_leg[i], e.name))) ref_leg = i;
+    for (size_t i = 0; i < per_leg.size(); ++i) {
+      const Metric* m = FindMetric(per_leg[i], e.name);
+      std::string want = ref ? fmt::format("the value of leg {} ({})", ref_leg, Show(*ref))
+                             : std::string("a value in every leg");
+      if (!m) {
+        out.push_back(Violation(i, e.name, want, "missing"));
+        continue;
+      }
+      if (!Same(*m, *ref)) out.push_back(Violation(i, e.name, want, Show(*m)));
+    }
+  }
+  return out;
+}
+
+}  // namespace vouch

@@ -1,0 +1,44 @@
+// Determinism and dispatch checks over the legs of a run, pure:
+//   --expect-equal NAME   NAME has the same value (or text: a checksum) in every leg
+//   --expect NAME=N       NAME equals N in every leg (e.g. a kernel dispatch count);
+//                         N that is not a number is compared as text
+// Comparison is exact: these are checksums and counts, not timings.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrics/metric.h"
+#include "util/result.h"
+
+namespace vouch {
+
+struct Expectation {
+  enum class Kind { kEqualAcrossLegs, kEqualTo };
+  Kind kind = Kind::kEqualAcrossLegs;
+  std::string name;
+  // kEqualTo: exactly one of these is set.
+  std::optional<double> value;
+  std::optional<std::string> text;
+};
+
+struct ExpectationViolation {
+  size_t leg = 0;  // index into per_leg
+  std::string metric;
+  std::string expected;  // e.g. "600", "c62d23...", or "the value of leg 0 (1234)"
+  std::string got;       // the leg's value, or "missing"
+  std::string message;   // one line: leg, metric, expected, got
+};
+
+Result<Expectation> ParseExpectEqual(std::string_view name);  // --expect-equal NAME
+Result<Expectation> ParseExpect(std::string_view spec);       // --expect NAME=N
+
+// Checks every expectation against every leg. Equality across legs compares with the first
+// leg that has the metric; a leg without it is a violation ("missing"). No legs: no
+// violations.
+std::vector<ExpectationViolation> CheckExpectations(
+    const std::vector<Expectation>& expectations, const std::vector<std::vector<Metric>>& per_leg);
+
+}  // namespace vouch

@@ -1,0 +1,312 @@
+#include "metrics/extract.h"
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "metrics/channel.h"
+#include "metrics/formats.h"
+#include "metrics/json_util.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace vouch {
+namespace {
+
+using nlohmann::json;
+
+// Output files are read whole; above this the leg flooded its output and we refuse.
+constexpr std::uint64_t kMaxOutputBytes = 512ull << 20;
+// std::regex recurses per character; matching is per line and longer lines are skipped so a
+// flood of one huge line cannot exhaust the stack.
+constexpr size_t kMaxRegexLineBytes = 16 << 10;
+
+struct FormatName {
+  const char* name;
+  MetricSpec::Kind kind;
+};
+constexpr FormatName kFormats[] = {
+    {"channel", MetricSpec::Kind::kChannel},  {"llama-bench", MetricSpec::Kind::kLlamaBench},
+    {"vllm", MetricSpec::Kind::kVllm},        {"gbench", MetricSpec::Kind::kGbench},
+    {"nvbench", MetricSpec::Kind::kNvbench},  {"regex", MetricSpec::Kind::kRegex},
+    {"json", MetricSpec::Kind::kJsonPointer},
+};
+
+constexpr const char* kSpecHelp =
+    "expected channel, llama-bench, vllm, gbench or nvbench (optionally :FILE or @FILE, then "
+    "#METRIC to require), regex[@SRC]:NAME:UNIT:BETTER:PATTERN or "
+    "json[@SRC]:NAME:UNIT:BETTER:/POINTER";
+
+Result<std::regex> CompileRegex(const std::string& pattern) {
+  try {
+    std::regex re(pattern, std::regex::ECMAScript);
+    if (re.mark_count() < 1)
+      return MakeError("regex '{}' has no capture group: put the number in ( )", pattern);
+    return re;
+  } catch (const std::regex_error& e) {
+    return MakeError("regex '{}' is invalid: {}", pattern, e.what());
+  }
+}
+
+Result<json::json_pointer> CompilePointer(const std::string& pointer) {
+  try {
+    return json::json_pointer(pointer);
+  } catch (const json::exception& e) {
+    return MakeError(
+        "JSON pointer '{}' is invalid (RFC 6901: empty or /a/b/0, with ~0 for ~ and "
+        "~1 for /): {}",
+        pointer, e.what());
+  }
+}
+
+// Which file a spec reads and how to call it in messages.
+std::string SourcePath(const MetricSpec& spec, const LegOutputs& outs) {
+  if (spec.from == "stdout") return outs.stdout_path;
+  if (spec.from == "stderr") return outs.stderr_path;
+  std::filesystem::path p(spec.from);
+  if (p.is_relative() && !outs.working_dir.empty()) p = std::filesystem::path(outs.working_dir) / p;
+  return p.string();
+}
+
+Result<std::string> ReadSource(const MetricSpec& spec, const LegOutputs& outs) {
+  std::string path = SourcePath(spec, outs);
+  if (path.empty())
+    return MakeError("metric spec '{}': the leg has no {} path", spec.text, spec.from);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return MakeError(
+        "metric spec '{}': {} does not exist (did the leg write it? relative paths are "
+        "taken from the leg's working directory)",
+        spec.text, path);
+  return ReadFile(path, kMaxOutputBytes);
+}
+
+}  // namespace
+
+std::string_view MetricSpecKindName(MetricSpec::Kind k) {
+  for (const auto& f : kFormats)
+    if (f.kind == k) return f.name;
+  return "?";
+}
+
+Result<MetricSpec> ParseMetricSpec(std::string_view s) {
+  MetricSpec spec;
+  spec.text = std::string(s);
+  if (s.empty()) return MakeError("empty metric spec: {}", kSpecHelp);
+  size_t head_end = s.find_first_of(":@#");
+  std::string head(s.substr(0, head_end));
+  std::string_view rest = head_end == s.npos ? std::string_view() : s.substr(head_end);
+  const FormatName* fmt_name = nullptr;
+  for (const auto& f : kFormats)
+    if (head == f.name) fmt_name = &f;
+  if (!fmt_name) {
+    std::vector<std::string> names;
+    for (const auto& f : kFormats) names.emplace_back(f.name);
+    auto close = ClosestMatch(head, names);
+    return MakeError("metric spec '{}': unknown source '{}'{}; {}", s, head,
+                     close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close), kSpecHelp);
+  }
+  spec.kind = fmt_name->kind;
+
+  if (spec.kind == MetricSpec::Kind::kRegex || spec.kind == MetricSpec::Kind::kJsonPointer) {
+    if (!rest.empty() && rest.front() == '@') {
+      size_t colon = rest.find(':');
+      spec.from = std::string(rest.substr(1, colon == rest.npos ? rest.npos : colon - 1));
+      rest = colon == rest.npos ? std::string_view() : rest.substr(colon);
+      if (spec.from.empty()) return MakeError("metric spec '{}': empty source after '@'", s);
+    }
+    // :NAME:UNIT:BETTER:PATTERN, the pattern keeps any further ':'.
+    std::vector<std::string> parts;
+    if (!rest.empty() && rest.front() == ':') {
+      std::string_view r = rest.substr(1);
+      for (int i = 0; i < 3; ++i) {
+        size_t c = r.find(':');
+        if (c == r.npos) break;
+        parts.emplace_back(r.substr(0, c));
+        r = r.substr(c + 1);
+      }
+      parts.emplace_back(r);
+    }
+    if (parts.size() != 4 || parts[0].empty() || parts[3].empty())
+      return MakeError("metric spec '{}': expected {}[@SRC]:NAME:UNIT:BETTER:{} (e.g. {})", s, head,
+                       head == "regex" ? "PATTERN" : "/POINTER",
+                       head == "regex" ? "regex:tok_s:tok/s:higher:([0-9.]+) tok/s"
+                                       : "json@result.json:ttft_ms:ms:lower:/summary/ttft_ms");
+    spec.name = parts[0];
+    spec.unit = parts[1];
+    auto better = ParseBetter(parts[2]);
+    if (!better) return MakeError("metric spec '{}': {}", s, better.error().message);
+    spec.better = *better;
+    spec.pattern = parts[3];
+    spec.required = {spec.name};
+    if (spec.kind == MetricSpec::Kind::kRegex) {
+      auto re = CompileRegex(spec.pattern);
+      if (!re) return MakeError("metric spec '{}': {}", s, re.error().message);
+    } else {
+      auto p = CompilePointer(spec.pattern);
+      if (!p) return MakeError("metric spec '{}': {}", s, p.error().message);
+    }
+    return spec;
+  }
+
+  // Formats and the channel: [:FILE | @SRC] then #REQUIRED...
+  std::vector<std::string> pieces = Split(rest, '#');
+  std::string_view where = pieces.empty() ? std::string_view() : std::string_view(pieces[0]);
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    if (pieces[i].empty()) return MakeError("metric spec '{}': empty metric name after '#'", s);
+    spec.required.push_back(pieces[i]);
+  }
+  if (!where.empty()) {
+    if (spec.kind == MetricSpec::Kind::kChannel)
+      return MakeError(
+          "metric spec '{}': the channel is always the VOUCH_METRICS file; use "
+          "channel or channel#METRIC",
+          s);
+    spec.from = std::string(where.substr(1));
+    if (spec.from.empty()) return MakeError("metric spec '{}': empty file name", s);
+  }
+  return spec;
+}
+
+Result<Metric> ExtractRegex(const MetricSpec& spec, std::string_view text, std::string_view path) {
+  auto re = CompileRegex(spec.pattern);
+  if (!re) return re.error();
+  // The last match wins: tools print progress lines before the final figure.
+  std::optional<std::string> found;
+  int found_line = 0;
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
+    pos = nl == text.npos ? text.size() : nl + 1;
+    ++line_no;
+    if (line.size() > kMaxRegexLineBytes) continue;
+    std::match_results<std::string_view::const_iterator> m;
+    if (std::regex_search(line.begin(), line.end(), m, *re) && m[1].matched) {
+      found = m[1].str();
+      found_line = line_no;
+    }
+  }
+  if (!found)
+    return MakeError("metric '{}' is missing: no line of {} matches regex '{}'", spec.name, path,
+                     spec.pattern);
+  std::string t = Trim(*found);
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || *end != '\0')
+    return MakeError("{}:{}: metric '{}': captured '{}' is not a number", path, found_line,
+                     spec.name, *found);
+  if (!std::isfinite(v))
+    return MakeError("{}:{}: metric '{}': captured '{}' is not a finite number", path, found_line,
+                     spec.name, *found);
+  return Metric{
+      spec.name, v,           spec.unit, spec.better, fmt::format("regex {}:{}", path, found_line),
+      {},        std::nullopt};
+}
+
+Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,
+                                  std::string_view path) {
+  auto ptr = CompilePointer(spec.pattern);
+  if (!ptr) return ptr.error();
+  if (text.find_first_not_of(" \t\r\n") == text.npos)
+    return MakeError("{}: empty, so metric '{}' is missing", path, spec.name);
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    return MakeError("{}: not valid JSON, so metric '{}' cannot be read ({})", path, spec.name,
+                     e.what());
+  }
+  const json* v = nullptr;
+  try {
+    if (doc.contains(*ptr)) v = &doc.at(*ptr);
+  } catch (const json::exception&) {
+    v = nullptr;  // e.g. a non-numeric array index: the value is simply not there
+  }
+  if (!v)
+    return MakeError("metric '{}' is missing: {} has nothing at JSON pointer '{}'", spec.name, path,
+                     spec.pattern);
+  if (!v->is_number())
+    return MakeError("{}: metric '{}': the value at '{}' is not a number (got {})", path, spec.name,
+                     spec.pattern, metrics_detail::Describe(*v));
+  double d = v->get<double>();
+  if (!std::isfinite(d))
+    return MakeError("{}: metric '{}': the value at '{}' is not finite", path, spec.name,
+                     spec.pattern);
+  return Metric{
+      spec.name, d,           spec.unit, spec.better, fmt::format("json {}{}", path, spec.pattern),
+      {},        std::nullopt};
+}
+
+Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutputs& outs) {
+  std::vector<Metric> metrics;
+  std::string path;
+  if (spec.kind == MetricSpec::Kind::kChannel) {
+    path = outs.metrics_path;
+    auto c = ReadMetricsChannel(path);
+    if (!c) return c.error();
+    metrics = std::move(c->metrics);
+  } else {
+    auto text = ReadSource(spec, outs);
+    if (!text) return text.error();
+    path = SourcePath(spec, outs);
+    Result<std::vector<Metric>> r = std::vector<Metric>{};
+    switch (spec.kind) {
+      case MetricSpec::Kind::kLlamaBench:
+        r = ParseLlamaBench(*text, path);
+        break;
+      case MetricSpec::Kind::kVllm:
+        r = ParseVllmBenchServe(*text, path);
+        break;
+      case MetricSpec::Kind::kGbench:
+        r = ParseGoogleBenchmark(*text, path);
+        break;
+      case MetricSpec::Kind::kNvbench:
+        r = ParseNvbench(*text, path);
+        break;
+      case MetricSpec::Kind::kRegex: {
+        auto m = ExtractRegex(spec, *text, path);
+        if (!m) return m.error();
+        r = std::vector<Metric>{std::move(*m)};
+        break;
+      }
+      case MetricSpec::Kind::kJsonPointer: {
+        auto m = ExtractJsonPointer(spec, *text, path);
+        if (!m) return m.error();
+        r = std::vector<Metric>{std::move(*m)};
+        break;
+      }
+      case MetricSpec::Kind::kChannel:
+        break;
+    }
+    if (!r) return r.error();
+    metrics = std::move(*r);
+  }
+  auto req = RequireMetrics(metrics, spec.required,
+                            fmt::format("{} ({})", path.empty() ? spec.text : path, spec.text));
+  if (!req) return req.error();
+  return metrics;
+}
+
+Result<std::vector<Metric>> ExtractAllMetrics(const std::vector<MetricSpec>& specs,
+                                              const LegOutputs& outs) {
+  std::vector<Metric> all;
+  std::vector<const MetricSpec*> from;  // parallel to all
+  for (const auto& spec : specs) {
+    auto r = ExtractMetrics(spec, outs);
+    if (!r) return r.error();
+    for (auto& m : *r) {
+      for (size_t i = 0; i < all.size(); ++i)
+        if (all[i].name == m.name)
+          return MakeError("metric '{}' comes from both --metric '{}' and --metric '{}'; keep one",
+                           m.name, from[i]->text, spec.text);
+      all.push_back(std::move(m));
+      from.push_back(&spec);
+    }
+  }
+  return all;
+}
+
+}  // namespace vouch

@@ -1,0 +1,414 @@
+#include "metrics/formats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "metrics/json_util.h"
+
+namespace vouch {
+namespace {
+
+using metrics_detail::BoolOr;
+using metrics_detail::Describe;
+using metrics_detail::StringOr;
+using nlohmann::json;
+
+Result<json> ParseJsonDocument(std::string_view text, std::string_view path,
+                               std::string_view tool) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    return MakeError(
+        "{}: empty: the {} output has no results (did the tool fail or write "
+        "elsewhere?)",
+        path, tool);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    bool non_finite = text.find("NaN") != text.npos || text.find("Infinity") != text.npos;
+    return MakeError(
+        "{}: not valid {} JSON{} ({})", path, tool,
+        non_finite ? "; it contains NaN or Infinity, which is not a usable number" : "", e.what());
+  }
+}
+
+// A finite number from a JSON value, or an error naming the field.
+Result<double> FiniteNumber(const json& v, std::string_view path, std::string_view what) {
+  if (!v.is_number()) return MakeError("{}: {} is not a number (got {})", path, what, Describe(v));
+  double d = v.get<double>();
+  if (!std::isfinite(d)) return MakeError("{}: {} is not finite", path, what);
+  return d;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// ---- llama-bench ----------------------------------------------------------------------------
+
+Result<std::vector<double>> NumberArray(const json& obj, const char* key, std::string_view path,
+                                        std::string_view where) {
+  std::vector<double> out;
+  auto it = obj.find(key);
+  if (it == obj.end()) return out;
+  if (!it->is_array()) return MakeError("{}: {}: \"{}\" is not an array", path, where, key);
+  for (const auto& x : *it) {
+    auto d = FiniteNumber(x, path, fmt::format("{}: an element of \"{}\"", where, key));
+    if (!d) return d.error();
+    out.push_back(*d);
+  }
+  return out;
+}
+
+Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std::string_view path,
+                                             std::string_view source) {
+  std::vector<Metric> out;
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < objs.size(); ++i) {
+    const json& o = objs[i];
+    std::string where = fmt::format("result {}", i + 1);
+    if (!o.is_object()) return MakeError("{}: {} is not a JSON object", path, where);
+    for (const char* k : {"n_prompt", "n_gen", "avg_ts", "avg_ns"})
+      if (!o.contains(k))
+        return MakeError(
+            "{}: {} has no \"{}\": not llama-bench JSON output (use -o json or -o "
+            "jsonl)",
+            path, where, k);
+    if (!o["n_prompt"].is_number_integer() || !o["n_gen"].is_number_integer())
+      return MakeError("{}: {}: n_prompt and n_gen must be integers", path, where);
+    auto n_prompt = o["n_prompt"].get<long long>();
+    auto n_gen = o["n_gen"].get<long long>();
+    long long n_depth = 0;
+    if (auto d = o.find("n_depth"); d != o.end() && d->is_number_integer())
+      n_depth = d->get<long long>();
+    std::string test;
+    if (n_prompt > 0 && n_gen > 0)
+      test = fmt::format("pp{}+tg{}", n_prompt, n_gen);
+    else if (n_prompt > 0)
+      test = fmt::format("pp{}", n_prompt);
+    else if (n_gen > 0)
+      test = fmt::format("tg{}", n_gen);
+    else
+      return MakeError("{}: {} has n_prompt = n_gen = 0: nothing was measured", path, where);
+    if (n_depth > 0) test += fmt::format("@d{}", n_depth);
+    if (int n = ++seen[test]; n > 1) test += fmt::format("[{}]", n);
+
+    auto ts = FiniteNumber(o["avg_ts"], path, where + ": avg_ts");
+    if (!ts) return ts.error();
+    auto ns = FiniteNumber(o["avg_ns"], path, where + ": avg_ns");
+    if (!ns) return ns.error();
+    auto samples_ts = NumberArray(o, "samples_ts", path, where);
+    if (!samples_ts) return samples_ts.error();
+    auto samples_ns = NumberArray(o, "samples_ns", path, where);
+    if (!samples_ns) return samples_ns.error();
+    out.push_back(Metric{test + ".tokens_per_s", *ts, "tok/s", Better::kHigher, std::string(source),
+                         std::move(*samples_ts), std::nullopt});
+    out.push_back(Metric{test + ".duration_ns", *ns, "ns", Better::kLower, std::string(source),
+                         std::move(*samples_ns), std::nullopt});
+  }
+  if (out.empty()) return MakeError("{}: llama-bench output holds no results", path);
+  return out;
+}
+
+}  // namespace
+
+static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
+                                                       std::string_view path) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
+    return MakeError("{}: empty: llama-bench wrote no results (did it fail? see its stderr)", path);
+  std::string source = fmt::format("llama-bench {}", path);
+  std::vector<json> objs;
+  if (text[first] == '[') {
+    auto doc = ParseJsonDocument(text, path, "llama-bench");
+    if (!doc) return doc.error();
+    for (auto& o : *doc) objs.push_back(std::move(o));
+    return LlamaFromObjects(objs, path, source);
+  }
+  // JSONL: one object per line. llama-bench's stdout may also carry other lines (e.g. a
+  // progress line) only with --progress, which goes to stderr; so every non-blank line
+  // must be an object.
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    bool terminated = nl != std::string_view::npos;
+    std::string_view line = text.substr(pos, terminated ? nl - pos : std::string_view::npos);
+    pos = terminated ? nl + 1 : text.size();
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    try {
+      objs.push_back(json::parse(line));
+    } catch (const json::exception& e) {
+      if (!terminated)
+        return MakeError(
+            "{}:{}: the last line is truncated (no newline, not valid JSON): "
+            "llama-bench likely stopped mid-write",
+            path, line_no);
+      return MakeError("{}:{}: not a llama-bench JSONL line ({})", path, line_no, e.what());
+    }
+  }
+  return LlamaFromObjects(objs, path, source);
+}
+
+// ---- vllm bench serve ------------------------------------------------------------------------
+
+static Result<std::vector<Metric>> ParseVllmBenchServeImpl(std::string_view text,
+                                                           std::string_view path) {
+  auto doc = ParseJsonDocument(text, path, "vllm bench serve");
+  if (!doc) return doc.error();
+  if (!doc->is_object())
+    return MakeError("{}: not a vllm bench serve result (expected a JSON object)", path);
+  struct Known {
+    const char* key;
+    const char* unit;
+    Better better;
+  };
+  static const Known kKnown[] = {
+      {"request_throughput", "req/s", Better::kHigher},
+      {"request_goodput", "req/s", Better::kHigher},
+      {"output_throughput", "tok/s", Better::kHigher},
+      {"total_token_throughput", "tok/s", Better::kHigher},
+      {"input_throughput", "tok/s", Better::kHigher},
+      {"max_output_tokens_per_s", "tok/s", Better::kHigher},
+      {"max_concurrent_requests", "count", Better::kNone},
+      {"duration", "s", Better::kNone},
+      {"completed", "count", Better::kNone},
+      {"failed", "count", Better::kLower},
+      {"total_input_tokens", "tokens", Better::kNone},
+      {"total_output_tokens", "tokens", Better::kNone},
+  };
+  if (!doc->contains("request_throughput") && !doc->contains("output_throughput"))
+    return MakeError(
+        "{}: no request_throughput or output_throughput: not a vllm bench serve "
+        "result file (run it with --save-result)",
+        path);
+  std::string source = fmt::format("vllm {}", path);
+  std::vector<Metric> out;
+  // Latency statistics: mean_ttft_ms, median_tpot_ms, std_itl_ms, p99_e2el_ms, p99.9_ttft_ms...
+  static const std::regex kLatency(
+      R"(^(mean|median|std|p[0-9]+(\.[0-9]+)?)_(ttft|tpot|itl|e2el)_ms$)");
+  for (const auto& [key, v] : doc->items()) {
+    const Known* known = nullptr;
+    for (const auto& k : kKnown)
+      if (key == k.key) known = &k;
+    bool latency = !known && std::regex_match(key, kLatency);
+    if (!known && !latency) continue;
+    if (v.is_null()) continue;  // e.g. request_goodput without --goodput: not measured
+    auto d = FiniteNumber(v, path, fmt::format("\"{}\"", key));
+    if (!d) return d.error();
+    if (known)
+      out.push_back(Metric{key, *d, known->unit, known->better, source, {}, std::nullopt});
+    else
+      out.push_back(Metric{key, *d, "ms", Better::kLower, source, {}, std::nullopt});
+  }
+  return out;
+}
+
+// ---- Google Benchmark ------------------------------------------------------------------------
+
+static Result<std::vector<Metric>> ParseGoogleBenchmarkImpl(std::string_view text,
+                                                            std::string_view path) {
+  auto doc = ParseJsonDocument(text, path, "Google Benchmark");
+  if (!doc) return doc.error();
+  if (!doc->is_object() || !doc->contains("benchmarks") || !(*doc)["benchmarks"].is_array())
+    return MakeError(
+        "{}: no \"benchmarks\" array: not Google Benchmark JSON (use "
+        "--benchmark_format=json or --benchmark_out_format=json)",
+        path);
+  // Fields that are not counters (docs/json_format.md of google/benchmark).
+  static const std::set<std::string> kNotCounters = {"name",
+                                                     "family_index",
+                                                     "per_family_instance_index",
+                                                     "run_name",
+                                                     "run_type",
+                                                     "repetitions",
+                                                     "repetition_index",
+                                                     "threads",
+                                                     "iterations",
+                                                     "real_time",
+                                                     "cpu_time",
+                                                     "time_unit",
+                                                     "aggregate_name",
+                                                     "aggregate_unit",
+                                                     "label",
+                                                     "error_occurred",
+                                                     "error_message",
+                                                     "skipped",
+                                                     "skip_message",
+                                                     "big_o",
+                                                     "cpu_coefficient",
+                                                     "real_coefficient",
+                                                     "rms",
+                                                     "allocs_per_iter",
+                                                     "max_bytes_used",
+                                                     "total_allocated_bytes",
+                                                     "net_heap_growth"};
+  std::string source = fmt::format("gbench {}", path);
+  std::vector<Metric> out;
+  std::map<std::string, size_t> index;  // metric name -> position in out
+  auto add = [&](const std::string& name, double v, const std::string& unit, Better b) {
+    auto it = index.find(name);
+    if (it == index.end()) {
+      index[name] = out.size();
+      out.push_back(Metric{name, v, unit, b, source, {v}, std::nullopt});
+    } else {
+      out[it->second].samples.push_back(v);
+    }
+  };
+  size_t i = 0;
+  for (const auto& b : (*doc)["benchmarks"]) {
+    ++i;
+    if (!b.is_object() || !b.contains("name") || !b["name"].is_string())
+      return MakeError("{}: benchmark {} has no string \"name\"", path, i);
+    std::string name = b["name"].get<std::string>();
+    if (BoolOr(b, "error_occurred", false) || BoolOr(b, "skipped", false)) continue;
+    if (b.contains("big_o") || b.contains("rms")) continue;  // complexity fits, not timings
+    bool cv = StringOr(b, "aggregate_name", "") == "cv";
+    for (const char* k : {"real_time", "cpu_time"}) {
+      if (!b.contains(k)) continue;
+      auto d = FiniteNumber(b[k], path, fmt::format("benchmark '{}' {}", name, k));
+      if (!d) return d.error();
+      std::string unit = cv ? "fraction" : StringOr(b, "time_unit", "ns");
+      add(fmt::format("{}.{}", name, k), *d, unit, Better::kLower);
+    }
+    for (const auto& [key, v] : b.items()) {
+      if (kNotCounters.count(key) || !v.is_number()) continue;
+      auto d = FiniteNumber(v, path, fmt::format("benchmark '{}' {}", name, key));
+      if (!d) return d.error();
+      std::string unit;
+      Better better = Better::kNone;
+      if (key == "items_per_second") unit = "items/s", better = Better::kHigher;
+      if (key == "bytes_per_second") unit = "B/s", better = Better::kHigher;
+      add(fmt::format("{}.{}", name, key), *d, unit, better);
+    }
+  }
+  if (out.empty()) return MakeError("{}: Google Benchmark output holds no usable results", path);
+  for (auto& m : out) {
+    if (m.samples.size() > 1)
+      m.value = Median(m.samples);
+    else
+      m.samples.clear();  // one run: no per-repetition spread to expose
+  }
+  return out;
+}
+
+// ---- nvbench ---------------------------------------------------------------------------------
+
+static Result<std::vector<Metric>> ParseNvbenchImpl(std::string_view text, std::string_view path) {
+  auto doc = ParseJsonDocument(text, path, "nvbench");
+  if (!doc) return doc.error();
+  if (!doc->is_object() || !doc->contains("benchmarks") || !(*doc)["benchmarks"].is_array())
+    return MakeError("{}: no \"benchmarks\" array: not nvbench --json output", path);
+  if (auto v = doc->find("meta"); v != doc->end() && v->is_object()) {
+    json::json_pointer at("/version/json/major");
+    long long major = 1;
+    if (v->contains(at) && v->at(at).is_number_integer()) major = v->at(at).get<long long>();
+    if (major != 1)
+      return MakeError("{}: nvbench JSON format version {} is not supported (1.x is); update vouch",
+                       path, major);
+  }
+  std::string source = fmt::format("nvbench {}", path);
+  std::vector<Metric> out;
+  for (const auto& b : (*doc)["benchmarks"]) {
+    if (!b.is_object() || !b.contains("name") || !b["name"].is_string())
+      return MakeError("{}: a benchmark has no string \"name\"", path);
+    std::string bname = b["name"].get<std::string>();
+    auto states = b.find("states");
+    if (states == b.end() || !states->is_array())
+      return MakeError(
+          "{}: benchmark '{}': \"states\" is not an array (an nvbench older than "
+          "JSON format 1.0?)",
+          path, bname);
+    for (const auto& st : *states) {
+      if (!st.is_object())
+        return MakeError("{}: benchmark '{}': a state is not an object", path, bname);
+      if (BoolOr(st, "is_skipped", false)) continue;
+      std::string sname = StringOr(st, "name", "");
+      auto sums = st.find("summaries");
+      if (sums == st.end() || sums->is_null()) continue;
+      if (!sums->is_array())
+        return MakeError("{}: benchmark '{}' state '{}': \"summaries\" is not an array", path,
+                         bname, sname);
+      for (const auto& s : *sums) {
+        if (!s.is_object() || !s.contains("tag") || !s["tag"].is_string()) continue;
+        std::string tag = s["tag"].get<std::string>();
+        auto data = s.find("data");
+        if (data == s.end() || !data->is_array()) continue;
+        const json* value = nullptr;
+        std::string type;
+        for (const auto& d : *data)
+          if (d.is_object() && StringOr(d, "name", "") == "value") {
+            auto v = d.find("value");  // const operator[] on a missing key is undefined
+            value = v == d.end() ? nullptr : &*v;
+            type = StringOr(d, "type", "");
+          }
+        if (!value || value->is_null() || (type != "float64" && type != "int64")) continue;
+        std::string name = fmt::format("{}[{}].{}", bname, sname, tag);
+        double x = 0;
+        if (value->is_string()) {
+          // nvbench writes numbers as strings to keep their precision.
+          const auto& str = value->get_ref<const std::string&>();
+          char* end = nullptr;
+          x = std::strtod(str.c_str(), &end);
+          if (str.empty() || *end != '\0')
+            return MakeError("{}: {}: \"{}\" is not a number", path, name, str);
+        } else if (value->is_number()) {
+          x = value->get<double>();
+        } else {
+          return MakeError("{}: {}: value is neither a number nor a numeric string", path, name);
+        }
+        if (!std::isfinite(x)) return MakeError("{}: {}: value is not finite", path, name);
+        std::string hint = StringOr(s, "hint", "");
+        std::string unit;
+        Better better = Better::kNone;
+        if (hint == "duration") unit = "s", better = Better::kLower;
+        if (hint == "item_rate") unit = "items/s", better = Better::kHigher;
+        if (hint == "byte_rate") unit = "B/s", better = Better::kHigher;
+        if (hint == "sample_size") unit = "count";
+        if (hint == "percentage") unit = "fraction";
+        if (tag.find("stdev") != std::string::npos) better = Better::kLower;
+        // Time spent measuring, not a property of the code under test.
+        if (tag.find("walltime") != std::string::npos) better = Better::kNone;
+        out.push_back(Metric{name, x, unit, better, source, {}, std::nullopt});
+      }
+    }
+  }
+  if (out.empty()) return MakeError("{}: nvbench output holds no measured states", path);
+  return out;
+}
+
+namespace {
+
+// Belt and braces: any structure the checks above did not foresee becomes an error naming
+// the file, never an exception out of the library.
+template <class Parser>
+Result<std::vector<Metric>> Guarded(Parser parse, std::string_view text, std::string_view path,
+                                    std::string_view tool) {
+  try {
+    return parse(text, path);
+  } catch (const json::exception& e) {
+    return MakeError("{}: unexpected {} JSON structure ({})", path, tool, e.what());
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_view path) {
+  return Guarded(ParseLlamaBenchImpl, text, path, "llama-bench");
+}
+Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::string_view path) {
+  return Guarded(ParseVllmBenchServeImpl, text, path, "vllm bench serve");
+}
+Result<std::vector<Metric>> ParseGoogleBenchmark(std::string_view text, std::string_view path) {
+  return Guarded(ParseGoogleBenchmarkImpl, text, path, "Google Benchmark");
+}
+Result<std::vector<Metric>> ParseNvbench(std::string_view text, std::string_view path) {
+  return Guarded(ParseNvbenchImpl, text, path, "nvbench");
+}
+
+}  // namespace vouch

@@ -1,0 +1,35 @@
+// The per-metric summary shown in a run's summary and stored in record.json: median, min,
+// max, mean and spread over the valid legs. Pure.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/metric.h"
+
+namespace vouch {
+
+struct MetricSummary {
+  std::string name;
+  std::string unit;
+  Better better = Better::kNone;
+  size_t n = 0;
+  double median = 0;
+  double min = 0;
+  double max = 0;
+  double mean = 0;
+  // (max - min) / median * 100. Empty when the median is 0 (no meaningful relative spread).
+  std::optional<double> spread_pct;
+};
+
+// Summary of VALUES; empty when there are none or any is not finite (a NaN never becomes a
+// number here).
+std::optional<MetricSummary> Summarize(const std::string& name, const std::string& unit,
+                                       Better better, const std::vector<double>& values);
+
+// One summary per numeric metric name over the legs, in first-seen order (text metrics are
+// for equality checks, not summaries). Legs lacking a metric simply contribute nothing to it.
+std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>& per_leg);
+
+}  // namespace vouch
