@@ -1,5 +1,6 @@
 #include "leg/executor.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -189,6 +190,40 @@ TEST_F(LegTest, LeftoverChildIsReportedAndKilled) {
   EXPECT_NE(r.Describe().find("left 1 process running after it ended, killed: "), std::string::npos)
       << r.Describe();
   EXPECT_LT(r.wall_ns, 20'000'000'000);
+}
+
+TEST_F(LegTest, EscapedDaemonIsFoundByItsEnvironment) {
+  // setsid leaves the group, the subshell exits at once: only VOUCH_LEG_ID ties it to the leg.
+  auto spec = Spec({"/bin/sh", "-c", "(setsid sleep 30 & echo $! > daemon.pid); sleep 0.1"});
+  spec.cwd = dir_.string();
+  spec.poll_interval_ns = 60'000'000'000;  // no poll in between sees it with its parent
+  auto r = MustRun(spec);
+  const int daemon = std::stoi(Slurp((dir_ / "daemon.pid").string()));
+  ASSERT_EQ(r.leftovers.size(), 1u) << r.Describe();
+  EXPECT_EQ(r.leftovers[0].pid, daemon);
+  EXPECT_FALSE(PidAlive(daemon));
+}
+
+TEST_F(LegTest, TeeCopiesToTheTerminalThroughTheCopyPath) {
+  // Point our stdout at a file for the duration, so that the tee can be read back.
+  const std::string tee_path = (dir_ / "terminal.txt").string();
+  std::fflush(stdout);
+  const int saved = ::dup(1);
+  const int tee_fd = ::open(tee_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(tee_fd, 0);
+  ::dup2(tee_fd, 1);
+  ::close(tee_fd);
+  auto spec = Spec({"head", "-c", "3000000", "/dev/zero"});
+  spec.tee_stdout = true;
+  spec.output_cap_bytes = 1000000;
+  auto r = MustRun(spec);
+  ::dup2(saved, 1);
+  ::close(saved);
+  EXPECT_EQ(r.out.produced_bytes, 3000000u);
+  EXPECT_EQ(r.out.written_bytes, 1000000u);
+  EXPECT_EQ(r.out.dropped_bytes, 2000000u);
+  EXPECT_EQ(fs::file_size(r.out.path), 1000000u);
+  EXPECT_EQ(fs::file_size(tee_path), 3000000u);  // the terminal sees everything
 }
 
 TEST_F(LegTest, EnvironmentAdditionsAndWorkingDirectory) {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -229,11 +230,17 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view kv(*e);
     const std::string_view name = kv.substr(0, kv.find('='));
-    const bool replaced = std::any_of(spec.env.begin(), spec.env.end(),
-                                      [&](const auto& add) { return add.first == name; });
+    const bool replaced =
+        name == "VOUCH_LEG_ID" || std::any_of(spec.env.begin(), spec.env.end(),
+                                              [&](const auto& add) { return add.first == name; });
     if (!replaced) env_strings.emplace_back(kv);
   }
   for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
+  // Marks the leg's processes, so that one that escapes its group and parents is still found.
+  static std::atomic<unsigned> leg_counter{0};
+  const std::string marker =
+      fmt::format("VOUCH_LEG_ID={}-{}-{}", ::getpid(), leg_counter.fetch_add(1), UnixNs());
+  env_strings.push_back(marker);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -312,7 +319,7 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   std::vector<char> buffer(64 * 1024);
   constexpr std::uint64_t kPumpBudget = 4 << 20;  // per stream per wake-up, so neither starves
 
-  ProcTree tree(pid);
+  ProcTree tree(pid, marker);
   auto sample = [&] {
     tree.Scan();
     result.tree_peak_rss_bytes = std::max(result.tree_peak_rss_bytes, tree.live_rss_bytes());

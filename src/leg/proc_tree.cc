@@ -64,7 +64,38 @@ bool ReadProcStat(int pid, ProcStat* out) {
   return ParseProcStat(std::string(buf, static_cast<std::size_t>(n)), out);
 }
 
-ProcTree::ProcTree(int main_pid) : main_pid_(main_pid), page_bytes_(::sysconf(_SC_PAGESIZE)) {}
+ProcTree::ProcTree(int main_pid, std::string env_marker)
+    : main_pid_(main_pid),
+      env_marker_(std::move(env_marker)),
+      page_bytes_(::sysconf(_SC_PAGESIZE)) {
+  ProcStat s;
+  if (ReadProcStat(main_pid, &s)) leg_start_ticks_ = s.start_ticks;
+}
+
+bool ProcTree::HasEnvMarker(int pid) const {
+  if (env_marker_.empty()) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // another user's process: not ours to judge
+  // Entries are NUL-terminated; read in chunks, carrying a tail so that no entry is split.
+  std::string data;
+  char buf[16384];
+  bool found = false;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nul; (nul = data.find('\0', start)) != std::string::npos; start = nul + 1) {
+      if (std::string_view(data).substr(start, nul - start) == env_marker_) found = true;
+    }
+    data.erase(0, start);
+    if (found || data.size() > (1u << 20)) break;
+  }
+  ::close(fd);
+  return found;
+}
 
 void ProcTree::Scan() {
   ++generation_;
@@ -86,6 +117,18 @@ void ProcTree::Scan() {
   std::erase_if(foreign_, [&](const auto& kv) { return kv.second != generation_; });
 
   // Membership to a fixed point: a child may be listed before its parent.
+  // The environment is read once, and only for processes newer than the leg that no
+  // cheaper rule claims.
+  const int self = ::getpid();
+  std::vector<bool> marked(candidates.size(), false);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const ProcStat& s = candidates[i];
+    if (s.pid == main_pid_ || s.pgrp == main_pid_ || s.pid == self || seen_.contains(s.pid) ||
+        leg_start_ticks_ == 0 || s.start_ticks < leg_start_ticks_) {
+      continue;
+    }
+    marked[i] = HasEnvMarker(s.pid);
+  }
   std::vector<bool> member(candidates.size(), false);
   std::vector<int> member_pids;
   auto is_member_pid = [&](int pid) {
@@ -98,7 +141,8 @@ void ProcTree::Scan() {
       const ProcStat& s = candidates[i];
       const auto seen = seen_.find(s.pid);
       if (s.pid == main_pid_ || s.pgrp == main_pid_ ||
-          (seen != seen_.end() && seen->second == s.start_ticks) || is_member_pid(s.ppid)) {
+          (seen != seen_.end() && seen->second == s.start_ticks) || is_member_pid(s.ppid) ||
+          marked[i]) {
         member[i] = true;
         member_pids.push_back(s.pid);
         changed = true;
