@@ -52,6 +52,8 @@ bool ParseProcStat(const std::string& text, ProcStat* out) {
   return true;
 }
 
+static long ReadLong(const char* path);
+
 bool ReadProcStat(int pid, ProcStat* out) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -70,6 +72,40 @@ ProcTree::ProcTree(int main_pid, std::string env_marker)
       page_bytes_(::sysconf(_SC_PAGESIZE)) {
   ProcStat s;
   if (ReadProcStat(main_pid, &s)) leg_start_ticks_ = s.start_ticks;
+  pid_max_ = ReadLong("/proc/sys/kernel/pid_max");
+  if (pid_max_ > 0) last_pid_ = main_pid;
+}
+
+static long ReadLong(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[32];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  return std::atol(buf);
+}
+
+void ProcTree::UpdatePidRange() {
+  if (last_pid_ == 0) return;
+  const long now = ReadLong("/proc/sys/kernel/ns_last_pid");
+  if (now <= 0 || now >= pid_max_) {
+    last_pid_ = 0;
+    return;
+  }
+  pids_allocated_ += static_cast<std::uint64_t>((now - last_pid_ + pid_max_) % pid_max_);
+  last_pid_ = now;
+  // Half a cycle of pids handed out since the leg started: the range could soon pass the
+  // main pid again and hide new processes. From here on every pid is read.
+  if (pids_allocated_ >= static_cast<std::uint64_t>(pid_max_ / 2)) last_pid_ = 0;
+}
+
+bool ProcTree::MaybeNew(int pid) const {
+  if (last_pid_ == 0) return true;
+  const long to_pid = (pid - main_pid_ + pid_max_) % pid_max_;
+  const long to_last = (last_pid_ - main_pid_ + pid_max_) % pid_max_;
+  return to_pid <= to_last;
 }
 
 bool ProcTree::HasEnvMarker(int pid) const {
@@ -99,11 +135,13 @@ bool ProcTree::HasEnvMarker(int pid) const {
 
 void ProcTree::Scan() {
   ++generation_;
+  UpdatePidRange();
   std::vector<ProcStat> candidates;
   if (DIR* dir = ::opendir("/proc")) {
     while (const dirent* e = ::readdir(dir)) {
       if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
       const int pid = std::atoi(e->d_name);
+      if (!MaybeNew(pid) && !seen_.contains(pid)) continue;
       if (auto it = foreign_.find(pid); it != foreign_.end()) {
         it->second = generation_;
         continue;

@@ -48,11 +48,20 @@ class ProcTree {
 
  private:
   bool HasEnvMarker(int pid) const;
+  // Whether PID may have been allocated since the leg started, from the kernel's last
+  // allocated pid: pids are handed out cyclically, so everything of the leg lies in
+  // (main_pid, last_pid]. Lets a scan skip the stat of every older process on the machine.
+  // False for nothing when the range is unknown (full scans).
+  bool MaybeNew(int pid) const;
+  void UpdatePidRange();
 
   int main_pid_;
   std::string env_marker_;
   std::uint64_t leg_start_ticks_ = 0;  // start time of the main process
   long page_bytes_;
+  long pid_max_ = 0;
+  long last_pid_ = 0;  // 0: range unknown, read every pid
+  std::uint64_t pids_allocated_ = 0;
   std::map<int, std::uint64_t> seen_;               // pid -> start ticks
   std::unordered_map<int, std::uint64_t> foreign_;  // pid -> scan generation last listed
   std::uint64_t generation_ = 0;
