@@ -8,13 +8,18 @@ BUILD="${1:-$ROOT/build}"
 N="${2:-300}"
 ROUNDS="${3:-5}"
 FLOOD_BYTES="${4:-1000000000}"
-ninja -C "$BUILD" leg_bench >/dev/null
-BENCH="$BUILD/leg_bench"
+# LEG_BENCH=/path/to/leg_bench uses a prebuilt driver (another machine, no build there).
+if [ -n "${LEG_BENCH:-}" ]; then
+  BENCH="$LEG_BENCH"
+else
+  ninja -C "$BUILD" leg_bench >/dev/null
+  BENCH="$BUILD/leg_bench"
+fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 TRUE_BIN="$(type -P true)"
 
-echo "# leg executor benchmark, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# leg executor benchmark, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), kernel $(uname -r), $(ls /proc | grep -c '^[0-9]') processes"
 echo "## (a) overhead on '$TRUE_BIN', $ROUNDS alternated rounds of $N runs"
 printf '%-6s %14s %14s %16s %12s\n' round hyperfine_ms vouch_run_ms vouch_legwall_ms diff_ms
 hf_sum=0; v_sum=0

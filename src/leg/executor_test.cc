@@ -325,7 +325,8 @@ class RecordingObserver : public LegObserver {
 TEST_F(LegTest, PeakRssCoversTheTreeAndObserverSeesPids) {
   // python3 is a child of the shell (the trailing command keeps sh from exec-ing it).
   auto spec = Spec({"/bin/sh", "-c",
-                    "python3 -c 'b=bytearray(100_000_000); import time; time.sleep(0.5)'; true"});
+                    "P=/usr/bin/python3; [ -x $P ] || P=python3; "
+                    "$P -c 'b=bytearray(100_000_000); import time; time.sleep(0.5)'; true"});
   RecordingObserver obs;
   auto r = MustRun(spec, &obs);
   ASSERT_TRUE(r.exit_code.has_value());

@@ -235,7 +235,9 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
                                               [&](const auto& add) { return add.first == name; });
     if (!replaced) env_strings.emplace_back(kv);
   }
-  for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
+  for (const auto& [name, value] : spec.env) {
+    if (name != "VOUCH_LEG_ID") env_strings.push_back(name + "=" + value);  // vouch's own
+  }
   // Marks the leg's processes, so that one that escapes its group and parents is still found.
   static std::atomic<unsigned> leg_counter{0};
   const std::string marker =
