@@ -109,7 +109,7 @@ TEST_F(LegTest, TimeoutKillsTheWholeGroup) {
   // The shell ignores SIGTERM, so the SIGKILL after the grace is needed; its child sleeps.
   auto spec = Spec({"/bin/sh", "-c", "trap '' TERM; sleep 60 & echo $! > child.pid; wait"});
   spec.cwd = dir_.string();
-  spec.timeout_ns = 300'000'000;
+  spec.timeout_ns = 1'000'000'000;  // long enough for the trap to be set on a busy machine
   spec.kill_grace_ns = 200'000'000;
   auto r = MustRun(spec);
   EXPECT_TRUE(r.timed_out);
@@ -119,8 +119,9 @@ TEST_F(LegTest, TimeoutKillsTheWholeGroup) {
   EXPECT_FALSE(r.Succeeded());
   EXPECT_LT(r.wall_ns, 30'000'000'000);  // returned long before the sleep would end
   EXPECT_NE(r.Describe().find("timed out after"), std::string::npos) << r.Describe();
-  const int child = std::stoi(Slurp((dir_ / "child.pid").string()));
-  EXPECT_FALSE(PidAlive(child));
+  const std::string child = Slurp((dir_ / "child.pid").string());
+  ASSERT_FALSE(child.empty());
+  EXPECT_FALSE(PidAlive(std::stoi(child)));
 }
 
 TEST_F(LegTest, FloodIsCapturedIntactWithConstantMemory) {
@@ -183,7 +184,8 @@ TEST_F(LegTest, LeftoverChildIsReportedAndKilled) {
   const int child = std::stoi(Slurp(r.out.path));
   ASSERT_EQ(r.leftovers.size(), 1u) << r.Describe();
   EXPECT_EQ(r.leftovers[0].pid, child);
-  EXPECT_EQ(r.leftovers[0].name, "sleep");
+  // Caught as it is: the forked shell may not have exec'd sleep yet.
+  EXPECT_TRUE(r.leftovers[0].name == "sleep" || r.leftovers[0].name == "sh") << r.leftovers[0].name;
   EXPECT_FALSE(PidAlive(child));
   EXPECT_EQ(::kill(child, 0), -1) << "pid " << child << " still exists (zombie not reaped?)";
   EXPECT_NE(std::find(r.pids_seen.begin(), r.pids_seen.end(), child), r.pids_seen.end());
