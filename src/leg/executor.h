@@ -25,7 +25,8 @@ struct LegSpec {
   // When set, the argv elements are joined with spaces and run as `/bin/sh -c "<line>"`.
   bool shell = false;
   // Added on top of the inherited environment; a name given here replaces the inherited
-  // value. The caller puts VOUCH_METRICS here.
+  // value. The caller puts VOUCH_METRICS here. vouch adds VOUCH_LEG_ID (unique per leg):
+  // it finds processes of the leg that escaped its group and parents (setsid, double fork).
   std::vector<std::pair<std::string, std::string>> env;
   std::string cwd;  // empty: vouch's working directory
   // 0: no timeout. At the timeout the whole group gets SIGTERM, then SIGKILL after

@@ -1,5 +1,6 @@
 #include "leg/executor.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -108,7 +109,7 @@ TEST_F(LegTest, TimeoutKillsTheWholeGroup) {
   // The shell ignores SIGTERM, so the SIGKILL after the grace is needed; its child sleeps.
   auto spec = Spec({"/bin/sh", "-c", "trap '' TERM; sleep 60 & echo $! > child.pid; wait"});
   spec.cwd = dir_.string();
-  spec.timeout_ns = 300'000'000;
+  spec.timeout_ns = 1'000'000'000;  // long enough for the trap to be set on a busy machine
   spec.kill_grace_ns = 200'000'000;
   auto r = MustRun(spec);
   EXPECT_TRUE(r.timed_out);
@@ -118,8 +119,9 @@ TEST_F(LegTest, TimeoutKillsTheWholeGroup) {
   EXPECT_FALSE(r.Succeeded());
   EXPECT_LT(r.wall_ns, 30'000'000'000);  // returned long before the sleep would end
   EXPECT_NE(r.Describe().find("timed out after"), std::string::npos) << r.Describe();
-  const int child = std::stoi(Slurp((dir_ / "child.pid").string()));
-  EXPECT_FALSE(PidAlive(child));
+  const std::string child = Slurp((dir_ / "child.pid").string());
+  ASSERT_FALSE(child.empty());
+  EXPECT_FALSE(PidAlive(std::stoi(child)));
 }
 
 TEST_F(LegTest, FloodIsCapturedIntactWithConstantMemory) {
@@ -182,13 +184,48 @@ TEST_F(LegTest, LeftoverChildIsReportedAndKilled) {
   const int child = std::stoi(Slurp(r.out.path));
   ASSERT_EQ(r.leftovers.size(), 1u) << r.Describe();
   EXPECT_EQ(r.leftovers[0].pid, child);
-  EXPECT_EQ(r.leftovers[0].name, "sleep");
+  // Caught as it is: the forked shell may not have exec'd sleep yet.
+  EXPECT_TRUE(r.leftovers[0].name == "sleep" || r.leftovers[0].name == "sh") << r.leftovers[0].name;
   EXPECT_FALSE(PidAlive(child));
   EXPECT_EQ(::kill(child, 0), -1) << "pid " << child << " still exists (zombie not reaped?)";
   EXPECT_NE(std::find(r.pids_seen.begin(), r.pids_seen.end(), child), r.pids_seen.end());
   EXPECT_NE(r.Describe().find("left 1 process running after it ended, killed: "), std::string::npos)
       << r.Describe();
   EXPECT_LT(r.wall_ns, 20'000'000'000);
+}
+
+TEST_F(LegTest, EscapedDaemonIsFoundByItsEnvironment) {
+  // setsid leaves the group, the subshell exits at once: only VOUCH_LEG_ID ties it to the leg.
+  auto spec = Spec({"/bin/sh", "-c", "(setsid sleep 30 & echo $! > daemon.pid); sleep 0.1"});
+  spec.cwd = dir_.string();
+  spec.poll_interval_ns = 60'000'000'000;  // no poll in between sees it with its parent
+  auto r = MustRun(spec);
+  const int daemon = std::stoi(Slurp((dir_ / "daemon.pid").string()));
+  ASSERT_EQ(r.leftovers.size(), 1u) << r.Describe();
+  EXPECT_EQ(r.leftovers[0].pid, daemon);
+  EXPECT_FALSE(PidAlive(daemon));
+}
+
+TEST_F(LegTest, TeeCopiesToTheTerminalThroughTheCopyPath) {
+  // Point our stdout at a file for the duration, so that the tee can be read back.
+  const std::string tee_path = (dir_ / "terminal.txt").string();
+  std::fflush(stdout);
+  const int saved = ::dup(1);
+  const int tee_fd = ::open(tee_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(tee_fd, 0);
+  ::dup2(tee_fd, 1);
+  ::close(tee_fd);
+  auto spec = Spec({"head", "-c", "3000000", "/dev/zero"});
+  spec.tee_stdout = true;
+  spec.output_cap_bytes = 1000000;
+  auto r = MustRun(spec);
+  ::dup2(saved, 1);
+  ::close(saved);
+  EXPECT_EQ(r.out.produced_bytes, 3000000u);
+  EXPECT_EQ(r.out.written_bytes, 1000000u);
+  EXPECT_EQ(r.out.dropped_bytes, 2000000u);
+  EXPECT_EQ(fs::file_size(r.out.path), 1000000u);
+  EXPECT_EQ(fs::file_size(tee_path), 3000000u);  // the terminal sees everything
 }
 
 TEST_F(LegTest, EnvironmentAdditionsAndWorkingDirectory) {
@@ -290,7 +327,8 @@ class RecordingObserver : public LegObserver {
 TEST_F(LegTest, PeakRssCoversTheTreeAndObserverSeesPids) {
   // python3 is a child of the shell (the trailing command keeps sh from exec-ing it).
   auto spec = Spec({"/bin/sh", "-c",
-                    "python3 -c 'b=bytearray(100_000_000); import time; time.sleep(0.5)'; true"});
+                    "P=/usr/bin/python3; [ -x $P ] || P=python3; "
+                    "$P -c 'b=bytearray(100_000_000); import time; time.sleep(0.5)'; true"});
   RecordingObserver obs;
   auto r = MustRun(spec, &obs);
   ASSERT_TRUE(r.exit_code.has_value());

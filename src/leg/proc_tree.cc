@@ -52,6 +52,8 @@ bool ParseProcStat(const std::string& text, ProcStat* out) {
   return true;
 }
 
+static long ReadLong(const char* path);
+
 bool ReadProcStat(int pid, ProcStat* out) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -64,15 +66,82 @@ bool ReadProcStat(int pid, ProcStat* out) {
   return ParseProcStat(std::string(buf, static_cast<std::size_t>(n)), out);
 }
 
-ProcTree::ProcTree(int main_pid) : main_pid_(main_pid), page_bytes_(::sysconf(_SC_PAGESIZE)) {}
+ProcTree::ProcTree(int main_pid, std::string env_marker)
+    : main_pid_(main_pid),
+      env_marker_(std::move(env_marker)),
+      page_bytes_(::sysconf(_SC_PAGESIZE)) {
+  ProcStat s;
+  if (ReadProcStat(main_pid, &s)) leg_start_ticks_ = s.start_ticks;
+  pid_max_ = ReadLong("/proc/sys/kernel/pid_max");
+  if (pid_max_ > 0) last_pid_ = main_pid;
+}
+
+static long ReadLong(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[32];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  return std::atol(buf);
+}
+
+void ProcTree::UpdatePidRange() {
+  if (last_pid_ == 0) return;
+  const long now = ReadLong("/proc/sys/kernel/ns_last_pid");
+  if (now <= 0 || now >= pid_max_) {
+    last_pid_ = 0;
+    return;
+  }
+  pids_allocated_ += static_cast<std::uint64_t>((now - last_pid_ + pid_max_) % pid_max_);
+  last_pid_ = now;
+  // Half a cycle of pids handed out since the leg started: the range could soon pass the
+  // main pid again and hide new processes. From here on every pid is read.
+  if (pids_allocated_ >= static_cast<std::uint64_t>(pid_max_ / 2)) last_pid_ = 0;
+}
+
+bool ProcTree::MaybeNew(int pid) const {
+  if (last_pid_ == 0) return true;
+  const long to_pid = (pid - main_pid_ + pid_max_) % pid_max_;
+  const long to_last = (last_pid_ - main_pid_ + pid_max_) % pid_max_;
+  return to_pid <= to_last;
+}
+
+bool ProcTree::HasEnvMarker(int pid) const {
+  if (env_marker_.empty()) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // another user's process: not ours to judge
+  // Entries are NUL-terminated; read in chunks, carrying a tail so that no entry is split.
+  std::string data;
+  char buf[16384];
+  bool found = false;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nul; (nul = data.find('\0', start)) != std::string::npos; start = nul + 1) {
+      if (std::string_view(data).substr(start, nul - start) == env_marker_) found = true;
+    }
+    data.erase(0, start);
+    if (found || data.size() > (1u << 20)) break;
+  }
+  ::close(fd);
+  return found;
+}
 
 void ProcTree::Scan() {
   ++generation_;
+  UpdatePidRange();
   std::vector<ProcStat> candidates;
   if (DIR* dir = ::opendir("/proc")) {
     while (const dirent* e = ::readdir(dir)) {
       if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
       const int pid = std::atoi(e->d_name);
+      if (!MaybeNew(pid) && !seen_.contains(pid)) continue;
       if (auto it = foreign_.find(pid); it != foreign_.end()) {
         it->second = generation_;
         continue;
@@ -86,6 +155,18 @@ void ProcTree::Scan() {
   std::erase_if(foreign_, [&](const auto& kv) { return kv.second != generation_; });
 
   // Membership to a fixed point: a child may be listed before its parent.
+  // The environment is read once, and only for processes newer than the leg that no
+  // cheaper rule claims.
+  const int self = ::getpid();
+  std::vector<bool> marked(candidates.size(), false);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const ProcStat& s = candidates[i];
+    if (s.pid == main_pid_ || s.pgrp == main_pid_ || s.pid == self || seen_.contains(s.pid) ||
+        leg_start_ticks_ == 0 || s.start_ticks < leg_start_ticks_) {
+      continue;
+    }
+    marked[i] = HasEnvMarker(s.pid);
+  }
   std::vector<bool> member(candidates.size(), false);
   std::vector<int> member_pids;
   auto is_member_pid = [&](int pid) {
@@ -98,7 +179,8 @@ void ProcTree::Scan() {
       const ProcStat& s = candidates[i];
       const auto seen = seen_.find(s.pid);
       if (s.pid == main_pid_ || s.pgrp == main_pid_ ||
-          (seen != seen_.end() && seen->second == s.start_ticks) || is_member_pid(s.ppid)) {
+          (seen != seen_.end() && seen->second == s.start_ticks) || is_member_pid(s.ppid) ||
+          marked[i]) {
         member[i] = true;
         member_pids.push_back(s.pid);
         changed = true;

@@ -28,12 +28,16 @@ bool ReadProcStat(int pid, ProcStat* out);
 
 class ProcTree {
  public:
-  // MAIN_PID is also the leg's process group id.
-  explicit ProcTree(int main_pid);
+  // MAIN_PID is also the leg's process group id. ENV_MARKER ("NAME=value", may be empty)
+  // is a variable only the leg's environment holds: a process started during the leg whose
+  // environment has it belongs to the leg even if it escaped the group and its parents
+  // (setsid and a double fork).
+  ProcTree(int main_pid, std::string env_marker);
 
   // One pass over /proc. A process belongs to the leg when it is the main process, is in
-  // its process group, descends from a member, or is a member seen earlier (same start
-  // time). Pids found foreign are remembered and not read again while they exist.
+  // its process group, descends from a member, is a member seen earlier (same start
+  // time), or started after the leg with the marker in its environment. Pids found
+  // foreign are remembered and not read again while they exist.
   void Scan();
 
   const std::vector<int>& live_pids() const { return live_; }  // sorted, zombies excluded
@@ -43,8 +47,21 @@ class ProcTree {
   const std::vector<ProcStat>& live_members() const { return live_members_; }
 
  private:
+  bool HasEnvMarker(int pid) const;
+  // Whether PID may have been allocated since the leg started, from the kernel's last
+  // allocated pid: pids are handed out cyclically, so everything of the leg lies in
+  // (main_pid, last_pid]. Lets a scan skip the stat of every older process on the machine.
+  // False for nothing when the range is unknown (full scans).
+  bool MaybeNew(int pid) const;
+  void UpdatePidRange();
+
   int main_pid_;
+  std::string env_marker_;
+  std::uint64_t leg_start_ticks_ = 0;  // start time of the main process
   long page_bytes_;
+  long pid_max_ = 0;
+  long last_pid_ = 0;  // 0: range unknown, read every pid
+  std::uint64_t pids_allocated_ = 0;
   std::map<int, std::uint64_t> seen_;               // pid -> start ticks
   std::unordered_map<int, std::uint64_t> foreign_;  // pid -> scan generation last listed
   std::uint64_t generation_ = 0;
