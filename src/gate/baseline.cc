@@ -143,11 +143,10 @@ Result<BaselineMetric> ParseMetric(const Reader& r, const json& obj, const std::
   VOUCH_TRY_ASSIGN(m.unit, r.String(obj, path, "unit"));
   std::string better;
   VOUCH_TRY_ASSIGN(better, r.String(obj, path, "better"));
-  auto b = ParseBetter(better);
-  if (!b)
+  if (better != "higher" && better != "lower")
     return r.Bad(path + ".better",
                  fmt::format("expected \"higher\" or \"lower\", got \"{}\"", better));
-  m.better = *b;
+  m.better = better == "higher" ? Better::kHigher : Better::kLower;
   VOUCH_TRY_ASSIGN(m.fail_pct, r.Number(obj, path, "fail_pct", true));
   VOUCH_TRY_ASSIGN(m.warn_pct, r.Number(obj, path, "warn_pct", true));
   if (m.fail_pct && *m.fail_pct < 0) return r.Bad(path + ".fail_pct", "negative threshold");
@@ -173,14 +172,6 @@ ojson ClockToJson(const ClockState& c) {
 ojson OptionalNumber(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
 
 }  // namespace
-
-std::string_view BetterName(Better b) { return b == Better::kHigher ? "higher" : "lower"; }
-
-std::optional<Better> ParseBetter(std::string_view s) {
-  if (s == "higher") return Better::kHigher;
-  if (s == "lower") return Better::kLower;
-  return std::nullopt;
-}
 
 const BaselineMetric* Baseline::Find(std::string_view name) const {
   for (const auto& m : metrics)
@@ -223,6 +214,9 @@ Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const st
       if (!std::isfinite(v))
         return MakeError("baseline: metric '{}' has a non-finite value ({}); refusing to pin it",
                          in.name, v);
+    if (in.better == Better::kNone)
+      return MakeError("baseline: metric '{}' has no direction (higher or lower is better); "
+                       "a gate needs one", in.name);
     BaselineMetric m;
     m.name = in.name;
     m.unit = in.unit;

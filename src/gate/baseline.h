@@ -3,6 +3,8 @@
 // tests/perf_baseline.json (3 % decode fail, 5 % prefill warn, 10 % peak VRAM fail).
 #pragma once
 
+#include "metrics/metric.h"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -16,9 +18,7 @@ namespace vouch {
 inline constexpr std::string_view kBaselineSchema = "vouch.baseline";
 inline constexpr int kBaselineSchemaVersion = 1;
 
-enum class Better { kHigher, kLower };
-std::string_view BetterName(Better b);                  // "higher" | "lower"
-std::optional<Better> ParseBetter(std::string_view s);  // nullopt for anything else
+// Better, BetterName and ParseBetter come from metrics/metric.h (kNone is refused here).
 
 // The clock state a figure was taken at. valid=false means no clock window attributes it
 // (then every comparison that uses it is unattributed).
