@@ -10,6 +10,11 @@ int CmdClockCheck(const GlobalOptions&, std::vector<std::string>);
 int CmdClockPair(const GlobalOptions&, std::vector<std::string>);
 int CmdClockReplay(const GlobalOptions&, std::vector<std::string>);
 int CmdLockStatus(const GlobalOptions&, std::vector<std::string>);
+int CmdRun(const GlobalOptions&, std::vector<std::string>);
+int CmdShow(const GlobalOptions&, std::vector<std::string>);
+int CmdBaseline(const GlobalOptions&, std::vector<std::string>);
+int CmdGate(const GlobalOptions&, std::vector<std::string>);
+int CmdArms(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -19,6 +24,11 @@ const std::vector<Command>& Commands() {
       {"clock pair", "can two saved windows be compared?", CmdClockPair},
       {"clock replay", "fold and judge a recorded telemetry stream", CmdClockReplay},
       {"lock status", "who holds the measurement lock", CmdLockStatus},
+      {"run", "run a benchmark in guarded legs and write a record", CmdRun},
+      {"show", "print a record's summary again", CmdShow},
+      {"baseline", "pin a baseline from cold trials", CmdBaseline},
+      {"gate", "compare a run or record with a baseline (CI gate)", CmdGate},
+      {"arms", "check that two arms are really two arms", CmdArms},
   };
   return table;
 }

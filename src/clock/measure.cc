@@ -32,7 +32,8 @@ WindowSummary DescribeDevice(Device& device, const std::vector<int>& gpus) {
 Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegSpec& spec,
                                const WindowOptions& opt,
                                const std::function<std::optional<Region>(const LegResult&)>& region_of,
-                               LegObserver* observer) {
+                               LegObserver* observer,
+                               const std::function<void(const std::optional<Sample>&)>& on_tick) {
   std::vector<int> gpus = opt.gpus.empty() ? AllGpus(device) : opt.gpus;
   if (gpus.empty()) return MakeError("the device has no GPU to sample");
   if (auto s = MakeDirs(opt.dir); !s) return s.error();
@@ -77,7 +78,23 @@ Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegS
   Sampler sampler(device, SamplerOptions{gpus, opt.interval_s, 0.1, m.samples_path, 0.5});
   if (auto s = sampler.Start(); !s) return s.error();
   m.window.started_unix_s = UnixNowSeconds();
-  auto leg = executor.Run(spec, observer);
+  // Forwards the leg's polls to OBSERVER and shows the sampler's latest reading to ON_TICK.
+  struct Tick : LegObserver {
+    LegObserver* inner;
+    const std::function<void(const std::optional<Sample>&)>& tick;
+    Sampler& sampler;
+    int gpu;
+    Tick(LegObserver* i, const std::function<void(const std::optional<Sample>&)>& t, Sampler& s, int g)
+        : inner(i), tick(t), sampler(s), gpu(g) {}
+    void OnStart(int pid) override {
+      if (inner) inner->OnStart(pid);
+    }
+    void OnPoll(const std::vector<int>& pids) override {
+      if (inner) inner->OnPoll(pids);
+      if (tick) tick(sampler.Last(gpu));
+    }
+  } tick_observer(observer, on_tick, sampler, gpus.front());
+  auto leg = executor.Run(spec, &tick_observer);
   m.window.ended_unix_s = UnixNowSeconds();
   Status stopped = sampler.Stop();
   if (!stopped) m.errors.push_back(stopped.error().message);

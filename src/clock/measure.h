@@ -46,7 +46,8 @@ struct MeasuredLeg {
 Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegSpec& spec,
                                const WindowOptions& options,
                                const std::function<std::optional<Region>(const LegResult&)>& region_of,
-                               LegObserver* observer);
+                               LegObserver* observer,
+                               const std::function<void(const std::optional<Sample>&)>& on_tick = nullptr);
 
 // Static state and host facts of a window, without samples (for doctor and records).
 WindowSummary DescribeDevice(Device& device, const std::vector<int>& gpus);

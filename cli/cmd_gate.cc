@@ -1,0 +1,160 @@
+// vouch baseline: N cold trials (fresh processes), the median per metric, pinned with the
+// clock state they were taken at. vouch gate: a run (or a record) against a baseline.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <set>
+
+#include "gate/gate.h"
+#include "run_common.h"
+#include "util/fs.h"
+
+namespace vouch::cli {
+namespace {
+
+bool Gateable(const MetricSummary& s) {
+  if (s.better == Better::kNone) return false;
+  if (s.name == "vouch.wall_s" || s.name == "vouch.peak_rss_bytes") return false;  // host facts
+  return true;
+}
+
+}  // namespace
+
+int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
+  auto [opts, cmd] = SplitAtDoubleDash(args);
+  CLI::App app{"Pin a baseline: N cold trials (each a fresh process), the median per metric, thresholds and "
+               "the clock state.\nExit: 0 written, 1 no valid trial",
+               "baseline"};
+  RunFlags f;
+  int trials = 5;
+  std::string file = "baseline.json", headline;
+  double headline_fail = 3, secondary_warn = 5, vram_fail = 10;
+  f.warmup = 0;
+  app.add_option("--trials", trials, "cold trials (5)")->check(CLI::Range(1, 1000));
+  app.add_option("--warmup", f.warmup, "warm-up legs before the trials (0: trials are cold)");
+  app.add_option("--baseline", file, "baseline file to write (baseline.json)");
+  app.add_option("--headline", headline, "the headline metric (default: the first metric with a direction)");
+  app.add_option("--headline-fail-pct", headline_fail, "fail threshold of the headline metric (3 %)");
+  app.add_option("--secondary-warn-pct", secondary_warn, "warn threshold of other metrics (5 %)");
+  app.add_option("--vram-fail-pct", vram_fail, "fail threshold of peak device memory (10 %)");
+  f.Add(app, false);
+  if (int rc = Parse(app, opts); rc >= 0) return rc;
+  f.reps = trials;
+  auto env = ParseEnv(f.env);
+  if (!env) return fmt::print(stderr, "vouch baseline: {}\n", env.error().message), kExitUsage;
+  Arm arm{"run", cmd, *env, f.cwd, f.shell};
+  std::vector<std::string> argv = {"baseline"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunContext ctx;
+  if (f.out.empty()) f.out = std::filesystem::path(file).replace_extension("").string() + "-record";
+  if (int rc = PrepareRun(g, f, {arm}, "baseline", argv, &ctx); rc >= 0) return rc;
+  ctx.record.planned_legs = f.warmup + f.reps;
+  bool go = true;
+  for (int i = 0; go && i < f.warmup; ++i) go = RunOneLeg(ctx, arm, "warmup");
+  for (int i = 0; go && i < f.reps; ++i) go = RunOneLeg(ctx, arm, "measured");
+  int rc = FinishRun(ctx);
+  if (rc != kExitOk) {
+    fmt::print(stderr, "vouch baseline: not written: the trials did not give a quotable number\n");
+    return rc;
+  }
+  // Values per metric over the valid trials.
+  std::vector<BaselineInput> inputs;
+  std::map<std::string, size_t> at;
+  for (const auto& l : ctx.record.legs) {
+    if (l.role != "measured" || !l.valid) continue;
+    for (const auto& m : l.metrics) {
+      if (m.text) continue;
+      MetricSummary probe{m.name, m.unit, m.better, 1, m.value, m.value, m.value, m.value, std::nullopt};
+      if (!Gateable(probe)) continue;
+      if (!at.count(m.name)) {
+        at[m.name] = inputs.size();
+        inputs.push_back({m.name, m.unit, m.better, {}});
+      }
+      inputs[at[m.name]].values.push_back(m.value);
+    }
+  }
+  if (inputs.empty()) {
+    fmt::print(stderr, "vouch baseline: no metric with a direction to pin; give --metric\n");
+    return kExitError;
+  }
+  if (headline.empty()) {
+    for (const auto& in : inputs)
+      if (in.name.rfind("vouch.", 0) != 0) {
+        headline = in.name;
+        break;
+      }
+    if (headline.empty()) headline = inputs.front().name;
+  }
+  BaselineOptions bo;
+  bo.headline_fail_pct = headline_fail;
+  bo.secondary_warn_pct = secondary_warn;
+  bo.vram_fail_pct = vram_fail;
+  bo.record_path = (std::filesystem::path(ctx.dir) / "record.json").string();
+  auto b = MakeBaseline(inputs, headline, RecordClockState(ToJson(ctx.record), "run"), bo);
+  if (!b) return fmt::print(stderr, "vouch baseline: {}\n", b.error().message), kExitError;
+  b->trials = trials;
+  if (auto s = WriteBaseline(file, *b); !s) return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
+  fmt::print("baseline written to {} (headline {}, {} metrics, from {} valid trials)\n", file, headline,
+             b->metrics.size(), ctx.record.legs.size());
+  return kExitOk;
+}
+
+int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
+  auto [opts, cmd] = SplitAtDoubleDash(args);
+  CLI::App app{"Compare a run (or a saved record) with a baseline: a table of metric, baseline, now, change, "
+               "threshold, verdict.\nExit: 0 pass or warn, 1 a failing metric (or no valid leg)",
+               "gate"};
+  RunFlags f;
+  std::string baseline_path, record_path, markdown;
+  app.add_option("--baseline", baseline_path, "baseline file (from vouch baseline)")->required();
+  app.add_option("RECORD", record_path, "a record to gate instead of running a command");
+  app.add_option("--markdown", markdown, "also write the table as Markdown (for a pull request)");
+  f.Add(app, true);
+  if (int rc = Parse(app, opts); rc >= 0) return rc;
+  if (record_path.empty() == cmd.empty()) {
+    fmt::print(stderr, "vouch gate: give either a RECORD or a command after --\n");
+    return kExitUsage;
+  }
+  auto base = ReadBaseline(baseline_path);
+  if (!base) return fmt::print(stderr, "vouch gate: {}\n", base.error().message), kExitError;
+  nlohmann::json rec;
+  if (!record_path.empty()) {
+    auto r = ReadRecordJson(record_path);
+    if (!r) return fmt::print(stderr, "vouch gate: {}\n", r.error().message), kExitError;
+    rec = *r;
+    if (rec.value("valid_legs", 0) == 0) {
+      fmt::print(stderr, "vouch gate: {} has no valid measured leg: nothing to gate\n", record_path);
+      return kExitError;
+    }
+  } else {
+    auto env = ParseEnv(f.env);
+    if (!env) return fmt::print(stderr, "vouch gate: {}\n", env.error().message), kExitUsage;
+    Arm arm{"run", cmd, *env, f.cwd, f.shell};
+    std::vector<std::string> argv = {"gate"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunContext ctx;
+    if (int rc = PrepareRun(g, f, {arm}, "gate", argv, &ctx); rc >= 0) return rc;
+    ctx.record.planned_legs = f.warmup + f.reps;
+    bool go = true;
+    for (int i = 0; go && i < f.warmup; ++i) go = RunOneLeg(ctx, arm, "warmup");
+    for (int i = 0; go && i < f.reps; ++i) go = RunOneLeg(ctx, arm, "measured");
+    int rc = FinishRun(ctx, false);
+    if (rc != kExitOk) return rc;
+    rec = ToJson(ctx.record);
+  }
+  std::map<std::string, CurrentMetric> now;
+  for (const auto& [name, v] : RecordMedians(rec, "run")) now[name] = CurrentMetric{v.first, v.second};
+  ClockState clock = RecordClockState(rec, "run");
+  GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
+  if (f.json)
+    fmt::print("{}\n", RenderGateJson(report));
+  else
+    fmt::print("{}", RenderGateText(report));
+  if (!markdown.empty()) {
+    if (auto s = WriteFileAtomic(markdown, RenderGateMarkdown(report)); !s)
+      return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitError;
+  }
+  return GateExitCode(report);
+}
+
+}  // namespace vouch::cli

@@ -1,0 +1,326 @@
+#include "record/record.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "util/fs.h"
+#include "util/hash.h"
+#include "util/host.h"
+#include "util/strings.h"
+
+extern char** environ;
+
+namespace vouch {
+namespace {
+
+// Variables that change what a GPU benchmark measures; recorded when set.
+const char* kRelevantVars[] = {"CUDA_VISIBLE_DEVICES", "CUBLAS_WORKSPACE_CONFIG", "CUDA_LAUNCH_BLOCKING",
+                               "NVIDIA_TF32_OVERRIDE", "TORCH_CUDNN_V8_API_ENABLED", "OMP_NUM_THREADS",
+                               "NCCL_NVLS_ENABLE", "PYTORCH_CUDA_ALLOC_CONF", "LD_LIBRARY_PATH",
+                               "CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS"};
+
+std::string Popen(const std::string& cmd, int* rc) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    *rc = -1;
+    return out;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0 && out.size() < (1 << 20)) out.append(buf, n);
+  *rc = ::pclose(p);
+  return Trim(out);
+}
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+bool IsSecretName(const std::string& name) {
+  std::string u;
+  for (char c : name) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* w : {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"})
+    if (u.find(w) != std::string::npos) return true;
+  return false;
+}
+
+std::string RedactArg(const std::string& arg) {
+  auto eq = arg.find('=');
+  if (eq == std::string::npos) return arg;
+  size_t start = arg.find_first_not_of('-');
+  if (start == std::string::npos || start >= eq) return arg;
+  if (!IsSecretName(arg.substr(start, eq - start))) return arg;
+  std::string out(arg, 0, eq + 1);
+  out.append("<redacted>");
+  return out;
+}
+
+Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_busy,
+                       std::uint64_t disk_budget_bytes, const std::string& dir) {
+  Preflight p;
+  for (int g : gpus) {
+    auto procs = device.Processes(g);
+    if (!procs) {
+      p.warnings.push_back(fmt::format("GPU {}: cannot list compute processes: {}", g, procs.error().message));
+    } else {
+      for (const auto& q : *procs) {
+        if (q.pid == static_cast<std::uint32_t>(::getpid())) continue;
+        p.busy_processes.push_back({{"gpu", g}, {"pid", q.pid}, {"name", q.name},
+                                    {"used_bytes", q.used_bytes ? nlohmann::json(*q.used_bytes) : nlohmann::json()}});
+        std::string what = fmt::format("GPU {} is busy: compute process {} ({})", g, q.pid, q.name);
+        if (allow_busy)
+          p.warnings.push_back(what + " (allowed by --allow-busy; numbers may be corrupted)");
+        else
+          p.problems.push_back(what + ": a busy GPU corrupts numbers; stop it, or pass --allow-busy to record it and go on");
+      }
+    }
+    auto mem = device.Memory(g);
+    if (mem && mem->free_bytes < (1ull << 30))
+      p.warnings.push_back(fmt::format(
+          "GPU {}: only {} device memory free: on unified-memory and WDDM systems allocations spill "
+          "silently and bandwidth falls off a cliff",
+          g, HumanBytes(static_cast<double>(mem->free_bytes))));
+  }
+  // The run directory may not exist yet: measure the nearest existing parent.
+  std::error_code ec;
+  std::filesystem::path probe_path = std::filesystem::absolute(dir, ec);
+  while (probe_path.has_parent_path() && probe_path != probe_path.root_path() &&
+         !std::filesystem::exists(probe_path, ec))
+    probe_path = probe_path.parent_path();
+  std::string probe = probe_path.string();
+  auto free = FreeDiskBytes(probe);
+  if (!free)
+    p.problems.push_back(free.error().message);
+  else if (*free < disk_budget_bytes)
+    p.problems.push_back(fmt::format(
+        "only {} free under {} (budget {}): a full disk voids evidence without failing loudly; free "
+        "space or lower --disk-budget-gib",
+        HumanBytes(static_cast<double>(*free)), probe, HumanBytes(static_cast<double>(disk_budget_bytes))));
+  p.ok = p.problems.empty();
+  return p;
+}
+
+nlohmann::json CaptureEnvironment(Device& device, const std::vector<int>& gpus) {
+  HostInfo h = ReadHostInfo();
+  nlohmann::json gj = nlohmann::json::array();
+  for (int g : gpus) gj.push_back(ToJson(device.Static(g)));
+  nlohmann::json vars = nlohmann::json::object();
+  for (const char* v : kRelevantVars)
+    if (const char* val = std::getenv(v)) vars[v] = IsSecretName(v) ? "<redacted>" : val;
+  return {{"hostname", h.hostname}, {"kernel", h.kernel}, {"cpu", h.cpu}, {"cpu_count", h.cpu_count},
+          {"host_boot_id", h.boot_id}, {"boot_id", device.BootId()}, {"device", device.Describe()},
+          {"simulated", device.Simulated()}, {"gpus", gj}, {"variables", vars}};
+}
+
+nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos) {
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<std::string> all = {cwd.empty() ? std::filesystem::current_path().string() : cwd};
+  all.insert(all.end(), repos.begin(), repos.end());
+  for (const auto& r : all) {
+    int rc1 = 0, rc2 = 0;
+    std::string commit = Popen(fmt::format("git -C {} rev-parse HEAD 2>/dev/null", ShellQuote(r)), &rc1);
+    std::string dirty = Popen(fmt::format("git -C {} status --porcelain 2>/dev/null | head -50", ShellQuote(r)), &rc2);
+    if (rc1 != 0 || commit.empty()) {
+      out.push_back({{"path", r}, {"git", false}});
+      continue;
+    }
+    out.push_back({{"path", r}, {"git", true}, {"commit", commit}, {"dirty", !dirty.empty()}});
+  }
+  return out;
+}
+
+Result<nlohmann::json> HashArtifacts(const std::vector<std::string>& paths) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : paths) {
+    auto h = Sha256OfPath(p);
+    if (!h) return h.error();
+    out.push_back({{"path", p}, {"sha256", *h}});
+  }
+  return out;
+}
+
+nlohmann::json CaptureContention(Device& device, const std::vector<int>& gpus) {
+  nlohmann::json procs = nlohmann::json::array();
+  for (int g : gpus) {
+    auto p = device.Processes(g);
+    if (!p) continue;
+    for (const auto& q : *p)
+      if (q.pid != static_cast<std::uint32_t>(::getpid()))
+        procs.push_back({{"gpu", g}, {"pid", q.pid}, {"name", q.name}});
+  }
+  return {{"unix_s", UnixNowSeconds()}, {"load_1m", LoadAverage1m()}, {"gpu_processes", procs}};
+}
+
+std::map<std::string, std::vector<MetricSummary>> SummariesByArm(const RunRecord& r) {
+  std::map<std::string, std::vector<MetricSummary>> out;
+  for (const auto& arm : r.arms) {
+    std::vector<std::vector<Metric>> per_leg;
+    for (const auto& l : r.legs)
+      if (l.arm == arm.name && l.role == "measured" && l.valid) per_leg.push_back(l.metrics);
+    out[arm.name] = SummarizeLegs(per_leg);
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const RunRecord& r) {
+  nlohmann::json arms = nlohmann::json::array();
+  for (const auto& a : r.arms) {
+    nlohmann::json env = nlohmann::json::object();
+    for (const auto& [k, v] : a.env) env[k] = IsSecretName(k) ? "<redacted>" : v;
+    arms.push_back({{"name", a.name}, {"argv", a.argv}, {"env", env},
+                    {"cwd", a.cwd.empty() ? std::filesystem::current_path().string() : a.cwd},
+                    {"shell", a.shell}});
+  }
+  nlohmann::json legs = nlohmann::json::array();
+  for (const auto& l : r.legs) legs.push_back(ToJson(l));
+  nlohmann::json summary = nlohmann::json::object();
+  for (const auto& [arm, sums] : SummariesByArm(r)) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& s : sums)
+      a.push_back({{"name", s.name}, {"unit", s.unit}, {"better", BetterName(s.better)}, {"n", s.n},
+                   {"median", s.median}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},
+                   {"spread_pct", s.spread_pct ? nlohmann::json(*s.spread_pct) : nlohmann::json()}});
+    summary[arm] = a;
+  }
+  nlohmann::json viol = nlohmann::json::array();
+  for (const auto& v : r.violations)
+    viol.push_back({{"leg", v.leg}, {"metric", v.metric}, {"expected", v.expected}, {"got", v.got},
+                    {"message", v.message}});
+  int valid = 0, measured = 0;
+  for (const auto& l : r.legs)
+    if (l.role == "measured") {
+      ++measured;
+      valid += l.valid;
+    }
+  std::vector<std::string> argv = {"vouch"};
+  for (const auto& a : r.vouch_argv) argv.push_back(RedactArg(a));
+  return {{"schema", "vouch.record"},
+          {"schema_version", kRecordSchemaVersion},
+          {"kind", r.kind},
+          {"status", r.status},
+          {"missing", r.missing},
+          {"started", IsoTimeUtc(r.started_unix_s)},
+          {"started_unix_s", r.started_unix_s},
+          {"ended_unix_s", r.ended_unix_s},
+          {"recipe", {{"arms", arms}, {"reproduce", ShellJoin(argv)}}},
+          {"revisions", r.revisions},
+          {"artifacts", r.artifacts},
+          {"environment", r.environment},
+          {"contention", r.contention},
+          {"preflight", r.preflight},
+          {"policy", ToJson(r.policy)},
+          {"planned_legs", r.planned_legs},
+          {"measured_legs", measured},
+          {"valid_legs", valid},
+          {"legs", legs},
+          {"summary", summary},
+          {"expectation_violations", viol},
+          {"caveats", r.caveats},
+          {"extra", r.extra}};
+}
+
+Status WriteRecord(const std::string& dir, const RunRecord& r) {
+  return WriteFileAtomic((std::filesystem::path(dir) / "record.json").string(), ToJson(r).dump(2) + "\n");
+}
+
+Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
+  std::string path = path_or_dir;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) path = (std::filesystem::path(path) / "record.json").string();
+  auto text = ReadFile(path, 512ull << 20);
+  if (!text) return text.error();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return MakeError("{}: not valid JSON (truncated or corrupt?)", path);
+  if (!j.is_object() || j.value("schema", "") != "vouch.record")
+    return MakeError("{}: not a vouch record (schema is not 'vouch.record')", path);
+  int v = j.value("schema_version", 0);
+  if (v != kRecordSchemaVersion)
+    return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch", path, v,
+                     kRecordSchemaVersion);
+  if (!j.contains("legs") || !j["legs"].is_array() || !j.contains("summary"))
+    return MakeError("{}: record lacks 'legs' or 'summary'", path);
+  return j;
+}
+
+std::map<std::string, std::pair<double, std::string>> RecordMedians(const nlohmann::json& rec,
+                                                                    const std::string& arm) {
+  std::map<std::string, std::pair<double, std::string>> out;
+  auto it = rec["summary"].find(arm);
+  if (it == rec["summary"].end()) return out;
+  for (const auto& m : *it) out[m.value("name", "")] = {m.value("median", 0.0), m.value("unit", "")};
+  return out;
+}
+
+ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
+  ClockState c;
+  std::vector<double> med, mean;
+  for (const auto& l : rec["legs"]) {
+    if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false)) continue;
+    const auto& w = l["window"];
+    if (!w.contains("gpus") || w["gpus"].empty()) continue;
+    const auto& g = w["gpus"][0];
+    const auto& sm = g["fold"]["sm_mhz"];
+    if (sm.is_null()) continue;
+    med.push_back(sm.value("median", 0.0));
+    mean.push_back(sm.value("mean", 0.0));
+    c.gpu_uuid = g["static"].value("uuid", "");
+    c.driver = g["static"].value("driver_version", "");
+    c.boot_id = w["host"].value("boot_id", "");
+  }
+  if (med.empty()) return c;
+  c.valid = true;
+  c.sm_median_mhz = MedianOf(med);
+  double s = 0;
+  for (double x : mean) s += x;
+  c.sm_mean_mhz = s / static_cast<double>(mean.size());
+  return c;
+}
+
+std::string RenderRecordText(const nlohmann::json& rec) {
+  std::string out;
+  const auto& env = rec["environment"];
+  if (env.value("simulated", false)) out += fmt::format("SIMULATED DEVICE: {}\n", env.value("device", ""));
+  out += fmt::format("{} {} started {}: {} of {} measured legs valid\n", rec.value("kind", "run"),
+                     rec.value("status", "?"), rec.value("started", ""), rec.value("valid_legs", 0),
+                     rec.value("measured_legs", 0));
+  for (const auto& m : rec.value("missing", std::vector<std::string>{})) out += fmt::format("  missing: {}\n", m);
+  out += "legs:\n";
+  for (const auto& l : rec["legs"]) {
+    std::string clock = "";
+    const auto& w = l["window"];
+    if (w.contains("gpus") && !w["gpus"].empty() && !w["gpus"][0]["fold"]["sm_mhz"].is_null())
+      clock = fmt::format(" SM median {:.0f} mean {:.1f} MHz", w["gpus"][0]["fold"]["sm_mhz"].value("median", 0.0),
+                          w["gpus"][0]["fold"]["sm_mhz"].value("mean", 0.0));
+    std::string state = l.value("role", "") == "warmup" ? "discarded (warmup)" : (l.value("valid", false) ? "valid" : "INVALID");
+    out += fmt::format("  {:>3} {:<6} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0), l.value("arm", ""),
+                       l.value("role", ""), state, static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9, clock);
+    if (l.value("role", "") == "measured")
+      for (const auto& r : l.value("reasons", std::vector<std::string>{})) out += fmt::format("        - {}\n", r);
+  }
+  for (const auto& [arm, sums] : rec["summary"].items()) {
+    out += fmt::format("summary over valid legs ({}):\n", arm);
+    if (sums.empty()) out += "  no valid leg: no number can be quoted\n";
+    for (const auto& s : sums) {
+      if (StartsWith(s.value("name", ""), "vouch.exit_status")) continue;
+      out += fmt::format("  {:<34} median {:>12.6g} {:<6} min {:.6g} max {:.6g} spread {} (n={})\n",
+                         s.value("name", ""), s.value("median", 0.0), s.value("unit", ""), s.value("min", 0.0),
+                         s.value("max", 0.0),
+                         s["spread_pct"].is_null() ? std::string("n/a") : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
+                         s.value("n", 0));
+    }
+  }
+  for (const auto& v : rec["expectation_violations"]) out += fmt::format("VIOLATION: {}\n", v.value("message", ""));
+  for (const auto& c : rec.value("caveats", std::vector<std::string>{})) out += fmt::format("caveat: {}\n", c);
+  out += fmt::format("reproduce: {}\n", rec["recipe"].value("reproduce", ""));
+  return out;
+}
+
+}  // namespace vouch

@@ -1,0 +1,68 @@
+// The record: one directory per run, record.json plus per-leg evidence. Written atomically
+// after every leg, so an interrupted run keeps every finished leg and says what is missing.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gate/baseline.h"
+#include "record/leg_runner.h"
+
+namespace vouch {
+
+inline constexpr int kRecordSchemaVersion = 1;
+
+struct Preflight {
+  bool ok = true;
+  std::vector<std::string> problems;  // refuse the run
+  std::vector<std::string> warnings;  // recorded and shown
+  nlohmann::json busy_processes = nlohmann::json::array();
+};
+
+// GPU free (another compute process refuses unless ALLOW_BUSY, which records who), free
+// disk under DIR above the budget, free device memory (near zero is a warning).
+Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_busy,
+                       std::uint64_t disk_budget_bytes, const std::string& dir);
+
+struct RunRecord {
+  std::string kind = "run";                // run | baseline | gate | ab
+  std::vector<std::string> vouch_argv;     // as typed (secrets redacted), for the reproduce line
+  std::vector<Arm> arms;
+  std::vector<LegRecord> legs;
+  int planned_legs = 0;
+  std::string status = "running";          // running | complete | interrupted | failed
+  std::vector<std::string> missing;        // what an interrupted run lacks
+  std::vector<std::string> caveats;
+  Policy policy;
+  nlohmann::json preflight, environment, revisions, artifacts, contention;
+  std::vector<ExpectationViolation> violations;
+  nlohmann::json extra = nlohmann::json::object();  // a/b verdict, gate table...
+  double started_unix_s = 0, ended_unix_s = 0;
+};
+
+// Names whose values are secrets (TOKEN, KEY, SECRET, PASSWORD in the name).
+bool IsSecretName(const std::string& name);
+std::string RedactArg(const std::string& arg);  // "--env HF_TOKEN=abc" style values
+nlohmann::json CaptureEnvironment(Device& device, const std::vector<int>& gpus);
+nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos);
+Result<nlohmann::json> HashArtifacts(const std::vector<std::string>& paths);
+nlohmann::json CaptureContention(Device& device, const std::vector<int>& gpus);
+
+// Per arm and metric, over the VALID measured legs only.
+std::map<std::string, std::vector<MetricSummary>> SummariesByArm(const RunRecord& r);
+nlohmann::json ToJson(const RunRecord& r);
+Status WriteRecord(const std::string& dir, const RunRecord& r);
+
+// Reads DIR/record.json (or a record.json path); checks schema and version.
+Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir);
+// Medians per metric of an arm's valid legs, from a record document.
+std::map<std::string, std::pair<double, std::string>> RecordMedians(const nlohmann::json& rec,
+                                                                    const std::string& arm);
+// The clock state of an arm's valid legs (median of medians, mean of means).
+ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm);
+// Readable summary of a record (what `vouch run` prints at the end and `vouch show` prints).
+std::string RenderRecordText(const nlohmann::json& rec);
+
+}  // namespace vouch
