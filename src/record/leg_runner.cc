@@ -154,7 +154,6 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     for (const auto& r : rec.window.verdict.reasons)
       rec.reasons.push_back(fmt::format("window {}: {}", ToString(rec.window.verdict.status), r));
   }
-  if (!channel_error.empty()) rec.reasons.push_back("metrics channel: " + channel_error);
   // Metrics: only from a leg that ran to completion; a failed leg's output is not a number.
   if (rec.result.Succeeded()) {
     LegOutputs outs{spec.stdout_path, spec.stderr_path, metrics_path,
@@ -171,6 +170,8 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     }
     if (!rec.metrics_error.empty()) rec.reasons.push_back("metrics: " + rec.metrics_error);
   }
+  if (!channel_error.empty() && rec.metrics_error != channel_error)
+    rec.reasons.push_back("metrics channel: " + channel_error);
   auto builtin = BuiltinMetrics(rec.result, rec.peak_device_mem_bytes, rec.window);
   rec.metrics.insert(rec.metrics.end(), builtin.begin(), builtin.end());
   rec.valid = rec.reasons.empty();

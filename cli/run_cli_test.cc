@@ -1,0 +1,247 @@
+// vouch run / show / baseline / gate / arms, driven through the real binary on the
+// simulated device. Short legs use a lower busy-reading floor (--min-busy-readings 5).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace vouch {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kBusy = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy.jsonl";
+const std::string kScenario = VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl";
+
+struct Res {
+  int rc = -1;
+  std::string out;
+};
+
+Res Sh(const std::string& script) {
+  Res r;
+  FILE* p = ::popen((script + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = ::pclose(p);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("vouch_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  std::string D(const std::string& rel = "") const { return (dir_ / rel).string(); }
+  Res Vouch(const std::string& args, const std::string& sim = kBusy, const std::string& env = "") const {
+    return Sh(fmt::format("cd {} && {} VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {}", D(), env, D(), sim,
+                          VOUCH_BINARY, args));
+  }
+  nlohmann::json Record(const std::string& rel) const {
+    std::ifstream in(D(rel) + "/record.json");
+    return nlohmann::json::parse(in);
+  }
+  void Script(const std::string& name, const std::string& body) const {
+    std::ofstream(D(name)) << "#!/bin/sh\n" << body;
+    fs::permissions(D(name), fs::perms::owner_all);
+  }
+  fs::path dir_;
+};
+
+bool Has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+
+constexpr const char* kFast = "--min-busy-readings 5";
+
+TEST_F(RunCli, WarmupDiscardedMeasuredSummarizedAndShownAgain) {
+  Script("leg.sh", "sleep 0.8\necho '{\"name\":\"tok_s\",\"value\":100,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> \"$VOUCH_METRICS\"\n");
+  auto r = Vouch(fmt::format("run {} --warmup 1 --reps 3 --out r -- ./leg.sh", kFast));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto j = Record("r");
+  EXPECT_EQ(j["status"], "complete");
+  ASSERT_EQ(j["legs"].size(), 4u);
+  EXPECT_EQ(j["legs"][0]["role"], "warmup");
+  EXPECT_EQ(j["legs"][0]["discard_cause"], "warmup");
+  EXPECT_EQ(j["valid_legs"], 3);
+  EXPECT_EQ(j["summary"]["run"][0]["name"], "tok_s");
+  EXPECT_EQ(j["summary"]["run"][0]["median"], 100.0);
+  EXPECT_EQ(j["summary"]["run"][0]["n"], 3);
+  EXPECT_EQ(j["environment"]["simulated"], true);
+  EXPECT_TRUE(Has(j["recipe"]["reproduce"].get<std::string>(), "vouch run"));
+  EXPECT_TRUE(fs::exists(D("r/legs/001-run-measured/samples.jsonl")));
+  EXPECT_TRUE(fs::exists(D("r/legs/001-run-measured/window.json")));
+  auto show = Vouch("show r");
+  EXPECT_EQ(show.rc, 0);
+  EXPECT_TRUE(Has(show.out, "3 of 3 measured legs valid")) << show.out;
+  EXPECT_TRUE(Has(show.out, "SIMULATED DEVICE"));
+}
+
+TEST_F(RunCli, HostileLegsAreRecordedNeverNumbers) {
+  Script("nometric.sh", "sleep 0.7\necho done\n");
+  auto a = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out a --metric channel#tok_s -- ./nometric.sh", kFast));
+  EXPECT_EQ(a.rc, 1) << a.out;
+  EXPECT_TRUE(Has(a.out, "tok_s")) << a.out;
+  EXPECT_EQ(Record("a")["valid_legs"], 0);
+
+  Script("nan.sh", "sleep 0.7\necho '{\"name\":\"tok_s\",\"value\":NaN,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> \"$VOUCH_METRICS\"\n");
+  auto b = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out b -- ./nan.sh", kFast));
+  EXPECT_EQ(b.rc, 1) << b.out;
+  EXPECT_TRUE(Record("b")["summary"]["run"].empty());
+
+  auto c = Vouch(fmt::format("run {} --warmup 0 --reps 1 --timeout 0.8 --out c -- sleep 60", kFast));
+  EXPECT_EQ(c.rc, 1) << c.out;
+  EXPECT_TRUE(Has(Record("c")["legs"][0]["result"]["outcome"].get<std::string>(), "timed out"));
+
+  Script("fork.sh", "sleep 0.7\n(sleep 300 &)\necho parent-done\n");
+  auto d = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out d -- ./fork.sh", kFast));
+  auto leg = Record("d")["legs"][0];
+  ASSERT_GE(leg["result"]["leftover_processes"].size(), 1u) << d.out;
+  int pid = leg["result"]["leftover_processes"][0]["pid"];
+  EXPECT_NE(::kill(pid, 0), 0) << "the child that outlived its leg must be killed";
+
+  Script("flood.sh", "head -c 50000000 /dev/zero\nsleep 0.7\n");
+  auto e = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out e -- ./flood.sh", kFast));
+  EXPECT_EQ(e.rc, 0) << e.out;
+  EXPECT_EQ(fs::file_size(D("e/legs/000-run-measured/stdout.txt")), 50000000u);
+  EXPECT_EQ(Record("e")["legs"][0]["result"]["stdout"]["bytes"], 50000000);
+}
+
+TEST_F(RunCli, ChecksumsAndDispatchCountsAreChecked) {
+  // Each leg reports a different checksum (the count of earlier legs) and 600 dispatches.
+  Script("leg.sh",
+         "sleep 0.7\nn=$(cat count 2>/dev/null | wc -l)\necho x >> count\n"
+         "echo \"{\\\"name\\\":\\\"sum\\\",\\\"text\\\":\\\"abc$n\\\"}\" >> \"$VOUCH_METRICS\"\n"
+         "echo '{\"name\":\"dispatch\",\"value\":600}' >> \"$VOUCH_METRICS\"\n");
+  auto r = Vouch(fmt::format("run {} --warmup 0 --reps 2 --out r --expect-equal sum --expect dispatch=600 -- ./leg.sh", kFast));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "expectation violated")) << r.out;
+  auto j = Record("r");
+  ASSERT_EQ(j["expectation_violations"].size(), 1u);
+  EXPECT_EQ(j["expectation_violations"][0]["metric"], "sum");
+  auto ok = Vouch(fmt::format("run {} --warmup 0 --reps 2 --out s --expect dispatch=600 -- ./leg.sh", kFast));
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  auto bad = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out t --expect dispatch=599 -- ./leg.sh", kFast));
+  EXPECT_EQ(bad.rc, 1);
+}
+
+TEST_F(RunCli, MeasuredRegionMarkersRescueALegThatIdlesFirst) {
+  // The simulated GPU idles for ~4 s, then the copy loop is busy: like a Python benchmark
+  // importing for seconds before its work.
+  std::string sim_env = "VOUCH_SIM_START=19.0";
+  Script("slow_start.sh", "sleep 4.2\nsleep 3.6\n");
+  auto plain = Vouch("run --warmup 0 --reps 1 --out plain -- ./slow_start.sh", kScenario, sim_env);
+  EXPECT_EQ(plain.rc, 1) << plain.out;
+  EXPECT_TRUE(Has(plain.out, "busy readings are")) << plain.out;
+  EXPECT_TRUE(Has(Record("plain")["legs"][0]["window"]["verdict"]["notes"].dump(), "no begin/end markers"));
+  Script("marked.sh",
+         "sleep 4.2\necho \"{\\\"event\\\":\\\"begin\\\",\\\"unix_s\\\":$(date +%s.%N)}\" >> \"$VOUCH_METRICS\"\n"
+         "sleep 3.6\necho \"{\\\"event\\\":\\\"end\\\",\\\"unix_s\\\":$(date +%s.%N)}\" >> \"$VOUCH_METRICS\"\n");
+  auto marked = Vouch("run --warmup 0 --reps 1 --out marked -- ./marked.sh", kScenario, sim_env);
+  EXPECT_EQ(marked.rc, 0) << marked.out;
+  auto w = Record("marked")["legs"][0]["window"];
+  EXPECT_FALSE(w["region"].is_null());
+  EXPECT_EQ(w["verdict"]["status"], "valid");
+  // The whole window is still recorded: its samples cover the idle start too.
+  std::ifstream s(D("marked/legs/000-run-measured/samples.jsonl"));
+  int lines = 0;
+  for (std::string l; std::getline(s, l);) ++lines;
+  EXPECT_GT(lines, 600);
+}
+
+TEST_F(RunCli, InterruptedRunKeepsFinishedLegsAndSaysWhatIsMissing) {
+  auto r = Sh(fmt::format(
+      "cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 --reps 5 --out r -- sleep 1 "
+      "& p=$!; sleep 2.6; kill -INT $p; wait $p; echo rc=$?)",
+      D(), kBusy, VOUCH_BINARY, kFast));
+  EXPECT_TRUE(Has(r.out, "rc=130")) << r.out;
+  auto j = Record("r");
+  EXPECT_EQ(j["status"], "interrupted");
+  EXPECT_GE(j["legs"].size(), 2u);
+  EXPECT_TRUE(Has(j["missing"].dump(), "did not run")) << j["missing"].dump();
+  EXPECT_TRUE(fs::exists(D("r/legs/000-run-measured/samples.jsonl")));
+}
+
+TEST_F(RunCli, SecretsAreRedacted) {
+  auto r = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r --env HF_TOKEN=hunter2 --env MODE=fast -- sleep 0.8", kFast));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(D("r/record.json"));
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_FALSE(Has(text, "hunter2"));
+  EXPECT_TRUE(Has(text, "<redacted>"));
+  EXPECT_TRUE(Has(text, "\"MODE\": \"fast\""));
+}
+
+TEST_F(RunCli, BusyGpuRefusedUnlessAllowedAndRecorded) {
+  fs::copy_file(kBusy, D("s.jsonl"));
+  std::ofstream(D("s.jsonl.static.json")) << R"({"processes":{"0":[{"pid":4242,"name":"other-job"}]}})";
+  auto r = Vouch("run --warmup 0 --reps 1 --out r -- sleep 0.5", D("s.jsonl"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Has(r.out, "preflight refused: GPU 0 is busy: compute process 4242 (other-job)")) << r.out;
+  auto a = Vouch(fmt::format("run {} --allow-busy --warmup 0 --reps 1 --out a -- sleep 0.8", kFast), D("s.jsonl"));
+  EXPECT_EQ(a.rc, 0) << a.out;
+  EXPECT_EQ(Record("a")["preflight"]["busy_processes"][0]["pid"], 4242);
+}
+
+TEST_F(RunCli, BaselineThenGatePassesAndFails) {
+  Script("leg.sh", "sleep 0.7\necho \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$(cat speed),\\\"unit\\\":\\\"tok/s\\\",\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  std::ofstream(D("speed")) << "100";
+  auto b = Vouch(fmt::format("baseline {} --trials 3 --baseline base.json -- ./leg.sh", kFast));
+  ASSERT_EQ(b.rc, 0) << b.out;
+  std::ifstream bin(D("base.json"));
+  auto base = nlohmann::json::parse(bin);
+  EXPECT_EQ(base["headline"], "tok_s");
+  EXPECT_EQ(base["metrics"][0]["value"], 100.0);
+  EXPECT_EQ(base["metrics"][0]["fail_pct"], 3.0);
+  EXPECT_EQ(base["clock"]["valid"], true);
+  std::ofstream(D("speed")) << "98";  // -2 %: passes
+  auto pass = Vouch(fmt::format("gate {} --baseline base.json --warmup 0 --reps 2 --out g1 --markdown pr.md -- ./leg.sh", kFast));
+  EXPECT_EQ(pass.rc, 0) << pass.out;
+  EXPECT_TRUE(fs::exists(D("pr.md")));
+  std::ofstream(D("speed")) << "96";  // -4 %: fails
+  auto fail = Vouch(fmt::format("gate {} --baseline base.json --warmup 0 --reps 2 --out g2 -- ./leg.sh", kFast));
+  EXPECT_EQ(fail.rc, 1) << fail.out;
+  EXPECT_TRUE(Has(fail.out, "fail")) << fail.out;
+  // Gating a saved record gives the same verdict without running anything.
+  EXPECT_EQ(Vouch("gate --baseline base.json g2").rc, 1);
+  EXPECT_EQ(Vouch("gate --baseline base.json g1").rc, 0);
+}
+
+TEST_F(RunCli, BadBaselinesAreClearErrors) {
+  std::ofstream(D("trunc.json")) << "{\"schema\":\"vouch.baseline\",\"schema_version\":1,\"metr";
+  auto t = Vouch("gate --baseline trunc.json somewhere");
+  EXPECT_EQ(t.rc, 1);
+  EXPECT_TRUE(Has(t.out, "trunc.json")) << t.out;
+  std::ofstream(D("future.json")) << R"({"schema":"vouch.baseline","schema_version":9,"metrics":[]})";
+  auto f = Vouch("gate --baseline future.json somewhere");
+  EXPECT_EQ(f.rc, 1);
+  EXPECT_TRUE(Has(f.out, "newer")) << f.out;
+  auto m = Vouch("gate --baseline missing.json somewhere");
+  EXPECT_EQ(m.rc, 1);
+  EXPECT_TRUE(Has(m.out, "missing.json"));
+  auto both = Vouch("gate --baseline future.json rec -- true");
+  EXPECT_EQ(both.rc, 64);
+}
+
+TEST_F(RunCli, ArmsRefusesOneArtifactTwiceAndHashOnlyDifferences) {
+  std::ofstream(D("a.bin")) << "same bytes";
+  std::ofstream(D("b.bin")) << "same bytes";
+  auto same = Vouch("arms --artifact-a a.bin --artifact-b b.bin");
+  EXPECT_EQ(same.rc, 1);
+  EXPECT_TRUE(Has(same.out, "one artifact")) << same.out;
+  std::ofstream(D("c.bin")) << "other bytes";
+  auto hash_only = Vouch("arms --artifact-a a.bin --artifact-b c.bin");
+  EXPECT_EQ(hash_only.rc, 1) << hash_only.out;
+  auto moved = Vouch("arms --artifact-a a.bin --artifact-b c.bin --control calls 1414 808");
+  EXPECT_EQ(moved.rc, 0) << moved.out;
+}
+
+}  // namespace
+}  // namespace vouch
