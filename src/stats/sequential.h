@@ -1,0 +1,84 @@
+// Sequential A/B (SPEC "A/B verdicts": decide after each block, within a maximum number
+// of pairs, with the confidence level corrected for the repeated looks).
+//
+// Method: repeated confidence intervals (Jennison & Turnbull 1989, JRSS B 51:305-361;
+// "Group Sequential Methods", 2000, ch. 9) on a Lan-DeMets alpha-spending boundary
+// (Lan & DeMets 1983, Biometrika 70:659-663), by default the O'Brien-Fleming-type
+// spending function, symmetric two-sided: each side spends alpha/2 by
+// 2 - 2 Phi(z_{1-alpha/4} / sqrt(t)), t = pairs / max pairs (as R ldbounds, gsDesign).
+// The two-sided boundaries c_k are exact for a normal statistic with independent
+// increments: they are found look by look so that P(first crossing at look k) equals
+// alpha(t_k) - alpha(t_{k-1}), by the recursive numerical integration of Armitage,
+// McPherson & Rowe (1969, JRSS A 132:235-244; Jennison & Turnbull ch. 19). Each c_k is
+// turned into a nominal two-sided level alpha_k = 2(1 - Phi(c_k)); the interval at look k
+// is the paired-t interval at confidence 1 - alpha_k (df = n - 1, the usual small-sample
+// transfer of a z boundary to a t test, J&T section 3.8). Every verdict at a look comes
+// from that interval and the noise band by the fixed-sample rule, so the chance that any
+// look ever claims a direction wrongly stays at alpha overall.
+#pragma once
+
+#include <cstddef>   // size_t
+#include <optional>  // invalid plans
+#include <span>      // d values, information fractions
+#include <string>    // reasons
+#include <vector>    // boundaries
+
+#include "stats/ab_stats.h"
+
+namespace vouch {
+
+enum class SpendingFunction {
+  kOBrienFleming,  // alpha(t) = 4 - 4 Phi(z_{1-alpha/4}/sqrt(t)): little spent early
+  kPocock,         // alpha(t) = alpha ln(1 + (e - 1) t): even spending, earlier stops
+};
+
+// The cumulative two-sided alpha spent by information fraction t in [0, 1].
+double AlphaSpent(SpendingFunction spending, double alpha, double t);
+
+// Two-sided z boundaries c_k for looks at increasing information fractions t_k in (0, 1]
+// (the last need not be 1). nullopt unless 0 < alpha < 1 and t strictly increases in (0, 1].
+std::optional<std::vector<double>> SpendingBoundaries(std::span<const double> info_fractions,
+                                                      double alpha, SpendingFunction spending);
+
+struct SequentialPlan {
+  std::size_t max_pairs = 16;
+  std::size_t first_look_pairs = kDefaultMinPairs;  // two ABBA blocks
+  std::size_t pairs_per_look = 2;                   // one ABBA block between looks
+  double confidence = 0.95;                         // overall, over all looks
+  SpendingFunction spending = SpendingFunction::kOBrienFleming;
+  AbOptions options;  // min pairs, majority rule; its confidence is set per look
+};
+
+struct SequentialDesign {
+  SequentialPlan plan;
+  std::vector<std::size_t> look_pairs;  // planned pairs at each look; the last is max_pairs
+  std::vector<double> boundary_z;       // c_k
+  std::vector<double> nominal_alpha;    // two-sided level of the interval at each look
+};
+
+// nullopt unless 2 <= first_look_pairs <= max_pairs, pairs_per_look >= 1 and 0 <
+// confidence < 1. Compute once per plan: it integrates numerically (about a millisecond).
+std::optional<SequentialDesign> MakeSequentialDesign(const SequentialPlan& plan);
+
+struct SequentialStep {
+  bool stop = false;     // a verdict was reached, or this was the last look
+  std::size_t look = 0;  // 1-based
+  double nominal_confidence = 0;
+  AbDecision decision;  // the verdict at this look (kInconclusive/kRefused: continue)
+};
+
+// The verdict at look `look` (1-based) on the d of all valid pairs so far. Stops on
+// `B faster`, `B slower` or `no change`; at the last look it stops whatever the verdict.
+// A refusal before the last look (too few valid pairs yet) continues. If pairs were
+// excluded, d holds fewer than the planned pairs: the look's planned level is still used,
+// which is slightly anti-conservative only in proportion to the share excluded.
+// nullopt when look is 0 or beyond the design's looks.
+std::optional<SequentialStep> SequentialLook(
+    std::span<const double> d, std::size_t look, const SequentialDesign& design,
+    const NoiseBand& band, std::span<const std::string> invalid_pair_reasons = {});
+
+// The same with the default plan for max_pairs (builds the design on each call).
+std::optional<SequentialStep> SequentialLook(std::span<const double> d, std::size_t look,
+                                             std::size_t max_pairs, const NoiseBand& band);
+
+}  // namespace vouch
