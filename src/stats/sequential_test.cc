@@ -60,6 +60,7 @@ TEST(Sequential, RejectsBadPlans) {
 
 TEST(Sequential, DesignLooksAndLevels) {
   SequentialPlan plan;
+  plan.spending = SpendingFunction::kOBrienFleming;
   plan.max_pairs = 11;  // the last look is at max_pairs even off the block grid
   const auto design = MakeSequentialDesign(plan);
   ASSERT_TRUE(design);
