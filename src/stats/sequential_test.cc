@@ -73,6 +73,19 @@ TEST(Sequential, DesignLooksAndLevels) {
     EXPECT_LT(a, 0.05);
     previous = a;
   }
+  // The small-sample correction tightens (df 3 at the first look), by a bounded amount.
+  EXPECT_LT(design->small_sample_scale, 1.0);
+  EXPECT_GT(design->small_sample_scale, 0.7);
+  plan.calibration_paths = 0;
+  const auto plain = MakeSequentialDesign(plan);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->small_sample_scale, 1.0);
+  EXPECT_EQ(plain->boundary_z, design->boundary_z);
+  for (std::size_t k = 0; k < 5; ++k) {
+    EXPECT_NEAR(plain->nominal_alpha[k], std::erfc(plain->boundary_z[k] / std::sqrt(2.0)), 1e-12);
+    EXPECT_NEAR(design->nominal_alpha[k], design->small_sample_scale * plain->nominal_alpha[k],
+                1e-15);
+  }
 }
 
 TEST(Sequential, LookStopsOnAClearResultAndContinuesOtherwise) {
