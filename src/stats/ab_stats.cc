@@ -298,6 +298,15 @@ AbDecision DecideAb(std::span<const double> d, const NoiseBand& band, const AbOp
     }
   }
   out.valid_pairs = valid.size();
+  if (!(band.half_width_log >= 0) || !std::isfinite(band.half_width_log) ||
+      !(options.confidence > 0 && options.confidence < 1)) {
+    out.verdict = AbVerdict::kRefused;
+    out.reasons.push_back(fmt::format(
+        "noise band half width {} (log) and confidence {} must be finite, >= 0 and in (0, 1): "
+        "calibrate the band or give it in percent",
+        band.half_width_log, options.confidence));
+    return out;
+  }
   out.signs = CountSigns(valid);
   out.wilcoxon = WilcoxonSignedRank(valid);
   out.interval = PairedT(valid, options.confidence);

@@ -246,6 +246,35 @@ TEST(AbStats, DecideRefusesWithEveryReason) {
             "ones");
 }
 
+TEST(AbStats, DecideRefusesABadBandOrConfidence) {
+  const std::vector<double> d = {0.05, 0.06, 0.055, 0.052};
+  NoiseBand bad;
+  bad.half_width_log = -0.01;
+  const AbDecision r = DecideAb(d, bad);
+  EXPECT_EQ(r.verdict, AbVerdict::kRefused);
+  EXPECT_EQ(r.reasons.back(),
+            "noise band half width -0.01 (log) and confidence 0.95 must be finite, >= 0 and in "
+            "(0, 1): calibrate the band or give it in percent");
+  bad.half_width_log = kNaN;
+  EXPECT_EQ(DecideAb(d, bad).verdict, AbVerdict::kRefused);
+  AbOptions o;
+  o.confidence = 1.5;
+  EXPECT_EQ(DecideAb(d, *NoiseBandFromPercent(1), o).verdict, AbVerdict::kRefused);
+}
+
+TEST(AbStats, HugeInputStaysFast) {
+  // 200000 pairs: the Wilcoxon switches to the normal approximation, nothing is quadratic.
+  std::mt19937_64 rng(3);
+  const std::vector<double> d =
+      SimulateLogRatios(200000, {.effect_pct = 0.1, .leg_noise_sd_pct = 1}, rng);
+  const AbDecision r = DecideAb(d, *NoiseBandFromPercent(0.5));
+  EXPECT_EQ(r.verdict, AbVerdict::kNoChange);
+  ASSERT_TRUE(r.wilcoxon);
+  EXPECT_EQ(r.wilcoxon->method, WilcoxonMethod::kNormalTieCorrected);
+  EXPECT_LT(r.wilcoxon->p_two_sided, 1e-6);  // 0.1 % is real at this n, yet inside the band
+  EXPECT_EQ(r.signs.favour_a + r.signs.favour_b + r.signs.ties, 200000u);
+}
+
 TEST(AbStats, DecideVerdicts) {
   const auto band = *NoiseBandFromPercent(1);
   const std::vector<double> faster = {0.031, 0.027, 0.035, 0.029, 0.024, 0.033};
