@@ -60,6 +60,9 @@ double SmallSampleScale(const std::vector<std::size_t>& look_pairs,
                         const std::vector<double>& z_alpha, double alpha, std::size_t paths,
                         std::uint64_t seed) {
   const std::size_t looks = look_pairs.size();
+  // Bound the table at ~16 MB for plans with many looks; the level's Monte Carlo error
+  // then grows to at most ~0.2 points (10000 paths).
+  paths = std::min(paths, std::max<std::size_t>(10000, 4'000'000 / looks));
   std::vector<float> abs_t(paths * looks);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -173,7 +176,8 @@ std::optional<std::vector<double>> SpendingBoundaries(std::span<const double> in
 
 std::optional<SequentialDesign> MakeSequentialDesign(const SequentialPlan& plan) {
   if (plan.first_look_pairs < 2 || plan.first_look_pairs > plan.max_pairs ||
-      plan.pairs_per_look < 1 || !(plan.confidence > 0 && plan.confidence < 1)) {
+      plan.pairs_per_look < 1 || !(plan.confidence > 0 && plan.confidence < 1) ||
+      (plan.max_pairs - plan.first_look_pairs) / plan.pairs_per_look + 1 > kMaxSequentialLooks) {
     return std::nullopt;
   }
   SequentialDesign design;

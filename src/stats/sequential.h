@@ -77,9 +77,12 @@ struct SequentialDesign {
   std::vector<double> nominal_alpha;    // two-sided level of the interval at each look
 };
 
-// nullopt unless 2 <= first_look_pairs <= max_pairs, pairs_per_look >= 1 and 0 <
-// confidence < 1. Compute once per plan: the integration and the calibration take about
-// 0.1 s each with the defaults.
+// More looks than any A/B will run; bounds the design's memory and time.
+inline constexpr std::size_t kMaxSequentialLooks = 500;
+
+// nullopt unless 2 <= first_look_pairs <= max_pairs, pairs_per_look >= 1, 0 < confidence
+// < 1 and the plan has at most kMaxSequentialLooks looks. Compute once per plan: the integration
+// and the calibration take about 0.1 s each with the defaults.
 std::optional<SequentialDesign> MakeSequentialDesign(const SequentialPlan& plan);
 
 struct SequentialStep {

@@ -56,6 +56,11 @@ TEST(Sequential, RejectsBadPlans) {
   plan = {};
   plan.pairs_per_look = 0;
   EXPECT_FALSE(MakeSequentialDesign(plan));
+  plan = {};
+  plan.max_pairs = 1'000'000'000;  // hostile: would be 5e8 looks
+  EXPECT_FALSE(MakeSequentialDesign(plan));
+  plan.max_pairs = 2 * kMaxSequentialLooks + 4;  // one look too many
+  EXPECT_FALSE(MakeSequentialDesign(plan));
 }
 
 TEST(Sequential, DesignLooksAndLevels) {
