@@ -15,6 +15,7 @@ int CmdShow(const GlobalOptions&, std::vector<std::string>);
 int CmdBaseline(const GlobalOptions&, std::vector<std::string>);
 int CmdGate(const GlobalOptions&, std::vector<std::string>);
 int CmdArms(const GlobalOptions&, std::vector<std::string>);
+int CmdAb(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -29,6 +30,7 @@ const std::vector<Command>& Commands() {
       {"baseline", "pin a baseline from cold trials", CmdBaseline},
       {"gate", "compare a run or record with a baseline (CI gate)", CmdGate},
       {"arms", "check that two arms are really two arms", CmdArms},
+      {"ab", "is B faster than A? paired, counterbalanced legs and a verdict", CmdAb},
   };
   return table;
 }
