@@ -189,9 +189,6 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   b.env.insert(b.env.end(), be->begin(), be->end());
   a.cwd = b.cwd = f.cwd;
   a.shell = b.shell = f.shell;
-  if (a.argv == b.argv && a.env == b.env)
-    return say("arms A and B are one arm: the same command with the same environment; an A/B of one arm "
-               "measures nothing (use --calibrate for an A/A)"), kAbRefused;
 
   // Two arms must be two arms.
   nlohmann::json arms_json;
@@ -213,6 +210,10 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
       return kAbRefused;
     }
   }
+
+  if (a.argv == b.argv && a.env == b.env)
+    return say("arms A and B are one arm: the same command with the same environment; an A/B of one arm "
+               "measures nothing (use --calibrate for an A/A)"), kAbRefused;
 
   NoiseBand band;
   if (calibrate == 0) {

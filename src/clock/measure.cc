@@ -96,6 +96,9 @@ Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegS
   } tick_observer(observer, on_tick, sampler, gpus.front());
   auto leg = executor.Run(spec, &tick_observer);
   m.window.ended_unix_s = UnixNowSeconds();
+  // The boot id at the close of the window: on a real machine it cannot change while the
+  // leg runs (a reboot ends the leg), and reading it last lets a simulated reboot land.
+  m.window.boot_id = device.BootId();
   Status stopped = sampler.Stop();
   if (!stopped) m.errors.push_back(stopped.error().message);
   m.sampler = sampler.Stats();

@@ -18,8 +18,9 @@ class SimDevice final : public Device {
  public:
   SimDevice(std::string path, std::vector<std::vector<Sample>> per_gpu, std::vector<StaticState> st,
             std::string boot_id, std::map<int, std::vector<GpuProcess>> procs, bool lock_allowed,
-            double start_s)
-      : path_(std::move(path)),
+            double start_s, std::string control_file)
+      : control_file_(std::move(control_file)),
+        path_(std::move(path)),
         per_gpu_(std::move(per_gpu)),
         static_(std::move(st)),
         boot_id_(std::move(boot_id)),
@@ -50,6 +51,8 @@ class SimDevice final : public Device {
     std::lock_guard<std::mutex> l(mu_);
     int lock = locked_[static_cast<size_t>(gpu)];
     if (lock > 0 && out.sm_mhz && out.util_gpu_pct.value_or(0) > 0) out.sm_mhz = lock;
+    ReadControl();
+    if (sm_offset_mhz_ != 0 && out.sm_mhz && out.util_gpu_pct.value_or(0) > 0) *out.sm_mhz += sm_offset_mhz_;
     return out;
   }
 
@@ -66,7 +69,11 @@ class SimDevice final : public Device {
     return m;
   }
 
-  std::string BootId() override { return boot_id_; }
+  std::string BootId() override {
+    std::lock_guard<std::mutex> l(mu_);
+    ReadControl();
+    return control_boot_id_.empty() ? boot_id_ : control_boot_id_;
+  }
 
   Status LockClocks(int gpu, int mhz) override {
     if (!lock_allowed_)
@@ -89,6 +96,25 @@ class SimDevice final : public Device {
   std::vector<std::string> NotSupported() const override { return {}; }
 
  private:
+  // Tests steer the simulated GPU between legs through a small JSON file (a reboot: a new
+  // boot_id; a slower clock: sm_offset_mhz). Re-read when it changes. Caller holds mu_.
+  void ReadControl() {
+    if (control_file_.empty()) return;
+    std::error_code ec;
+    auto t = std::filesystem::last_write_time(control_file_, ec);
+    if (ec || t == control_mtime_) return;
+    control_mtime_ = t;
+    auto text = ReadFile(control_file_, 1 << 16);
+    if (!text) return;
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (!j.is_object()) return;
+    control_boot_id_ = j.value("boot_id", std::string());
+    sm_offset_mhz_ = j.value("sm_offset_mhz", 0);
+  }
+  std::string control_file_;
+  std::filesystem::file_time_type control_mtime_{};
+  std::string control_boot_id_;
+  int sm_offset_mhz_ = 0;
   std::string path_;
   std::vector<std::vector<Sample>> per_gpu_;
   std::vector<StaticState> static_;
@@ -152,6 +178,7 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
   std::string boot_id = "simulated-boot-0";
   std::map<int, std::vector<GpuProcess>> procs;
   bool lock_allowed = true;
+  std::string control_file;
   std::string sp = static_path;
   if (sp.empty() && std::filesystem::exists(stream_path + ".static.json")) sp = stream_path + ".static.json";
   if (!sp.empty()) {
@@ -164,6 +191,9 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
       boot_id = j.value("boot_id", boot_id);
       start_s = j.value("start_s", start_s);
       lock_allowed = j.value("lock_clocks", std::string("allowed")) == "allowed";
+      control_file = j.value("control_file", std::string());
+      if (!control_file.empty() && std::filesystem::path(control_file).is_relative())
+        control_file = (std::filesystem::path(sp).parent_path() / control_file).string();
       if (j.contains("gpus")) {
         const auto& gs = j.at("gpus");
         for (size_t g = 0; g < gs.size() && g < st.size(); ++g) {
@@ -193,7 +223,8 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
   }
   if (const char* e = std::getenv("VOUCH_SIM_START"); e && *e) start_s = std::atof(e);
   return std::unique_ptr<Device>(new SimDevice(stream_path, std::move(per_gpu), std::move(st),
-                                               boot_id, std::move(procs), lock_allowed, start_s));
+                                               boot_id, std::move(procs), lock_allowed, start_s,
+                                               control_file));
 }
 
 }  // namespace vouch
