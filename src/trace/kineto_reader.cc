@@ -166,8 +166,10 @@ class Builder {
         if (value.type() == simdjson::ondemand::json_type::string) name = value.get_string();
       } else if (key == "ts") {
         has_ts = ParseMicrosToNs(value.raw_json_token(), &ts);
+        if (!has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
       } else if (key == "dur") {
         has_dur = ParseMicrosToNs(value.raw_json_token(), &dur);
+        if (!has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
       } else if (key == "pid") {
         pid = IntOr(value, -1);
       } else if (key == "tid") {
@@ -339,7 +341,9 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
   Builder builder(&t);
   simdjson::ondemand::parser parser;
   // One byte in front for '[', the block, and simdjson's padding behind.
-  std::vector<char> buf(1 + kBlockBytes + simdjson::SIMDJSON_PADDING + 2);
+  // Reads start small and double up to the block size, so that small files stay cheap.
+  std::size_t read_bytes = std::min<std::size_t>(kBlockBytes, 1 << 16);
+  std::vector<char> buf(1 + read_bytes + simdjson::SIMDJSON_PADDING + 2);
   std::size_t lo = 1, hi = 1;  // unconsumed bytes are buf[lo, hi)
   std::uint64_t consumed = 0;  // file offset of buf[lo]
   bool eof = false;
@@ -358,9 +362,10 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
     if (lo > 1) std::memmove(buf.data() + 1, buf.data() + lo, keep);
     lo = 1;
     hi = 1 + keep;
-    if (buf.size() < hi + kBlockBytes + simdjson::SIMDJSON_PADDING + 2)
-      buf.resize(hi + kBlockBytes + simdjson::SIMDJSON_PADDING + 2);
-    auto got = read(buf.data() + hi, kBlockBytes);
+    if (buf.size() < hi + read_bytes + simdjson::SIMDJSON_PADDING + 2)
+      buf.resize(hi + read_bytes + simdjson::SIMDJSON_PADDING + 2);
+    auto got = read(buf.data() + hi, read_bytes);
+    read_bytes = std::min(kBlockBytes, read_bytes * 2);
     if (!got.ok()) return got.error();
     if (*got == 0) eof = true;
     hi += *got;
@@ -473,16 +478,17 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
         // A run of complete events "{...} , {...}" up to the first incomplete one.
         char* first = nullptr;
         char* last_end = nullptr;
+        bool ec = expect_comma;  // committed only with the bytes consumed
         char* r = p;
         bool closed = false;
         for (;;) {
           r = const_cast<char*>(SkipSpace(r, end));
           if (r == end) break;
           if (*r == ',') {
-            if (!expect_comma)
+            if (!ec)
               return MakeError("{}: malformed traceEvents near byte {}: a stray ','", label,
                                consumed + static_cast<std::uint64_t>(r - p));
-            expect_comma = false;
+            ec = false;
             ++r;
             continue;
           }
@@ -490,13 +496,13 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
             closed = true;
             break;
           }
-          if (*r != '{' || expect_comma)
+          if (*r != '{' || ec)
             return MakeError("{}: malformed traceEvents near byte {}: expected an event object",
                              label, consumed + static_cast<std::uint64_t>(r - p));
           const char* e = SkipValue(r, end);
           if (!e) break;
           if (!first) first = r;
-          expect_comma = true;
+          ec = true;
           last_end = const_cast<char*>(e);
           r = last_end;
         }
@@ -508,6 +514,7 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
               !s.ok())
             return s.error();
           advance(last_end);
+          expect_comma = true;  // the scan may have passed a ',' beyond LAST_END
           break;
         }
         if (closed) {
