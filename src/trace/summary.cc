@@ -215,6 +215,8 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
         listed.push_back(fmt::format("{} ({})", n, c));
       }
       std::string near = ClosestMatch(opt.window, names);
+      for (const auto& n : names)  // "decode" -> "decode_step"
+        if (near.empty() && n.find(opt.window) != std::string::npos) near = n;
       if (names.empty())
         return MakeError(
             "{}: no annotation or NVTX range named '{}': the trace has no named ranges; "

@@ -12,7 +12,7 @@ namespace vouch::trace {
 namespace {
 
 using testing::DataPath;
-using testing::Run;
+using testing::RunCommand;
 
 const std::string kFixture = std::string(VOUCH_FIXTURES_DIR) + "/kineto_lm_small.json.gz";
 
@@ -31,14 +31,14 @@ nlohmann::json Independent(const std::string& path, const std::string& window) {
   int rc = 0;
   std::string cmd = "python3 " + DataPath("independent_summary.py") + " " + path +
                     (window.empty() ? "" : " --window " + window) + " 2>&1";
-  std::string out = Run(cmd, &rc);
+  std::string out = RunCommand(cmd, &rc);
   EXPECT_EQ(rc, 0) << out;
   return nlohmann::json::parse(out);
 }
 
 bool HavePython() {
   int rc = 0;
-  Run("python3 -c 'import gzip, json, decimal' 2>/dev/null", &rc);
+  RunCommand("python3 -c 'import gzip, json, decimal' 2>/dev/null", &rc);
   return rc == 0;
 }
 

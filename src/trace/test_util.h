@@ -32,7 +32,7 @@ inline std::string DataPath(const std::string& name) {
 }
 
 // Runs a shell command; returns its stdout and sets *rc to its exit status.
-inline std::string Run(const std::string& cmd, int* rc) {
+inline std::string RunCommand(const std::string& cmd, int* rc) {
   std::string out;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) {
