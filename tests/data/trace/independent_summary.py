@@ -20,7 +20,12 @@ import sys
 LAUNCH_MARKERS = ("LaunchKernel", "LaunchCooperativeKernel", "GraphLaunch")
 
 
+FLOAT = False  # --float: plain floats (faster, for the benchmark baseline; may be off by 1 ns)
+
+
 def ns(x):
+    if FLOAT:
+        return int(round(x * 1000))
     return int((decimal.Decimal(x) * 1000).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
 
 
@@ -29,7 +34,7 @@ def load(path):
         head = f.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
     with opener(path, "rt", encoding="utf-8") as f:
-        doc = json.load(f, parse_float=decimal.Decimal)
+        doc = json.load(f, parse_float=float if FLOAT else decimal.Decimal)
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
@@ -102,7 +107,10 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--window")
     ap.add_argument("--top", type=int, default=5)
+    ap.add_argument("--float", action="store_true", help="parse numbers as floats (benchmark baseline)")
     args = ap.parse_args()
+    global FLOAT
+    FLOAT = args.float
     events = load(args.trace)
     ops, api, cpu_ranges, gpu_ranges = [], [], [], []
     kinds = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
@@ -129,7 +137,7 @@ def main():
 
     chosen = []
     if args.window is None:
-        every = [ev for ev in events if isinstance(ev.get("ts"), (int, decimal.Decimal))]
+        every = [ev for ev in events if isinstance(ev.get("ts"), (int, float, decimal.Decimal))]
         first = min(ns(ev["ts"]) for ev in every if ev.get("ph") == "X" and ev.get("cat") in
                     ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
                      "user_annotation", "gpu_user_annotation"))
