@@ -5,7 +5,9 @@
 // Only the events the summary needs are kept, as compact structs (model.h).
 #include "trace/kineto_reader.h"
 
+#include <fcntl.h>
 #include <simdjson.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -14,10 +16,14 @@
 #include <cstring>
 #include <memory>
 
+#ifndef VOUCH_KINETO_BLOCK_MB
+#define VOUCH_KINETO_BLOCK_MB 1
+#endif
+
 namespace vouch::trace {
 namespace {
 
-constexpr std::size_t kDefaultBlockBytes = std::size_t{32} << 20;
+constexpr std::size_t kDefaultBlockBytes = std::size_t{VOUCH_KINETO_BLOCK_MB} << 20;
 // A single event above this is not a Kineto event: refuse it instead of growing forever.
 constexpr std::size_t kMaxEventBytes = std::size_t{256} << 20;
 
@@ -33,10 +39,19 @@ enum class Cat {
   kUnknown
 };
 
+Cat ClassifyLower(std::string_view lower);
+
 Cat Classify(std::string_view cat) {
-  // Newer Kineto writes lower-case categories; older releases wrote "Kernel", "Memcpy", ...
+  // Newer Kineto writes lower-case categories (the fast path, no copy); older releases
+  // wrote "Kernel", "Memcpy", ...
+  Cat c = ClassifyLower(cat);
+  if (c != Cat::kUnknown) return c;
   std::string lower(cat);
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ClassifyLower(lower);
+}
+
+Cat ClassifyLower(std::string_view lower) {
   if (lower == "kernel") return Cat::kKernel;
   if (lower == "gpu_memcpy" || lower == "memcpy") return Cat::kMemcpy;
   if (lower == "gpu_memset" || lower == "memset") return Cat::kMemset;
@@ -62,17 +77,40 @@ class Source {
   explicit Source(const std::string& path) : path_(path) {}
   ~Source() {
     if (gz_) gzclose_r(gz_);
+    if (fd_ >= 0) ::close(fd_);
   }
   Status Open() {
-    gz_ = gzopen(path_.c_str(), "rb");
-    if (!gz_) return MakeError("{}: cannot open: {}", path_, std::strerror(errno));
-    gzbuffer(gz_, 1 << 20);
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return MakeError("{}: cannot open: {}", path_, std::strerror(errno));
+    unsigned char magic[2] = {0, 0};
+    ssize_t n = ::pread(fd_, magic, 2, 0);
+    if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+      // gzip: zlib reads through its own buffer. Plain files are read straight into ours
+      // (gzread's transparent mode would add a copy of every byte).
+      gz_ = gzdopen(fd_, "rb");
+      if (!gz_) return MakeError("{}: cannot open the gzip stream", path_);
+      fd_ = -1;  // owned by gz_ now
+      gzbuffer(gz_, 1 << 20);
+    } else {
+      ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
     return OkStatus();
   }
   // Appends up to N bytes at DST; returns the count, 0 at the end.
   Result<std::size_t> Read(char* dst, std::size_t n) {
     std::size_t total = 0;
     while (total < n) {
+      if (!gz_) {
+        ssize_t got =
+            ::read(fd_, dst + total, std::min<std::size_t>(n - total, std::size_t{1} << 30));
+        if (got < 0) {
+          if (errno == EINTR) continue;
+          return MakeError("{}: cannot read: {}", path_, std::strerror(errno));
+        }
+        if (got == 0) break;
+        total += static_cast<std::size_t>(got);
+        continue;
+      }
       unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(n - total, 1u << 30));
       int got = gzread(gz_, dst + total, chunk);
       if (got < 0) {
@@ -95,6 +133,7 @@ class Source {
 
  private:
   std::string path_;
+  int fd_ = -1;
   gzFile gz_ = nullptr;
 };
 
@@ -362,8 +401,15 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
     if (lo > 1) std::memmove(buf.data() + 1, buf.data() + lo, keep);
     lo = 1;
     hi = 1 + keep;
-    if (buf.size() < hi + read_bytes + simdjson::SIMDJSON_PADDING + 2)
-      buf.resize(hi + read_bytes + simdjson::SIMDJSON_PADDING + 2);
+    if (buf.size() < hi + read_bytes + simdjson::SIMDJSON_PADDING + 2) {
+      // Grow to twice the need at once, and size the parser for it once: reallocating
+      // per batch would fault in fresh pages every time (most of the cost on a VM).
+      buf.resize(2 * (hi + read_bytes) + simdjson::SIMDJSON_PADDING + 2);
+      if (parser.capacity() < buf.size()) {
+        if (auto err = parser.allocate(buf.size()); err)
+          return MakeError("{}: cannot allocate {} bytes for the JSON parser", label, buf.size());
+      }
+    }
     auto got = read(buf.data() + hi, read_bytes);
     read_bytes = std::min(kBlockBytes, read_bytes * 2);
     if (!got.ok()) return got.error();
