@@ -367,8 +367,7 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
          Pct(static_cast<double>(c.total_ns), static_cast<double>(s.total.gpu_span_ns))});
   std::int64_t idle = s.total.gpu_span_ns - s.total.kernel_union_ns;
   if (s.total.gpu_op_count > 0 && idle > 0)
-    s.ranking.push_back({"(GPU idle within the span: launch gaps, host work, copies)", "gpu_idle",
-                         idle, std::nullopt,
+    s.ranking.push_back({"gpu idle in span", "gpu_idle", idle, std::nullopt,
                          Pct(static_cast<double>(idle), static_cast<double>(s.total.gpu_span_ns))});
   std::stable_sort(s.ranking.begin(), s.ranking.end(),
                    [](const RankEntry& x, const RankEntry& y) { return x.total_ns > y.total_ns; });
@@ -636,6 +635,19 @@ std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
     Line(o, "per instance (mean)    {} elapsed, {} span, {} kernel sum, {:.1f} kernels",
          Ms(static_cast<double>(f.elapsed_ns) / n), Ms(static_cast<double>(f.gpu_span_ns) / n),
          Ms(static_cast<double>(f.kernel_sum_ns) / n), static_cast<double>(f.kernel_count) / n);
+  }
+  if (!s.instances.empty()) {
+    Line(o, "");
+    Line(o, "instances ({}{})", s.instances.size(),
+         s.instances.size() > 40 ? ", first 40; --json has all" : "");
+    Line(o, "  {:>5} {:>11} {:>11} {:>11} {:>8} {:>7}", "#", "elapsed", "GPU span", "kernel sum",
+         "kernels", "busy");
+    for (std::size_t i = 0; i < std::min<std::size_t>(40, s.instances.size()); ++i) {
+      const Figures& g = s.instances[i].figures;
+      Line(o, "  {:>5} {:>11} {:>11} {:>11} {:>8} {:>6.1f}%", s.instances[i].index,
+           Ms(static_cast<double>(g.elapsed_ns)), Ms(static_cast<double>(g.gpu_span_ns)),
+           Ms(static_cast<double>(g.kernel_sum_ns)), g.kernel_count, g.busy_percent());
+    }
   }
   Line(o, "");
   Line(o, "components (rules: {})", s.rules_source);
