@@ -25,7 +25,9 @@ void AddCommon(CLI::App& app, Common& c) {
   app.add_option("--rules", c.rules_path,
                  "component rules: JSON {\"components\":[{\"name\":..,\"pattern\":..}]} or lines "
                  "'component = regex'; "
-                 "first match wins (default: built-in families)");
+                 "first match wins, the rest is 'other' (default: built-in attention, gemm, norm, "
+                 "reduce, copy_gather, "
+                 "elementwise; src/trace/rules.cc)");
   app.add_flag("--json", c.json, "print JSON for machines");
   app.add_option("--top", c.top, "kernels to list in the text form (default 15)");
 }

@@ -30,6 +30,16 @@ TEST(TraceCli, SummarizeWindowJson) {
   EXPECT_EQ(j["totals"]["kernel_sum_ns"], 22803292);
   EXPECT_TRUE(j["components"].contains("gemm"));
   EXPECT_FALSE(j["bottleneck_ranking"].empty());
+  out = RunCommand(kVouch + " trace summarize " + kFixture +
+                       " --window decode_step --json --rules " + DataPath("decode_rules.json"),
+                   &rc);
+  ASSERT_EQ(rc, 0) << out;
+  j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["components"].size(), 4u);  // attention, gemm, norm, other
+  EXPECT_EQ(j["components"]["attention"]["launches"],
+            128);  // the cuDNN SDPA kernel, 4 layers x 32 steps
+  EXPECT_EQ(j["components"]["gemm"]["launches"], 800);
+  EXPECT_EQ(j["components"]["norm"]["launches"], 256);
 }
 
 TEST(TraceCli, WholeRunWithPhasesWarnsOnStderr) {
