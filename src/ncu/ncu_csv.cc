@@ -1,3 +1,8 @@
+// GCC 12 reports a false -Wmaybe-uninitialized inside std::regex under -fsanitize (GCC bug
+// 105562 family); the warning is about libstdc++ internals, not this file.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "ncu/ncu_csv.h"
 
 #include <fmt/format.h>
