@@ -16,6 +16,9 @@ int CmdBaseline(const GlobalOptions&, std::vector<std::string>);
 int CmdGate(const GlobalOptions&, std::vector<std::string>);
 int CmdArms(const GlobalOptions&, std::vector<std::string>);
 int CmdAb(const GlobalOptions&, std::vector<std::string>);
+int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string>);
+int CmdTraceDiff(const GlobalOptions&, std::vector<std::string>);
+int CmdNcu(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -31,6 +34,9 @@ const std::vector<Command>& Commands() {
       {"gate", "compare a run or record with a baseline (CI gate)", CmdGate},
       {"arms", "check that two arms are really two arms", CmdArms},
       {"ab", "is B faster than A? paired, counterbalanced legs and a verdict", CmdAb},
+      {"trace summarize", "where the time goes in a profile (Kineto JSON or nsys SQLite)", CmdTraceSummarize},
+      {"trace diff", "two profiles side by side per component and kernel", CmdTraceDiff},
+      {"ncu", "per-kernel table from an Nsight Compute CSV export", CmdNcu},
   };
   return table;
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Benchmark: `vouch trace summarize` on a >= 1 GB Kineto trace, against Python's json
+# module doing the same summary (tests/data/trace/independent_summary.py) on a 200 MB
+# slice of the same events (Python on the full GB would take minutes and ~10 GB of RAM).
+#
+# usage: bench/trace/bench_kineto.sh [VOUCH] [WORKDIR]      (from the repository root)
+# Needs ~1.3 GB of disk in WORKDIR (default /tmp/vouch_trace_bench); deletes it after.
+set -eu
+VOUCH=${1:-./build/vouch}
+W=${2:-/tmp/vouch_trace_bench}
+FIX=tests/fixtures/kineto_lm_small.json.gz
+mkdir -p "$W"
+trap 'rm -rf "$W"' EXIT
+python3 bench/trace/gen_kineto.py "$FIX" "$W/big.json" --mb 1080
+python3 bench/trace/gen_kineto.py "$FIX" "$W/slice.json" --mb 200
+
+measure() {  # measure LABEL BYTES COMMAND...
+  local label=$1 bytes=$2
+  shift 2
+  /usr/bin/time -v "$@" > "$W/out.txt" 2> "$W/time.txt" || { cat "$W/time.txt"; exit 1; }
+  local wall user rss
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$W/time.txt")
+  user=$(awk -F': ' '/User time/ {print $2}' "$W/time.txt")
+  sys=$(awk -F': ' '/System time/ {print $2}' "$W/time.txt")
+  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$W/time.txt")
+  awk -v l="$label" -v b="$bytes" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
+    printf "| %-44s | %8.1f MB | %7.2f s | %7.2f s | %8.1f MB/s | %7.0f MB | %5.2fx |\n",
+      l, b/1e6, w, u+s, b/1e6/(u+s), r/1024, r*1024/b }'
+}
+
+BIG=$(stat -c %s "$W/big.json")
+SLICE=$(stat -c %s "$W/slice.json")
+echo "| run | input | wall | cpu (user+sys) | MB/s of cpu | peak RSS | RSS / file |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+measure "vouch summarize --window decode_step (1 GB)" "$BIG" "$VOUCH" trace summarize "$W/big.json" --window decode_step --json
+measure "vouch summarize whole trace (1 GB)" "$BIG" "$VOUCH" trace summarize "$W/big.json" --json
+measure "vouch summarize --window decode_step (slice)" "$SLICE" "$VOUCH" trace summarize "$W/slice.json" --window decode_step --json
+measure "python json, floats, --window (slice)" "$SLICE" python3 tests/data/trace/independent_summary.py "$W/slice.json" --window decode_step --float
+measure "python json, Decimal (exact), --window (slice)" "$SLICE" python3 tests/data/trace/independent_summary.py "$W/slice.json" --window decode_step

@@ -1,0 +1,29 @@
+// vouch ncu: a per-kernel table from an Nsight Compute CSV export.
+#include <fmt/format.h>
+
+#include "command.h"
+#include "ncu/ncu_csv.h"
+
+namespace vouch::cli {
+
+int CmdNcu(const GlobalOptions&, std::vector<std::string> args) {
+  CLI::App app{"Per-kernel table from an Nsight Compute CSV export (raw or details page)", "ncu"};
+  std::string file;
+  bool json = false;
+  app.add_option("FILE", file, "ncu --csv output (details page) or ncu --csv --page raw output")
+      ->required();
+  app.add_flag("--json", json, "print JSON for machines");
+  if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
+  auto r = ncu::ReadNcuCsv(file);
+  if (!r.ok()) {
+    fmt::print(stderr, "vouch ncu: {}\n", r.error().message);
+    return kExitError;
+  }
+  if (json)
+    fmt::print("{}\n", ncu::NcuToJson(*r).dump(2));
+  else
+    fmt::print("{}", ncu::RenderNcuText(*r));
+  return kExitOk;
+}
+
+}  // namespace vouch::cli

@@ -1,0 +1,127 @@
+// vouch trace summarize / vouch trace diff: where the time goes in a profile.
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "command.h"
+#include "trace/reader.h"
+#include "trace/summary.h"
+
+namespace vouch::cli {
+namespace {
+
+struct Common {
+  std::string window;
+  std::string rules_path;
+  bool json = false;
+  std::size_t top = 15;
+};
+
+void AddCommon(CLI::App& app, Common& c) {
+  app.add_option("--window", c.window,
+                 "summarise the instances of this annotation / NVTX range (e.g. decode_step), per "
+                 "instance and "
+                 "aggregated; default: the whole trace");
+  app.add_option("--rules", c.rules_path,
+                 "component rules: JSON {\"components\":[{\"name\":..,\"pattern\":..}]} or lines "
+                 "'component = regex'; "
+                 "first match wins, the rest is 'other' (default: built-in attention, gemm, norm, "
+                 "reduce, copy_gather, "
+                 "elementwise; src/trace/rules.cc)");
+  app.add_flag("--json", c.json, "print JSON for machines");
+  app.add_option("--top", c.top, "kernels to list in the text form (default 15)");
+}
+
+std::optional<trace::Summary> Load(const std::string& path, const Common& c,
+                                   const trace::Rules& rules) {
+  auto t = trace::ReadTrace(path);
+  if (!t.ok()) {
+    fmt::print(stderr, "vouch trace: {}\n", t.error().message);
+    return std::nullopt;
+  }
+  trace::SummaryOptions opt;
+  opt.window = c.window;
+  opt.rules = rules;
+  auto s = trace::Summarize(*t, opt);
+  if (!s.ok()) {
+    fmt::print(stderr, "vouch trace: {}\n", s.error().message);
+    return std::nullopt;
+  }
+  return std::move(*s);
+}
+
+std::optional<trace::Rules> Rules(const Common& c) {
+  if (c.rules_path.empty()) return trace::DefaultRules();
+  auto r = trace::LoadRules(c.rules_path);
+  if (!r.ok()) {
+    fmt::print(stderr, "vouch trace: {}\n", r.error().message);
+    return std::nullopt;
+  }
+  return *r;
+}
+
+}  // namespace
+
+int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
+  CLI::App app{"Summarise a profile: busy time, launch gaps, components, bottleneck ranking",
+               "trace summarize"};
+  std::string file;
+  Common c;
+  app.add_option("FILE", file, "Kineto trace (.json / .json.gz) or Nsight Systems SQLite export")
+      ->required();
+  AddCommon(app, c);
+  app.footer(
+      "Exit status: 0 summary printed, 1 unreadable input or unknown window, 2 no GPU work in the "
+      "window, 64 usage.");
+  if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
+  auto rules = Rules(c);
+  if (!rules) return kExitError;
+  auto s = Load(file, c, *rules);
+  if (!s) return kExitError;
+  if (c.json) {
+    fmt::print("{}\n", trace::SummaryToJson(*s).dump(2));
+  } else {
+    fmt::print("{}", trace::RenderSummaryText(*s, c.top));
+    // The phase warning also goes to stderr so that it is seen when stdout is piped.
+    for (const auto& w : s->warnings)
+      if (w.find("Which annotation?") != std::string::npos)
+        fmt::print(stderr, "vouch trace: warning: {}\n", w);
+  }
+  return s->empty() ? kExitIdleWindow : kExitOk;
+}
+
+int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
+  CLI::App app{"Compare two profiles per component and per kernel", "trace diff"};
+  std::string a, b;
+  Common c;
+  std::vector<double> lengths;
+  app.add_option("A", a, "the previous profile")->required();
+  app.add_option("B", b, "the current profile")->required();
+  AddCommon(app, c);
+  app.add_option("--lengths", lengths,
+                 "two-lengths mode: the sequence lengths (or sizes) of A and B; reports per kernel "
+                 "and component "
+                 "the time per unit length and what grows")
+      ->expected(2);
+  if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
+  auto rules = Rules(c);
+  if (!rules) return kExitError;
+  auto sa = Load(a, c, *rules);
+  if (!sa) return kExitError;
+  auto sb = Load(b, c, *rules);
+  if (!sb) return kExitError;
+  std::optional<std::pair<double, double>> len;
+  if (lengths.size() == 2) len = std::make_pair(lengths[0], lengths[1]);
+  auto d = trace::DiffSummaries(*sa, *sb, len);
+  if (!d.ok()) {
+    fmt::print(stderr, "vouch trace diff: {}\n", d.error().message);
+    return kExitUsage;
+  }
+  if (c.json)
+    fmt::print("{}\n", trace::DiffToJson(*d).dump(2));
+  else
+    fmt::print("{}", trace::RenderDiffText(*d, c.top));
+  return kExitOk;
+}
+
+}  // namespace vouch::cli

@@ -1,0 +1,320 @@
+// GCC 12 reports a false -Wmaybe-uninitialized inside std::regex under -fsanitize (GCC bug
+// 105562 family); the warning is about libstdc++ internals, not this file.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "ncu/ncu_csv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <regex>
+
+#include "ncu/csv.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace vouch::ncu {
+namespace {
+
+// Metric names to look for, raw page first then details page; the first present wins.
+struct Wanted {
+  std::optional<double> KernelProfile::*field;
+  std::vector<const char*> names;
+  const char* required_unit;  // details page: "%" where a name is reused with other units
+};
+
+const std::vector<Wanted>& WantedMetrics() {
+  static const std::vector<Wanted> w = {
+      {&KernelProfile::registers_per_thread,
+       {"launch__registers_per_thread", "Registers Per Thread"},
+       nullptr},
+      {&KernelProfile::achieved_occupancy_percent,
+       {"sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy"},
+       nullptr},
+      {&KernelProfile::issue_active_percent,
+       {"smsp__issue_active.avg.pct_of_peak_sustained_active",
+        "sm__issue_active.avg.pct_of_peak_sustained_active",
+        "sm__issue_active.avg.pct_of_peak_sustained_elapsed", "Issue Slots Busy",
+        "One or More Eligible"},
+       nullptr},
+      {&KernelProfile::sm_throughput_percent,
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput"},
+       nullptr},
+      {&KernelProfile::memory_throughput_percent,
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "Memory Throughput"},
+       "%"},
+      {&KernelProfile::l2_hit_rate_percent, {"lts__t_sector_hit_rate.pct", "L2 Hit Rate"}, nullptr},
+  };
+  return w;
+}
+
+double DurationScale(std::string unit) {
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (unit == "ns" || unit == "nsecond" || unit == "nsec" || unit.empty()) return 1;
+  if (unit == "us" || unit == "usecond" || unit == "usec") return 1e3;
+  if (unit == "ms" || unit == "msecond" || unit == "msec") return 1e6;
+  if (unit == "s" || unit == "second") return 1e9;
+  return 0;  // unknown
+}
+
+void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
+  auto find = [&](const char* name) -> const Metric* {
+    auto it = k.metrics.find(name);
+    return it == k.metrics.end() ? nullptr : &it->second;
+  };
+  for (const auto& w : WantedMetrics()) {
+    for (const char* n : w.names) {
+      const Metric* m = find(n);
+      if (!m) continue;
+      if (w.required_unit && !m->unit.empty() && m->unit != w.required_unit) continue;
+      if (auto v = ParseNcuNumber(m->value)) {
+        k.*(w.field) = *v;
+        break;
+      }
+    }
+  }
+  for (const char* n : {"gpu__time_duration.sum", "Duration"}) {
+    const Metric* m = find(n);
+    if (!m) continue;
+    auto v = ParseNcuNumber(m->value);
+    double scale = DurationScale(m->unit);
+    if (v && scale > 0) {
+      k.duration_ns = *v * scale;
+      break;
+    }
+    if (v && scale == 0)
+      warnings->push_back(fmt::format("kernel {}: duration unit '{}' is unknown; duration left out",
+                                      k.id, m->unit));
+  }
+  // Spills: local-memory requests (loads + stores), or the details page's own line.
+  if (const Metric* m = find("Local Memory Spilling Requests")) {
+    k.local_spilling_requests = ParseNcuNumber(m->value);
+  } else {
+    std::optional<double> sum;
+    for (const char* n : {"l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+                          "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"})
+      if (const Metric* lm = find(n))
+        if (auto v = ParseNcuNumber(lm->value)) sum = sum.value_or(0) + *v;
+    k.local_spilling_requests = sum;
+  }
+  // Stall reasons in warps per issue-active cycle, as the third seed reports them.
+  static const std::regex kStall(
+      R"(^smsp__average_warps_issue_stalled_(.+)_per_issue_active\.ratio$)");
+  std::smatch m;
+  for (const auto& [name, metric] : k.metrics) {
+    if (!std::regex_match(name, m, kStall)) continue;
+    if (auto v = ParseNcuNumber(metric.value)) k.top_stalls.push_back({m[1].str(), *v});
+  }
+  std::sort(k.top_stalls.begin(), k.top_stalls.end(), [](const Stall& a, const Stall& b) {
+    return a.warps_per_issue_active != b.warps_per_issue_active
+               ? a.warps_per_issue_active > b.warps_per_issue_active
+               : a.reason < b.reason;
+  });
+  if (k.top_stalls.size() > 5) k.top_stalls.resize(5);
+}
+
+bool StartsLikeProfilerLine(std::string_view line) { return StartsWith(line, "=="); }
+
+}  // namespace
+
+std::optional<double> ParseNcuNumber(std::string_view s) {
+  std::string clean;
+  for (char c : s)
+    if (c != ',' && c != ' ') clean += c;
+  if (clean.empty() || clean == "n/a" || clean == "N/A") return std::nullopt;
+  double v = 0;
+  auto [p, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), v);
+  if (ec != std::errc() || p != clean.data() + clean.size()) return std::nullopt;
+  return v;
+}
+
+Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
+  NcuReport r;
+  r.path = label;
+  // The header is the first line that begins with "ID" as a CSV field and names the kernel.
+  std::size_t pos = 0, header = std::string_view::npos;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+    if (StartsWith(line, "\"ID\",") && line.find("\"Kernel Name\"") != std::string_view::npos) {
+      header = pos;
+      break;
+    }
+    if (!Trim(line).empty()) ++r.skipped_lines;
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  if (header == std::string_view::npos)
+    return MakeError(
+        "{}: no Nsight Compute CSV header (a line starting with \"ID\",...,\"Kernel Name\"); "
+        "export with "
+        "`ncu --csv` or `ncu --csv --page raw` (or `ncu --import FILE.ncu-rep --csv`)",
+        label);
+  auto rows = ParseCsv(text.substr(header), label);
+  if (!rows.ok()) return rows.error();
+  std::vector<CsvRow>& all = *rows;
+  const CsvRow& head = all[0];
+  auto col = [&](std::string_view name) -> int {
+    for (std::size_t i = 0; i < head.size(); ++i)
+      if (head[i] == name) return static_cast<int>(i);
+    return -1;
+  };
+  int c_id = col("ID"), c_name = col("Kernel Name"), c_block = col("Block Size"),
+      c_grid = col("Grid Size"), c_dev = col("Device"), c_stream = col("Stream");
+  int c_section = col("Section Name"), c_metric = col("Metric Name"), c_unit = col("Metric Unit"),
+      c_value = col("Metric Value");
+  bool details = c_metric >= 0 && c_value >= 0;
+  r.layout = details ? "details" : "raw";
+  std::map<std::string, std::size_t> index;  // ID -> kernels[]
+  std::vector<std::string> units;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    CsvRow& row = all[i];
+    if (row.size() == 1 && StartsLikeProfilerLine(row[0])) continue;
+    if (!row.empty() && StartsLikeProfilerLine(row[0])) continue;
+    // The details page leaves the rule columns off metric rows: short rows are padded
+    // when they reach the metric value.
+    if (details && row.size() < head.size() &&
+        row.size() > static_cast<std::size_t>(std::max(c_value, c_id)))
+      row.resize(head.size());
+    if (row.size() != head.size()) {
+      ++r.skipped_rows;
+      continue;
+    }
+    if (!details && row[static_cast<std::size_t>(c_id)].empty()) {  // the units row
+      units = row;
+      continue;
+    }
+    const std::string& id = row[static_cast<std::size_t>(c_id)];
+    auto it = index.find(id);
+    if (it == index.end()) {
+      KernelProfile k;
+      k.id = id;
+      auto get = [&](int c) { return c >= 0 ? row[static_cast<std::size_t>(c)] : std::string(); };
+      k.name = get(c_name);
+      k.block_size = get(c_block);
+      k.grid_size = get(c_grid);
+      k.device = get(c_dev);
+      k.stream = get(c_stream);
+      it = index.emplace(id, r.kernels.size()).first;
+      r.kernels.push_back(std::move(k));
+    }
+    KernelProfile& k = r.kernels[it->second];
+    if (details) {
+      const std::string& name = row[static_cast<std::size_t>(c_metric)];
+      if (name.empty()) continue;  // rule rows
+      Metric m{c_unit >= 0 ? row[static_cast<std::size_t>(c_unit)] : "",
+               row[static_cast<std::size_t>(c_value)],
+               c_section >= 0 ? row[static_cast<std::size_t>(c_section)] : ""};
+      // "Memory Throughput" appears as % (Speed Of Light) and as bytes/s (Memory Workload):
+      // keep the percent one under the plain name.
+      auto existing = k.metrics.find(name);
+      if (existing != k.metrics.end() && existing->second.unit == "%" && m.unit != "%") {
+        k.metrics[name + " [" + m.unit + "]"] = m;
+        continue;
+      }
+      if (existing != k.metrics.end() && m.unit == "%" && existing->second.unit != "%")
+        k.metrics[name + " [" + existing->second.unit + "]"] = existing->second;
+      k.metrics[name] = m;
+    } else {
+      for (std::size_t c = 0; c < head.size(); ++c) {
+        if (static_cast<int>(c) == c_id || static_cast<int>(c) == c_name) continue;
+        k.metrics[head[c]] = Metric{c < units.size() ? units[c] : "", row[c], ""};
+      }
+    }
+  }
+  if (r.kernels.empty())
+    return MakeError(
+        "{}: the Nsight Compute CSV has a header but no kernel rows (did the filter match no "
+        "kernel?)",
+        label);
+  for (auto& k : r.kernels) Derive(k, &r.warnings);
+  std::stable_sort(r.kernels.begin(), r.kernels.end(),
+                   [](const KernelProfile& a, const KernelProfile& b) {
+                     auto x = ParseNcuNumber(a.id), y = ParseNcuNumber(b.id);
+                     return x && y ? *x < *y : a.id < b.id;
+                   });
+  if (r.skipped_rows)
+    r.warnings.push_back(
+        fmt::format("{} data row(s) of the wrong width were skipped (program output mixed into "
+                    "the CSV?)",
+                    r.skipped_rows));
+  return r;
+}
+
+Result<NcuReport> ReadNcuCsv(const std::string& path) {
+  auto text = ReadFile(path, std::uint64_t{4} << 30);
+  if (!text.ok()) return text.error();
+  return ParseNcuCsv(*text, path);
+}
+
+namespace {
+nlohmann::json Opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+std::string Fmt(const std::optional<double>& v, const char* f = "{:.2f}") {
+  return v ? fmt::format(fmt::runtime(f), *v) : std::string("-");
+}
+}  // namespace
+
+nlohmann::json NcuToJson(const NcuReport& r) {
+  nlohmann::json j;
+  j["path"] = r.path;
+  j["layout"] = r.layout;
+  j["skipped_lines_before_header"] = r.skipped_lines;
+  j["skipped_rows"] = r.skipped_rows;
+  auto& ks = j["kernels"] = nlohmann::json::array();
+  for (const auto& k : r.kernels) {
+    nlohmann::json s = nlohmann::json::array();
+    for (const auto& st : k.top_stalls)
+      s.push_back({{"reason", st.reason}, {"warps_per_issue_active", st.warps_per_issue_active}});
+    ks.push_back({{"launch_id", k.id},
+                  {"kernel_name", k.name},
+                  {"grid_size", k.grid_size},
+                  {"block_size", k.block_size},
+                  {"device", k.device},
+                  {"duration_ns", Opt(k.duration_ns)},
+                  {"registers_per_thread", Opt(k.registers_per_thread)},
+                  {"achieved_occupancy_percent", Opt(k.achieved_occupancy_percent)},
+                  {"issue_active_percent", Opt(k.issue_active_percent)},
+                  {"sm_throughput_percent", Opt(k.sm_throughput_percent)},
+                  {"memory_throughput_percent", Opt(k.memory_throughput_percent)},
+                  {"l2_hit_rate_percent", Opt(k.l2_hit_rate_percent)},
+                  {"local_spilling_requests", Opt(k.local_spilling_requests)},
+                  {"top_scheduler_stalls", s},
+                  {"metric_count", k.metrics.size()}});
+  }
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+std::string RenderNcuText(const NcuReport& r) {
+  std::string o = fmt::format(
+      "{} (Nsight Compute, {} page, {} kernel(s); {} line(s) of program output skipped)\n", r.path,
+      r.layout, r.kernels.size(), r.skipped_lines);
+  for (const auto& w : r.warnings) o += "warning: " + w + "\n";
+  o += fmt::format("\n{:>4} {:>11} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {}\n", "id",
+                   "duration", "regs", "occup%", "issue%", "sm%", "mem%", "l2hit%", "spills",
+                   "kernel (grid x block)");
+  for (const auto& k : r.kernels) {
+    o += fmt::format(
+        "{:>4} {:>11} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {} {} x {}\n", k.id,
+        k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
+        Fmt(k.registers_per_thread, "{:.0f}"), Fmt(k.achieved_occupancy_percent),
+        Fmt(k.issue_active_percent), Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
+        Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
+        k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name, k.grid_size, k.block_size);
+    if (!k.top_stalls.empty()) {
+      std::vector<std::string> parts;
+      for (const auto& s : k.top_stalls)
+        parts.push_back(fmt::format("{} {:.2f}", s.reason, s.warps_per_issue_active));
+      o += fmt::format("       top stalls (warps per issue-active cycle): {}\n",
+                       fmt::join(parts, ", "));
+    }
+  }
+  return o;
+}
+
+}  // namespace vouch::ncu

@@ -1,0 +1,64 @@
+// Nsight Compute CSV exports into a per-kernel table. Both layouts:
+//   raw page (`ncu --csv --page raw`): wide, one row per kernel, one column per metric,
+//     a units row after the header;
+//   details page (`ncu --csv`, the default): long, one row per kernel x metric with
+//     "Section Name", "Metric Name", "Metric Unit", "Metric Value".
+// Lines before the header (the profiled program's output, ==PROF== and ==WARNING== lines)
+// are skipped, as are such lines and rows of the wrong width among the data.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace vouch::ncu {
+
+struct Stall {
+  std::string reason;  // "long_scoreboard", ...
+  double warps_per_issue_active = 0;
+};
+
+struct Metric {
+  std::string unit;
+  std::string value;    // as written ("29,088")
+  std::string section;  // details page only
+};
+
+struct KernelProfile {
+  std::string id;  // ncu's "ID" (launch order)
+  std::string name;
+  std::string block_size, grid_size, device, stream;
+  std::optional<double> duration_ns;
+  std::optional<double> registers_per_thread;
+  std::optional<double> achieved_occupancy_percent;
+  std::optional<double> issue_active_percent;
+  std::optional<double> sm_throughput_percent;
+  std::optional<double> memory_throughput_percent;
+  std::optional<double> l2_hit_rate_percent;
+  std::optional<double> local_spilling_requests;
+  std::vector<Stall> top_stalls;          // up to 5, largest first (raw page with stall metrics)
+  std::map<std::string, Metric> metrics;  // everything, by metric name
+};
+
+struct NcuReport {
+  std::string path;
+  std::string layout;                  // "raw" or "details"
+  std::vector<KernelProfile> kernels;  // in ID order
+  std::int64_t skipped_lines = 0;      // program output and ==PROF== lines before the header
+  std::int64_t skipped_rows = 0;       // data rows of the wrong width
+  std::vector<std::string> warnings;
+};
+
+Result<NcuReport> ReadNcuCsv(const std::string& path);
+Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label);
+// "29,088" -> 29088; "n/a", "" -> nullopt.
+std::optional<double> ParseNcuNumber(std::string_view s);
+
+nlohmann::json NcuToJson(const NcuReport& r);
+std::string RenderNcuText(const NcuReport& r);
+
+}  // namespace vouch::ncu

@@ -1,0 +1,105 @@
+#include "ncu/ncu_csv.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace vouch::ncu {
+namespace {
+
+const std::string kRaw = std::string(VOUCH_FIXTURES_DIR) + "/ncu_raw.csv";
+const std::string kDetails = std::string(VOUCH_FIXTURES_DIR) + "/ncu_details.csv";
+const std::string kStalls = std::string(VOUCH_SOURCE_DIR) + "/tests/data/ncu/raw_with_stalls.csv";
+
+std::string Slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(NcuCsv, RawPageFixture) {
+  auto r = ReadNcuCsv(kRaw);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->layout, "raw");
+  EXPECT_EQ(r->skipped_lines, 4);
+  ASSERT_EQ(r->kernels.size(), 6u);
+  const auto& k = r->kernels[0];
+  EXPECT_EQ(k.id, "0");
+  EXPECT_EQ(k.name, "nvjet_sm90_tst_128x64_64x8_4x1_v_bz_TNT");
+  EXPECT_EQ(k.grid_size, "(4, 24, 1)");
+  EXPECT_EQ(k.block_size, "(384, 1, 1)");
+  EXPECT_DOUBLE_EQ(*k.duration_ns, 29088);
+  EXPECT_DOUBLE_EQ(*k.registers_per_thread, 168);
+  EXPECT_DOUBLE_EQ(*k.achieved_occupancy_percent, 14.03);
+  EXPECT_DOUBLE_EQ(*k.issue_active_percent, 6.49);
+  EXPECT_DOUBLE_EQ(*k.sm_throughput_percent, 22.83);
+  EXPECT_DOUBLE_EQ(*k.memory_throughput_percent, 74.12);
+  EXPECT_FALSE(k.l2_hit_rate_percent.has_value());  // not collected in this export
+  EXPECT_EQ(k.metrics.at("gpu__time_duration.sum").unit, "ns");
+  EXPECT_EQ(r->kernels[5].name, "nvjet_sm90_tst_256x8_64x6_2x1_v_bz_TNT");
+}
+
+TEST(NcuCsv, DetailsPageFixture) {
+  auto r = ReadNcuCsv(kDetails);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->layout, "details");
+  EXPECT_EQ(r->skipped_lines, 4);
+  EXPECT_EQ(r->skipped_rows, 0);
+  ASSERT_EQ(r->kernels.size(), 6u);
+  const auto& k = r->kernels[0];
+  EXPECT_EQ(k.name, "nvjet_sm90_tst_128x64_64x8_4x1_v_bz_TNT");
+  EXPECT_DOUBLE_EQ(*k.duration_ns, 28448);
+  EXPECT_DOUBLE_EQ(*k.registers_per_thread, 168);
+  EXPECT_DOUBLE_EQ(*k.achieved_occupancy_percent, 14.03);
+  EXPECT_DOUBLE_EQ(*k.sm_throughput_percent, 23.39);
+  EXPECT_DOUBLE_EQ(*k.memory_throughput_percent, 75.86);  // the % one, not bytes/s
+  EXPECT_EQ(k.metrics.at("Duration").section, "GPU Speed Of Light Throughput");
+}
+
+TEST(NcuCsv, StallsHitRateSpillsQuotedNamesAndInterleavedProfLines) {
+  auto r = ReadNcuCsv(kStalls);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->skipped_lines, 3);
+  ASSERT_EQ(r->kernels.size(), 2u);
+  const auto& a = r->kernels[0];
+  EXPECT_EQ(a.name, "void attn<128, 64>(signed char *, float, \"quoted\")");
+  EXPECT_DOUBLE_EQ(*a.duration_ns, 258996000.0);  // usecond -> ns
+  EXPECT_DOUBLE_EQ(*a.l2_hit_rate_percent, 98.85);
+  EXPECT_DOUBLE_EQ(*a.local_spilling_requests, 1458688);
+  EXPECT_DOUBLE_EQ(*a.issue_active_percent, 36.49);
+  ASSERT_EQ(a.top_stalls.size(), 5u);
+  EXPECT_EQ(a.top_stalls[0].reason, "wait");
+  EXPECT_DOUBLE_EQ(a.top_stalls[0].warps_per_issue_active, 2.01);
+  EXPECT_EQ(a.top_stalls[1].reason, "math_pipe_throttle");
+  EXPECT_EQ(a.top_stalls[2].reason, "selected");
+  const auto& b = r->kernels[1];
+  EXPECT_DOUBLE_EQ(*b.duration_ns, 26500);
+  EXPECT_EQ(b.top_stalls[0].reason, "sleeping");  // "n/a" barrier is left out
+  EXPECT_EQ(b.top_stalls.size(), 5u);
+  auto j = NcuToJson(*r);
+  EXPECT_EQ(j["kernels"][0]["top_scheduler_stalls"][0]["reason"], "wait");
+  EXPECT_NE(RenderNcuText(*r).find("top stalls"), std::string::npos);
+}
+
+TEST(NcuCsv, HostileInputs) {
+  auto none = ParseNcuCsv("just program output\n==PROF== nothing\n", "x.csv");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("x.csv"), std::string::npos);
+  EXPECT_NE(none.error().message.find("no Nsight Compute CSV header"), std::string::npos);
+  std::string text = Slurp(kRaw);
+  auto cut = ParseNcuCsv(text.substr(0, text.size() / 2), "cut.csv");
+  EXPECT_FALSE(cut.ok());  // cut inside a quoted field
+  auto header_only =
+      ParseNcuCsv("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Value\"\n", "h.csv");
+  ASSERT_FALSE(header_only.ok());
+  EXPECT_NE(header_only.error().message.find("no kernel rows"), std::string::npos);
+  EXPECT_FALSE(ReadNcuCsv("/nonexistent.csv").ok());
+  EXPECT_EQ(ParseNcuNumber("1,234.5"), 1234.5);
+  EXPECT_FALSE(ParseNcuNumber("n/a").has_value());
+  EXPECT_FALSE(ParseNcuNumber("12abc").has_value());
+}
+
+}  // namespace
+}  // namespace vouch::ncu

@@ -1,0 +1,656 @@
+// Kineto reader. Streaming design, so that memory does not grow with the file:
+// the file (plain or gzip, through zlib's gzread) is read in blocks; a small string-aware
+// scanner finds whole events inside "traceEvents": [...]; each block's run of complete
+// events is handed, in place and without a copy, to simdjson On-Demand as one JSON array.
+// Only the events the summary needs are kept, as compact structs (model.h).
+#include "trace/kineto_reader.h"
+
+#include <fcntl.h>
+#include <simdjson.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#ifndef VOUCH_KINETO_BLOCK_MB
+#define VOUCH_KINETO_BLOCK_MB 1
+#endif
+
+namespace vouch::trace {
+namespace {
+
+constexpr std::size_t kDefaultBlockBytes = std::size_t{VOUCH_KINETO_BLOCK_MB} << 20;
+// A single event above this is not a Kineto event: refuse it instead of growing forever.
+constexpr std::size_t kMaxEventBytes = std::size_t{256} << 20;
+
+enum class Cat {
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kRuntime,
+  kDriver,
+  kCpuRange,
+  kGpuRange,
+  kSkip,
+  kUnknown
+};
+
+Cat ClassifyLower(std::string_view lower);
+
+Cat Classify(std::string_view cat) {
+  // Newer Kineto writes lower-case categories (the fast path, no copy); older releases
+  // wrote "Kernel", "Memcpy", ...
+  Cat c = ClassifyLower(cat);
+  if (c != Cat::kUnknown) return c;
+  std::string lower(cat);
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ClassifyLower(lower);
+}
+
+Cat ClassifyLower(std::string_view lower) {
+  if (lower == "kernel") return Cat::kKernel;
+  if (lower == "gpu_memcpy" || lower == "memcpy") return Cat::kMemcpy;
+  if (lower == "gpu_memset" || lower == "memset") return Cat::kMemset;
+  if (lower == "cuda_runtime" || lower == "runtime") return Cat::kRuntime;
+  if (lower == "cuda_driver" || lower == "driver") return Cat::kDriver;
+  if (lower == "user_annotation") return Cat::kCpuRange;
+  if (lower == "gpu_user_annotation") return Cat::kGpuRange;
+  static constexpr std::string_view kKnown[] = {"cpu_op",          "ac2g",
+                                                "overhead",        "trace",
+                                                "python_function", "cpu_instant_event",
+                                                "fwdbwd",          "cuda_profiler_range",
+                                                "cuda_sync",       "operator",
+                                                "gpu_op",          "memory",
+                                                "flow_link",       "external_correlation"};
+  for (auto k : kKnown)
+    if (lower == k) return Cat::kSkip;
+  return Cat::kUnknown;
+}
+
+// Reads bytes from a plain or gzip file (gzread is transparent for plain files).
+class Source {
+ public:
+  explicit Source(const std::string& path) : path_(path) {}
+  ~Source() {
+    if (gz_) gzclose_r(gz_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status Open() {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return MakeError("{}: cannot open: {}", path_, std::strerror(errno));
+    unsigned char magic[2] = {0, 0};
+    ssize_t n = ::pread(fd_, magic, 2, 0);
+    if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+      // gzip: zlib reads through its own buffer. Plain files are read straight into ours
+      // (gzread's transparent mode would add a copy of every byte).
+      gz_ = gzdopen(fd_, "rb");
+      if (!gz_) return MakeError("{}: cannot open the gzip stream", path_);
+      fd_ = -1;  // owned by gz_ now
+      gzbuffer(gz_, 1 << 20);
+    } else {
+      ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+    return OkStatus();
+  }
+  // Appends up to N bytes at DST; returns the count, 0 at the end.
+  Result<std::size_t> Read(char* dst, std::size_t n) {
+    std::size_t total = 0;
+    while (total < n) {
+      if (!gz_) {
+        ssize_t got =
+            ::read(fd_, dst + total, std::min<std::size_t>(n - total, std::size_t{1} << 30));
+        if (got < 0) {
+          if (errno == EINTR) continue;
+          return MakeError("{}: cannot read: {}", path_, std::strerror(errno));
+        }
+        if (got == 0) break;
+        total += static_cast<std::size_t>(got);
+        continue;
+      }
+      unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(n - total, 1u << 30));
+      int got = gzread(gz_, dst + total, chunk);
+      if (got < 0) {
+        int err = 0;
+        const char* msg = gzerror(gz_, &err);
+        return MakeError("{}: cannot read: {}", path_, msg ? msg : "zlib error");
+      }
+      if (got == 0) {
+        int err = 0;
+        const char* msg = gzerror(gz_, &err);
+        if (err == Z_BUF_ERROR || (err != Z_OK && err != Z_STREAM_END))
+          return MakeError("{}: the gzip stream is truncated or corrupt ({}); re-copy the file",
+                           path_, msg ? msg : "zlib error");
+        break;
+      }
+      total += static_cast<std::size_t>(got);
+    }
+    return total;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  gzFile gz_ = nullptr;
+};
+
+// Skips a JSON string starting at P (on the opening quote); returns the byte after the
+// closing quote, or nullptr when END comes first.
+const char* SkipString(const char* p, const char* end) {
+  const char* q = p + 1;
+  for (;;) {
+    q = static_cast<const char*>(std::memchr(q, '"', static_cast<std::size_t>(end - q)));
+    if (!q) return nullptr;
+    const char* b = q;
+    while (b > p + 1 && b[-1] == '\\') --b;
+    if (((q - b) & 1) == 0) return q + 1;  // an even run of backslashes: the quote closes
+    ++q;
+  }
+}
+
+// Returns the byte after the value starting at P (object, array, string or scalar), or
+// nullptr when END comes first.
+const char* SkipValue(const char* p, const char* end) {
+  if (p >= end) return nullptr;
+  if (*p == '"') return SkipString(p, end);
+  if (*p != '{' && *p != '[') {
+    while (p < end && *p != ',' && *p != '}' && *p != ']' &&
+           !std::isspace(static_cast<unsigned char>(*p)))
+      ++p;
+    return p < end ? p : nullptr;
+  }
+  int depth = 0;
+  while (p < end) {
+    char c = *p;
+    if (c == '"') {
+      p = SkipString(p, end);
+      if (!p) return nullptr;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return p + 1;
+    }
+    ++p;
+  }
+  return nullptr;
+}
+
+const char* SkipSpace(const char* p, const char* end) {
+  while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
+  return p;
+}
+
+class Builder {
+ public:
+  explicit Builder(Trace* t) : t_(t), names_(&t->names) {}
+
+  void Event(simdjson::ondemand::object obj) {
+    std::string_view ph, cat, name;
+    std::int64_t ts = 0, dur = 0, pid = -1, tid = -1;
+    std::int64_t correlation = -1, stream = -1, device = -1, bytes = 0, external = -1;
+    bool has_ts = false, has_dur = false;
+    for (auto field : obj) {
+      std::string_view key = field.unescaped_key();
+      simdjson::ondemand::value value = field.value();
+      if (key == "ph") {
+        ph = value.get_string();
+      } else if (key == "cat") {
+        cat = value.get_string();
+      } else if (key == "name") {
+        if (value.type() == simdjson::ondemand::json_type::string) name = value.get_string();
+      } else if (key == "ts") {
+        has_ts = ParseMicrosToNs(value.raw_json_token(), &ts);
+        if (!has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+      } else if (key == "dur") {
+        has_dur = ParseMicrosToNs(value.raw_json_token(), &dur);
+        if (!has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+      } else if (key == "pid") {
+        pid = IntOr(value, -1);
+      } else if (key == "tid") {
+        tid = IntOr(value, -1);
+      } else if (key == "args") {
+        if (value.type() != simdjson::ondemand::json_type::object) continue;
+        for (auto arg : value.get_object()) {
+          std::string_view k = arg.unescaped_key();
+          if (k == "correlation")
+            correlation = IntOr(arg.value(), -1);
+          else if (k == "stream")
+            stream = IntOr(arg.value(), -1);
+          else if (k == "device")
+            device = IntOr(arg.value(), -1);
+          else if (k == "bytes")
+            bytes = IntOr(arg.value(), 0);
+          else if (k == "External id")
+            external = IntOr(arg.value(), -1);
+        }
+      }
+    }
+    ++t_->event_count;
+    if (cat.empty()) {
+      Skip(ph == "M" ? "(metadata)" : "(no category)");
+      return;
+    }
+    Cat kind = Classify(cat);
+    if (kind == Cat::kSkip) {
+      Skip(cat);
+      return;
+    }
+    if (kind == Cat::kUnknown) {
+      ++unknown_[std::string(cat)];
+      return;
+    }
+    if (ph != "X" || !has_ts || !has_dur || dur < 0) {
+      Skip(std::string(cat) + " (not a complete event with ts and dur)");
+      return;
+    }
+    std::uint32_t name_id = names_.Intern(name);
+    switch (kind) {
+      case Cat::kKernel:
+      case Cat::kMemcpy:
+      case Cat::kMemset: {
+        GpuOp op;
+        op.kind = kind == Cat::kKernel   ? GpuOpKind::kKernel
+                  : kind == Cat::kMemcpy ? GpuOpKind::kMemcpy
+                                         : GpuOpKind::kMemset;
+        op.start_ns = ts;
+        op.end_ns = ts + dur;
+        op.correlation = correlation;
+        op.stream = stream >= 0 ? stream : tid;
+        op.device = static_cast<std::int32_t>(device >= 0 ? device : pid);
+        op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(bytes, 0));
+        op.name_id = name_id;
+        t_->ops.push_back(op);
+        break;
+      }
+      case Cat::kRuntime:
+      case Cat::kDriver: {
+        ApiCall a;
+        a.kind = kind == Cat::kRuntime ? ApiKind::kRuntime : ApiKind::kDriver;
+        a.start_ns = ts;
+        a.end_ns = ts + dur;
+        a.correlation = correlation;
+        a.pid = pid;
+        a.tid = tid;
+        a.name_id = name_id;
+        a.is_launch = IsLaunchApi(name);
+        t_->api.push_back(a);
+        break;
+      }
+      case Cat::kCpuRange:
+      case Cat::kGpuRange: {
+        Range r;
+        r.kind = kind == Cat::kCpuRange ? RangeKind::kCpu : RangeKind::kGpu;
+        r.start_ns = ts;
+        r.end_ns = ts + dur;
+        r.pid = pid;
+        r.tid = tid;
+        r.external_id = external;
+        r.name_id = name_id;
+        t_->ranges.push_back(r);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  void Finish() {
+    for (auto& [k, v] : skipped_) t_->skipped_by_category[k] += v;
+    for (auto& [k, v] : unknown_) t_->unknown_categories[k] += v;
+  }
+
+ private:
+  static std::int64_t IntOr(simdjson::ondemand::value v, std::int64_t fallback) {
+    auto type = v.type();
+    if (type.error() || type.value_unsafe() != simdjson::ondemand::json_type::number)
+      return fallback;
+    std::int64_t i = 0;
+    if (!v.get_int64().get(i)) return i;
+    double d = 0;
+    if (!v.get_double().get(d) && std::isfinite(d)) return static_cast<std::int64_t>(d);
+    return fallback;
+  }
+  void Skip(std::string_view cat) {
+    auto it = skipped_.find(cat);
+    if (it == skipped_.end()) it = skipped_.emplace(std::string(cat), 0).first;
+    ++it->second;
+  }
+
+  Trace* t_;
+  NameTable names_;
+  std::map<std::string, std::int64_t, std::less<>> skipped_;
+  std::map<std::string, std::int64_t, std::less<>> unknown_;
+};
+
+// Parses "[" + events + "]" where the brackets overwrite the bytes just around the events
+// (restored after). BUF must have SIMDJSON_PADDING readable bytes after END.
+Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder, char* begin, char* end,
+                  std::size_t capacity_after, const std::string& label, std::uint64_t offset) {
+  char saved_before = begin[-1];
+  char saved_after = *end;
+  begin[-1] = '[';
+  *end = ']';
+  Status status = OkStatus();
+  try {
+    simdjson::padded_string_view view(begin - 1, static_cast<std::size_t>(end - begin) + 2,
+                                      static_cast<std::size_t>(end - begin) + 1 + capacity_after);
+    auto doc = parser.iterate(view);
+    for (auto element : doc.get_array()) {
+      auto obj = element.get_object();
+      builder.Event(obj.value());
+    }
+  } catch (const simdjson::simdjson_error& e) {
+    status = MakeError("{}: malformed trace event between bytes {} and {}: {}", label, offset,
+                       offset + static_cast<std::uint64_t>(end - begin), e.what());
+  }
+  begin[-1] = saved_before;
+  *end = saved_after;
+  return status;
+}
+
+void ReadDeviceNames(std::string_view json, Trace* t) {
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  if (p.parse(json.data(), json.size()).get(doc)) return;
+  simdjson::dom::array arr;
+  if (doc.get_array().get(arr)) return;
+  for (auto dev : arr) {
+    std::int64_t id = -1;
+    std::string_view name;
+    if (dev["id"].get_int64().get(id) || dev["name"].get_string().get(name)) continue;
+    if (id < 0 || id > 4096) continue;
+    if (t->devices.size() <= static_cast<std::size_t>(id))
+      t->devices.resize(static_cast<std::size_t>(id) + 1);
+    t->devices[static_cast<std::size_t>(id)] = std::string(name);
+  }
+}
+
+// The streaming driver over any byte source: READ(dst, n) appends up to n bytes.
+template <class ReadFn>
+Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t block_bytes) {
+  const std::size_t kBlockBytes = block_bytes ? block_bytes : kDefaultBlockBytes;
+  Trace t;
+  t.path = label;
+  t.format = "kineto";
+  Builder builder(&t);
+  simdjson::ondemand::parser parser;
+  // One byte in front for '[', the block, and simdjson's padding behind.
+  // Reads start small and double up to the block size, so that small files stay cheap.
+  std::size_t read_bytes = std::min<std::size_t>(kBlockBytes, 1 << 16);
+  std::vector<char> buf(1 + read_bytes + simdjson::SIMDJSON_PADDING + 2);
+  std::size_t lo = 1, hi = 1;  // unconsumed bytes are buf[lo, hi)
+  std::uint64_t consumed = 0;  // file offset of buf[lo]
+  bool eof = false;
+  enum class State { kStart, kTopKey, kTopAfterValue, kEvents, kTail, kDone } state = State::kStart;
+  bool bare_array = false;
+  bool saw_events = false;
+  bool expect_comma = false;  // inside traceEvents, after an event
+
+  auto refill = [&]() -> Status {
+    // Moves the unconsumed tail to the front and reads more.
+    std::size_t keep = hi - lo;
+    if (keep >= kMaxEventBytes)
+      return MakeError(
+          "{}: an element near byte {} is larger than {} MiB: not a Kineto trace event", label,
+          consumed, kMaxEventBytes >> 20);
+    if (lo > 1) std::memmove(buf.data() + 1, buf.data() + lo, keep);
+    lo = 1;
+    hi = 1 + keep;
+    if (buf.size() < hi + read_bytes + simdjson::SIMDJSON_PADDING + 2) {
+      // Grow to twice the need at once, and size the parser for it once: reallocating
+      // per batch would fault in fresh pages every time (most of the cost on a VM).
+      buf.resize(2 * (hi + read_bytes) + simdjson::SIMDJSON_PADDING + 2);
+      if (parser.capacity() < buf.size()) {
+        if (auto err = parser.allocate(buf.size()); err)
+          return MakeError("{}: cannot allocate {} bytes for the JSON parser", label, buf.size());
+      }
+    }
+    auto got = read(buf.data() + hi, read_bytes);
+    read_bytes = std::min(kBlockBytes, read_bytes * 2);
+    if (!got.ok()) return got.error();
+    if (*got == 0) eof = true;
+    hi += *got;
+    std::memset(buf.data() + hi, 0, simdjson::SIMDJSON_PADDING);
+    return OkStatus();
+  };
+  auto truncated = [&](std::string_view where) {
+    return MakeError(
+        "{}: the trace ends early ({}, after {} bytes): the file is truncated; re-export "
+        "or re-copy it",
+        label, where, consumed + (hi - lo));
+  };
+
+  while (state != State::kDone) {
+    char* p = buf.data() + lo;
+    char* end = buf.data() + hi;
+    char* q = const_cast<char*>(SkipSpace(p, end));
+    consumed += static_cast<std::uint64_t>(q - p);
+    lo = static_cast<std::size_t>(q - buf.data());
+    p = q;
+    if (p == end) {
+      if (eof) {
+        if (state == State::kStart)
+          return MakeError("{}: the file is empty; expected a Kineto JSON trace", label);
+        if (state == State::kTail && bare_array) break;
+        if (state == State::kTail) return truncated("no closing '}'");
+        return truncated(saw_events ? "inside traceEvents" : "before traceEvents");
+      }
+      if (auto s = refill(); !s.ok()) return s.error();
+      continue;
+    }
+    auto advance = [&](const char* to) {
+      consumed += static_cast<std::uint64_t>(to - p);
+      lo = static_cast<std::size_t>(to - buf.data());
+    };
+    switch (state) {
+      case State::kStart:
+        if (*p == '{') {
+          state = State::kTopKey;
+        } else if (*p == '[') {
+          state = State::kEvents;
+          bare_array = true;
+          saw_events = true;
+        } else {
+          return MakeError(
+              "{}: not JSON (first byte '{}'); expected a Kineto trace (.json or .json.gz)", label,
+              *p);
+        }
+        advance(p + 1);
+        break;
+      case State::kTopKey:
+      case State::kTopAfterValue: {
+        if (*p == '}') {
+          if (state == State::kTopKey && !saw_events) {
+            // an empty object
+          }
+          advance(p + 1);
+          // Only whitespace may follow.
+          for (;;) {
+            char* r = const_cast<char*>(SkipSpace(buf.data() + lo, buf.data() + hi));
+            lo = static_cast<std::size_t>(r - buf.data());
+            if (lo < hi)
+              return MakeError("{}: unexpected bytes after the end of the JSON document", label);
+            if (eof) break;
+            if (auto s = refill(); !s.ok()) return s.error();
+          }
+          state = State::kDone;
+          break;
+        }
+        if (*p == ',') {
+          advance(p + 1);
+          state = State::kTopKey;
+          break;
+        }
+        if (*p != '"')
+          return MakeError("{}: malformed JSON near byte {}: expected a key", label, consumed);
+        // key "..." : value
+        const char* key_end = SkipString(p, end);
+        const char* colon = key_end ? SkipSpace(key_end, end) : nullptr;
+        const char* value = colon && colon < end ? SkipSpace(colon + 1, end) : nullptr;
+        if (!value || value >= end) {
+          if (eof) return truncated("in a top-level key");
+          if (auto s = refill(); !s.ok()) return s.error();
+          break;
+        }
+        if (*colon != ':')
+          return MakeError("{}: malformed JSON near byte {}: expected ':'", label, consumed);
+        std::string_view key(p + 1, static_cast<std::size_t>(key_end - p - 2));
+        if (key == "traceEvents") {
+          if (*value != '[')
+            return MakeError("{}: traceEvents is not an array; not a Kineto trace", label);
+          advance(value + 1);
+          state = State::kEvents;
+          saw_events = true;
+          break;
+        }
+        const char* vend = SkipValue(value, end);
+        if (!vend) {
+          if (eof) return truncated("in a top-level value");
+          if (auto s = refill(); !s.ok()) return s.error();
+          break;
+        }
+        if (key == "deviceProperties")
+          ReadDeviceNames(std::string_view(value, static_cast<std::size_t>(vend - value)), &t);
+        advance(vend);
+        state = State::kTopAfterValue;
+        break;
+      }
+      case State::kEvents: {
+        // A run of complete events "{...} , {...}" up to the first incomplete one.
+        char* first = nullptr;
+        char* last_end = nullptr;
+        bool ec = expect_comma;  // committed only with the bytes consumed
+        char* r = p;
+        bool closed = false;
+        for (;;) {
+          r = const_cast<char*>(SkipSpace(r, end));
+          if (r == end) break;
+          if (*r == ',') {
+            if (!ec)
+              return MakeError("{}: malformed traceEvents near byte {}: a stray ','", label,
+                               consumed + static_cast<std::uint64_t>(r - p));
+            ec = false;
+            ++r;
+            continue;
+          }
+          if (*r == ']') {
+            closed = true;
+            break;
+          }
+          if (*r != '{' || ec)
+            return MakeError("{}: malformed traceEvents near byte {}: expected an event object",
+                             label, consumed + static_cast<std::uint64_t>(r - p));
+          const char* e = SkipValue(r, end);
+          if (!e) break;
+          if (!first) first = r;
+          ec = true;
+          last_end = const_cast<char*>(e);
+          r = last_end;
+        }
+        if (first) {
+          // Bytes between events that a parsed batch leaves behind are commas and spaces.
+          std::size_t after = static_cast<std::size_t>(buf.data() + buf.size() - last_end);
+          if (auto s = ParseBatch(parser, builder, first, last_end, after, label,
+                                  consumed + static_cast<std::uint64_t>(first - p));
+              !s.ok())
+            return s.error();
+          advance(last_end);
+          expect_comma = true;  // the scan may have passed a ',' beyond LAST_END
+          break;
+        }
+        if (closed) {
+          advance(r + 1);
+          state = bare_array ? State::kTail : State::kTopAfterValue;
+          break;
+        }
+        if (eof) return truncated("inside traceEvents");
+        if (auto s = refill(); !s.ok()) return s.error();
+        break;
+      }
+      case State::kTail:
+        return MakeError("{}: unexpected bytes after the end of the JSON document", label);
+      case State::kDone:
+        break;
+    }
+  }
+  if (!saw_events) return MakeError("{}: no traceEvents array: not a Kineto/Chrome trace", label);
+  builder.Finish();
+  ComputeExtent(&t);
+  return t;
+}
+
+}  // namespace
+
+bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
+  std::size_t i = 0;
+  bool neg = false;
+  if (i < s.size() && s[i] == '-') {
+    neg = true;
+    ++i;
+  }
+  std::int64_t whole = 0;
+  std::size_t digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (++digits > 15) break;  // beyond exact int64 ns: fall back to double
+    whole = whole * 10 + (s[i] - '0');
+    ++i;
+  }
+  if (digits == 0) return false;
+  std::int64_t frac = 0;
+  int frac_digits = 0;
+  bool round_up = false;
+  bool slow = digits > 15;
+  if (!slow && i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (frac_digits < 3) {
+        frac = frac * 10 + (s[i] - '0');
+        ++frac_digits;
+      } else if (frac_digits == 3) {
+        round_up = s[i] >= '5';
+        ++frac_digits;
+      }
+      ++i;
+    }
+  }
+  if (!slow && i < s.size() && (s[i] == 'e' || s[i] == 'E')) slow = true;
+  if (slow) {
+    double d = 0;
+    auto t = std::string(s);
+    char* endp = nullptr;
+    d = std::strtod(t.c_str(), &endp);
+    if (endp == t.c_str() || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
+    *ns = static_cast<std::int64_t>(std::llround(d * 1000.0));
+    return true;
+  }
+  for (int k = std::min(frac_digits, 3); k < 3; ++k) frac *= 10;
+  std::int64_t v = whole * 1000 + frac + (round_up ? 1 : 0);
+  *ns = neg ? -v : v;
+  return true;
+}
+
+Result<Trace> ReadKinetoTrace(const std::string& path) {
+  Source src(path);
+  if (auto s = src.Open(); !s.ok()) return s.error();
+  return ParseStream([&](char* dst, std::size_t n) { return src.Read(dst, n); }, path, 0);
+}
+
+Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
+                              std::size_t block_bytes) {
+  std::size_t pos = 0;
+  return ParseStream(
+      [&](char* dst, std::size_t n) -> Result<std::size_t> {
+        std::size_t k = std::min(n, json.size() - pos);
+        std::memcpy(dst, json.data() + pos, k);
+        pos += k;
+        return k;
+      },
+      label, block_bytes);
+}
+
+}  // namespace vouch::trace

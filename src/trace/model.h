@@ -1,0 +1,98 @@
+// One trace model shared by every reader (Kineto JSON, Nsight Systems SQLite, later CUPTI).
+// Plain structs: readers fill them, summary.h folds them. Times are integer nanoseconds
+// on the trace's own clock; CPU and GPU events of one trace share that clock.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace vouch::trace {
+
+enum class GpuOpKind : std::uint8_t { kKernel, kMemcpy, kMemset };
+enum class ApiKind : std::uint8_t { kRuntime, kDriver };
+// kCpu: a host range (Kineto user_annotation, NVTX push/pop or start/end).
+// kGpu: the same range projected on the GPU timeline (Kineto gpu_user_annotation).
+enum class RangeKind : std::uint8_t { kCpu, kGpu };
+
+// A kernel, memory copy or memory set on one device and stream.
+struct GpuOp {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t correlation = -1;  // links to the ApiCall that launched it; -1 unknown
+  std::int64_t stream = -1;
+  std::uint64_t bytes = 0;  // copies and sets
+  std::uint32_t name_id = 0;
+  std::int32_t device = -1;
+  std::int32_t pid = -1;  // process that launched it (-1 unknown; Kineto keeps one process)
+  GpuOpKind kind = GpuOpKind::kKernel;
+};
+
+// A CUDA runtime or driver API call on a host thread.
+struct ApiCall {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t correlation = -1;
+  std::int64_t pid = -1;
+  std::int64_t tid = -1;
+  std::uint32_t name_id = 0;
+  ApiKind kind = ApiKind::kRuntime;
+  bool is_launch = false;  // cudaLaunchKernel*, cuLaunchKernel*, cudaGraphLaunch, ...
+};
+
+// A named range: an annotation or NVTX range.
+struct Range {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t pid = -1;          // kGpu: the device
+  std::int64_t tid = -1;          // kGpu: the stream
+  std::int64_t external_id = -1;  // Kineto pairs a CPU range with its GPU range by it
+  std::uint32_t name_id = 0;
+  RangeKind kind = RangeKind::kCpu;
+};
+
+struct Trace {
+  std::string path;
+  std::string format;  // "kineto" or "nsys"
+  // Interned names; GpuOp/ApiCall/Range refer to them by index.
+  std::vector<std::string> names;
+  std::vector<GpuOp> ops;
+  std::vector<ApiCall> api;
+  std::vector<Range> ranges;
+  std::vector<std::string> devices;  // device names, by index, where the file says
+  // Events the summary does not use, by category (cpu_op, ac2g, ...): counted, not kept.
+  std::map<std::string, std::int64_t> skipped_by_category;
+  // Categories vouch does not know at all: counted and reported, never guessed at.
+  std::map<std::string, std::int64_t> unknown_categories;
+  std::int64_t event_count = 0;  // events read from the file, all kinds
+  // Earliest start and latest end over every timed event (CPU and GPU).
+  std::int64_t first_ns = 0;
+  std::int64_t last_ns = 0;
+
+  const std::string& Name(std::uint32_t id) const { return names[id]; }
+};
+
+// Interns names while a reader runs (heterogeneous lookup: no string copy per event).
+class NameTable {
+ public:
+  explicit NameTable(std::vector<std::string>* names) : names_(names) {}
+  std::uint32_t Intern(std::string_view name);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::vector<std::string>* names_;
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+};
+
+// True for API names that launch GPU work (for the launch-overlap figure).
+bool IsLaunchApi(std::string_view name);
+// Sets first_ns/last_ns from every event.
+void ComputeExtent(Trace* trace);
+
+}  // namespace vouch::trace

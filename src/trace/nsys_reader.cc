@@ -1,0 +1,281 @@
+// Schema: the Nsight Systems "SQLite Export Schema Reference" (docs.nvidia.com,
+// nsys-exporter/exported_data.html). Times are nanoseconds; names are StringIds ids;
+// globalTid/globalPid serialise pid and tid as (pid << 24) | tid (with a high hardware id).
+#include "trace/nsys_reader.h"
+
+#include <sqlite3.h>
+
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+namespace vouch::trace {
+namespace {
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct StmtCloser {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using Db = std::unique_ptr<sqlite3, DbCloser>;
+using Stmt = std::unique_ptr<sqlite3_stmt, StmtCloser>;
+
+std::int64_t PidOf(std::int64_t global) { return (global >> 24) & 0xFFFFFF; }
+std::int64_t TidOf(std::int64_t global) { return global & 0xFFFFFF; }
+
+class Reader {
+ public:
+  Reader(std::string path, Trace* t) : path_(std::move(path)), t_(t), names_(&t->names) {}
+
+  Status Open() {
+    sqlite3* raw = nullptr;
+    int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    db_.reset(raw);
+    if (rc != SQLITE_OK)
+      return MakeError("{}: cannot open as SQLite: {}", path_,
+                       raw ? sqlite3_errmsg(raw) : "out of memory");
+    // Reading the table list is the first real read: a non-SQLite file fails here.
+    auto tables = Query("SELECT name FROM sqlite_master WHERE type IN ('table','view')");
+    if (!tables.ok())
+      return MakeError(
+          "{}: not an SQLite database ({}); expected `nsys export --type sqlite` output", path_,
+          tables.error().message);
+    while (Step(tables->get()))
+      tables_.insert(reinterpret_cast<const char*>(sqlite3_column_text(tables->get(), 0)));
+    return OkStatus();
+  }
+
+  bool Has(const std::string& table) const { return tables_.count(table) > 0; }
+
+  std::set<std::string> Columns(const std::string& table) {
+    std::set<std::string> cols;
+    auto st = Query("PRAGMA table_info(" + table + ")");
+    if (!st.ok()) return cols;
+    while (Step(st->get()))
+      cols.insert(reinterpret_cast<const char*>(sqlite3_column_text(st->get(), 1)));
+    return cols;
+  }
+
+  Status Strings() {
+    if (!Has("StringIds")) return OkStatus();
+    auto cols = Columns("StringIds");
+    if (!cols.count("id") || !cols.count("value"))
+      return MakeError("{}: table StringIds lacks id/value columns", path_);
+    auto st = Query("SELECT id, value FROM StringIds");
+    if (!st.ok()) return st.error();
+    while (Step(st->get())) {
+      const unsigned char* v = sqlite3_column_text(st->get(), 1);
+      strings_[sqlite3_column_int64(st->get(), 0)] =
+          names_.Intern(v ? reinterpret_cast<const char*>(v) : "");
+    }
+    return StepError();
+  }
+
+  std::uint32_t NameOf(std::int64_t id) {
+    auto it = strings_.find(id);
+    if (it != strings_.end()) return it->second;
+    return names_.Intern("(string " + std::to_string(id) + ")");
+  }
+
+  Status GpuTable(const std::string& table, GpuOpKind kind) {
+    if (!Has(table)) return OkStatus();
+    auto cols = Columns(table);
+    for (const char* need : {"start", "end"})
+      if (!cols.count(need))
+        return MakeError("{}: table {} has no '{}' column; is this an nsys SQLite export?", path_,
+                         table, need);
+    auto col = [&](const char* c, const char* fallback) {
+      return cols.count(c) ? std::string(c) : std::string(fallback);
+    };
+    std::string name = "NULL";
+    if (kind == GpuOpKind::kKernel) {
+      // Prefer the demangled name (what Kineto and ncu show), then the short name.
+      name = cols.count("demangledName") ? "demangledName"
+             : cols.count("shortName")   ? "shortName"
+                                         : "NULL";
+    }
+    std::string sql =
+        "SELECT start, end, " + col("deviceId", "-1") + ", " + col("streamId", "-1") + ", " +
+        col("correlationId", "-1") + ", " + col("globalPid", "-1") + ", " + name + ", " +
+        (kind == GpuOpKind::kKernel ? std::string("0") : col("bytes", "0")) + " FROM " + table;
+    auto st = Query(sql);
+    if (!st.ok()) return st.error();
+    std::uint32_t copy_name = names_.Intern(kind == GpuOpKind::kMemcpy ? "Memcpy" : "Memset");
+    sqlite3_stmt* s = st->get();
+    while (Step(s)) {
+      GpuOp op;
+      op.kind = kind;
+      op.start_ns = sqlite3_column_int64(s, 0);
+      op.end_ns = sqlite3_column_int64(s, 1);
+      op.device = static_cast<std::int32_t>(sqlite3_column_int64(s, 2));
+      op.stream = sqlite3_column_int64(s, 3);
+      op.correlation = sqlite3_column_int64(s, 4);
+      std::int64_t gpid = sqlite3_column_int64(s, 5);
+      op.pid = gpid >= 0 ? static_cast<std::int32_t>(PidOf(gpid)) : -1;
+      op.name_id = kind == GpuOpKind::kKernel && sqlite3_column_type(s, 6) != SQLITE_NULL
+                       ? NameOf(sqlite3_column_int64(s, 6))
+                       : copy_name;
+      op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, sqlite3_column_int64(s, 7)));
+      if (op.end_ns < op.start_ns) {
+        ++t_->skipped_by_category[table + " (end before start)"];
+        continue;
+      }
+      t_->ops.push_back(op);
+    }
+    return StepError();
+  }
+
+  Status Runtime(const std::string& table, ApiKind kind) {
+    if (!Has(table)) return OkStatus();
+    auto cols = Columns(table);
+    for (const char* need : {"start", "end", "globalTid", "correlationId", "nameId"})
+      if (!cols.count(need))
+        return MakeError("{}: table {} has no '{}' column", path_, table, need);
+    auto st = Query("SELECT start, end, globalTid, correlationId, nameId FROM " + table);
+    if (!st.ok()) return st.error();
+    sqlite3_stmt* s = st->get();
+    std::unordered_map<std::uint32_t, bool> launch;
+    while (Step(s)) {
+      ApiCall a;
+      a.kind = kind;
+      a.start_ns = sqlite3_column_int64(s, 0);
+      a.end_ns = sqlite3_column_int64(s, 1);
+      std::int64_t g = sqlite3_column_int64(s, 2);
+      a.pid = PidOf(g);
+      a.tid = TidOf(g);
+      a.correlation = sqlite3_column_int64(s, 3);
+      a.name_id = NameOf(sqlite3_column_int64(s, 4));
+      auto it = launch.find(a.name_id);
+      if (it == launch.end())
+        it = launch.emplace(a.name_id, IsLaunchApi(t_->Name(a.name_id))).first;
+      a.is_launch = it->second;
+      t_->api.push_back(a);
+    }
+    return StepError();
+  }
+
+  Status Nvtx() {
+    if (!Has("NVTX_EVENTS")) return OkStatus();
+    auto cols = Columns("NVTX_EVENTS");
+    for (const char* need : {"start", "end", "globalTid"})
+      if (!cols.count(need))
+        return MakeError("{}: table NVTX_EVENTS has no '{}' column", path_, need);
+    std::string text = cols.count("text") ? "text" : "NULL";
+    std::string text_id = cols.count("textId") ? "textId" : "NULL";
+    std::string type = cols.count("eventType") ? "eventType" : "59";
+    auto st = Query("SELECT start, end, globalTid, " + text + ", " + text_id + ", " + type +
+                    " FROM NVTX_EVENTS");
+    if (!st.ok()) return st.error();
+    sqlite3_stmt* s = st->get();
+    while (Step(s)) {
+      std::int64_t event_type = sqlite3_column_int64(s, 5);
+      // 59 push/pop range, 60 start/end range; marks (34) and others have no extent.
+      if (event_type != 59 && event_type != 60) {
+        ++t_->skipped_by_category["NVTX_EVENTS (not a range)"];
+        continue;
+      }
+      if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
+        ++t_->skipped_by_category["NVTX_EVENTS (range never closed)"];
+        continue;
+      }
+      Range r;
+      r.kind = RangeKind::kCpu;
+      r.start_ns = sqlite3_column_int64(s, 0);
+      r.end_ns = sqlite3_column_int64(s, 1);
+      std::int64_t g = sqlite3_column_int64(s, 2);
+      r.pid = PidOf(g);
+      r.tid = TidOf(g);
+      if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+        r.name_id = names_.Intern(reinterpret_cast<const char*>(sqlite3_column_text(s, 3)));
+      } else if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+        r.name_id = NameOf(sqlite3_column_int64(s, 4));
+      } else {
+        r.name_id = names_.Intern("(unnamed range)");
+      }
+      t_->ranges.push_back(r);
+    }
+    return StepError();
+  }
+
+  void Gpus() {
+    if (!Has("TARGET_INFO_GPU")) return;
+    auto cols = Columns("TARGET_INFO_GPU");
+    if (!cols.count("name")) return;
+    std::string id = cols.count("id") ? "id" : cols.count("cuDevice") ? "cuDevice" : "rowid";
+    auto st = Query("SELECT " + id + ", name FROM TARGET_INFO_GPU");
+    if (!st.ok()) return;
+    while (Step(st->get())) {
+      std::int64_t i = sqlite3_column_int64(st->get(), 0);
+      const unsigned char* n = sqlite3_column_text(st->get(), 1);
+      if (i < 0 || i > 4096 || !n) continue;
+      if (t_->devices.size() <= static_cast<std::size_t>(i))
+        t_->devices.resize(static_cast<std::size_t>(i) + 1);
+      t_->devices[static_cast<std::size_t>(i)] = reinterpret_cast<const char*>(n);
+    }
+  }
+
+ private:
+  Result<Stmt> Query(const std::string& sql) {
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK)
+      return MakeError("{}: SQLite error: {} (in: {})", path_, sqlite3_errmsg(db_.get()), sql);
+    step_rc_ = SQLITE_DONE;
+    return Stmt(raw);
+  }
+  bool Step(sqlite3_stmt* s) {
+    step_rc_ = sqlite3_step(s);
+    return step_rc_ == SQLITE_ROW;
+  }
+  Status StepError() {
+    if (step_rc_ != SQLITE_DONE && step_rc_ != SQLITE_ROW)
+      return MakeError("{}: SQLite error while reading: {}; the file may be truncated or corrupt",
+                       path_, sqlite3_errmsg(db_.get()));
+    return OkStatus();
+  }
+
+  std::string path_;
+  Trace* t_;
+  NameTable names_;
+  Db db_;
+  std::set<std::string> tables_;
+  std::unordered_map<std::int64_t, std::uint32_t> strings_;
+  int step_rc_ = SQLITE_DONE;
+};
+
+}  // namespace
+
+Result<Trace> ReadNsysSqlite(const std::string& path) {
+  Trace t;
+  t.path = path;
+  t.format = "nsys";
+  Reader r(path, &t);
+  if (auto s = r.Open(); !s.ok()) return s.error();
+  static const char* kTables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                  "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
+                                  "NVTX_EVENTS"};
+  bool any = false;
+  for (const char* name : kTables) any = any || r.Has(name);
+  if (!any)
+    return MakeError(
+        "{}: none of the tables CUPTI_ACTIVITY_KIND_KERNEL/_MEMCPY/_MEMSET/_RUNTIME or NVTX_EVENTS "
+        "is "
+        "there: not an nsys export, or the capture traced no CUDA (nsys profile --trace=cuda,nvtx)",
+        path);
+  if (auto s = r.Strings(); !s.ok()) return s.error();
+  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_KERNEL", GpuOpKind::kKernel); !s.ok())
+    return s.error();
+  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_MEMCPY", GpuOpKind::kMemcpy); !s.ok())
+    return s.error();
+  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_MEMSET", GpuOpKind::kMemset); !s.ok())
+    return s.error();
+  if (auto s = r.Runtime("CUPTI_ACTIVITY_KIND_RUNTIME", ApiKind::kRuntime); !s.ok())
+    return s.error();
+  if (auto s = r.Nvtx(); !s.ok()) return s.error();
+  r.Gpus();
+  t.event_count = static_cast<std::int64_t>(t.ops.size() + t.api.size() + t.ranges.size());
+  ComputeExtent(&t);
+  return t;
+}
+
+}  // namespace vouch::trace

@@ -1,0 +1,14 @@
+// Opens any supported trace by its content (not its name): SQLite files are Nsight Systems
+// exports, everything else is read as a Kineto JSON trace (plain or gzip).
+#pragma once
+
+#include <string>
+
+#include "trace/model.h"
+#include "util/result.h"
+
+namespace vouch::trace {
+
+Result<Trace> ReadTrace(const std::string& path);
+
+}  // namespace vouch::trace

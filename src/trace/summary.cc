@@ -1,0 +1,777 @@
+#include "trace/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "util/strings.h"
+
+namespace vouch::trace {
+namespace {
+
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+std::vector<Interval> Merge(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+
+std::int64_t Length(const std::vector<Interval>& merged) {
+  std::int64_t n = 0;
+  for (const auto& iv : merged) n += iv.second - iv.first;
+  return n;
+}
+
+std::int64_t Intersect(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::int64_t n = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    std::int64_t lo = std::max(a[i].first, b[j].first);
+    std::int64_t hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) n += hi - lo;
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
+  }
+  return n;
+}
+
+// Figures over a set of GPU ops and launch API calls.
+Figures Compute(const Trace& t, const std::vector<std::uint32_t>& ops,
+                const std::vector<std::uint32_t>& api, std::int64_t elapsed_ns) {
+  Figures f;
+  f.elapsed_ns = elapsed_ns;
+  std::vector<Interval> kernels;
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(),
+               hi = std::numeric_limits<std::int64_t>::min();
+  for (auto i : ops) {
+    const GpuOp& o = t.ops[i];
+    lo = std::min(lo, o.start_ns);
+    hi = std::max(hi, o.end_ns);
+    ++f.gpu_op_count;
+    std::int64_t d = o.end_ns - o.start_ns;
+    switch (o.kind) {
+      case GpuOpKind::kKernel:
+        ++f.kernel_count;
+        f.kernel_sum_ns += d;
+        kernels.emplace_back(o.start_ns, o.end_ns);
+        break;
+      case GpuOpKind::kMemcpy:
+        ++f.memcpy_count;
+        f.memcpy_ns += d;
+        f.memcpy_bytes += o.bytes;
+        break;
+      case GpuOpKind::kMemset:
+        ++f.memset_count;
+        f.memset_ns += d;
+        f.memset_bytes += o.bytes;
+        break;
+    }
+  }
+  if (f.gpu_op_count) f.gpu_span_ns = hi - lo;
+  // Gaps: kernels in start order; a gap is the time from the latest end so far to the
+  // next start, when positive (kernels on other streams may overlap).
+  std::sort(kernels.begin(), kernels.end());
+  std::int64_t reach = std::numeric_limits<std::int64_t>::min();
+  for (const auto& k : kernels) {
+    if (reach != std::numeric_limits<std::int64_t>::min() && k.first > reach) {
+      std::int64_t g = k.first - reach;
+      ++f.gaps.count;
+      f.gaps.total_ns += g;
+      f.gaps.max_ns = std::max(f.gaps.max_ns, g);
+    }
+    reach = std::max(reach, k.second);
+  }
+  auto kernel_union = Merge(std::move(kernels));
+  f.kernel_union_ns = Length(kernel_union);
+  std::vector<Interval> launches;
+  for (auto i : api) {
+    const ApiCall& a = t.api[i];
+    if (!a.is_launch) continue;
+    ++f.launch_api_count;
+    launches.emplace_back(a.start_ns, a.end_ns);
+  }
+  auto launch_union = Merge(std::move(launches));
+  f.launch_api_union_ns = Length(launch_union);
+  f.launch_api_overlap_ns = Intersect(launch_union, kernel_union);
+  return f;
+}
+
+double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+std::string Us(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
+
+std::string Shorten(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  return s.substr(0, n - 3) + "...";
+}
+
+}  // namespace
+
+std::int64_t UnionLength(std::vector<Interval> intervals) {
+  return Length(Merge(std::move(intervals)));
+}
+std::int64_t IntersectionOfUnions(std::vector<Interval> a, std::vector<Interval> b) {
+  return Intersect(Merge(std::move(a)), Merge(std::move(b)));
+}
+
+double Figures::busy_percent() const {
+  return Pct(static_cast<double>(kernel_union_ns), static_cast<double>(gpu_span_ns));
+}
+double Figures::launch_overlap_percent() const {
+  return Pct(static_cast<double>(launch_api_overlap_ns), static_cast<double>(launch_api_union_ns));
+}
+
+void Figures::Add(const Figures& o) {
+  elapsed_ns += o.elapsed_ns;
+  gpu_span_ns += o.gpu_span_ns;
+  kernel_sum_ns += o.kernel_sum_ns;
+  kernel_union_ns += o.kernel_union_ns;
+  gpu_op_count += o.gpu_op_count;
+  kernel_count += o.kernel_count;
+  gaps.count += o.gaps.count;
+  gaps.total_ns += o.gaps.total_ns;
+  gaps.max_ns = std::max(gaps.max_ns, o.gaps.max_ns);
+  launch_api_count += o.launch_api_count;
+  launch_api_union_ns += o.launch_api_union_ns;
+  launch_api_overlap_ns += o.launch_api_overlap_ns;
+  memcpy_count += o.memcpy_count;
+  memcpy_ns += o.memcpy_ns;
+  memcpy_bytes += o.memcpy_bytes;
+  memset_count += o.memset_count;
+  memset_ns += o.memset_ns;
+  memset_bytes += o.memset_bytes;
+}
+
+Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
+  Summary s;
+  s.path = t.path;
+  s.format = t.format;
+  s.window = opt.window;
+  s.rules_source = opt.rules.source;
+  s.skipped_by_category = t.skipped_by_category;
+  s.unknown_categories = t.unknown_categories;
+  // Phases: the names of host ranges (GPU ranges when a trace has only those).
+  bool any_cpu = std::any_of(t.ranges.begin(), t.ranges.end(),
+                             [](const Range& r) { return r.kind == RangeKind::kCpu; });
+  for (const auto& r : t.ranges)
+    if ((r.kind == RangeKind::kCpu) == any_cpu) ++s.phases[t.Name(r.name_id)];
+  for (const auto& [cat, n] : t.unknown_categories)
+    s.warnings.push_back(fmt::format("{} event(s) of unknown category '{}' were ignored", n, cat));
+
+  std::vector<char> in_window(t.ops.size(), 0);  // for the kernel table: each op once
+  if (opt.window.empty()) {
+    s.attribution = "whole trace";
+    std::vector<std::uint32_t> ops(t.ops.size()), api(t.api.size());
+    std::iota(ops.begin(), ops.end(), 0u);
+    std::iota(api.begin(), api.end(), 0u);
+    s.total = Compute(t, ops, api, t.last_ns - t.first_ns);
+    std::fill(in_window.begin(), in_window.end(), 1);
+    if (s.phases.size() >= 2) {
+      std::vector<std::string> parts;
+      std::string busiest;
+      std::int64_t most = 0;
+      for (const auto& [name, n] : s.phases) {
+        parts.push_back(fmt::format("{} x{}", name, n));
+        if (n > most) {
+          most = n;
+          busiest = name;
+        }
+      }
+      s.warnings.push_back(fmt::format(
+          "this trace holds several named phases ({}); a whole-run ranking mixes them and its top "
+          "kernel may be one-time work. Which annotation? Try --window {}",
+          fmt::join(parts, ", "), busiest));
+    }
+  } else {
+    std::uint32_t want = std::numeric_limits<std::uint32_t>::max();
+    for (std::uint32_t i = 0; i < t.names.size(); ++i)
+      if (t.names[i] == opt.window) want = i;
+    std::vector<const Range*> cpu, gpu;
+    for (const auto& r : t.ranges) {
+      if (r.name_id != want) continue;
+      (r.kind == RangeKind::kCpu ? cpu : gpu).push_back(&r);
+    }
+    if (cpu.empty() && gpu.empty()) {
+      std::vector<std::string> names, listed;
+      for (const auto& [n, c] : s.phases) {
+        names.push_back(n);
+        listed.push_back(fmt::format("{} ({})", n, c));
+      }
+      std::string near = ClosestMatch(opt.window, names);
+      for (const auto& n : names)  // "decode" -> "decode_step"
+        if (near.empty() && n.find(opt.window) != std::string::npos) near = n;
+      if (names.empty())
+        return MakeError(
+            "{}: no annotation or NVTX range named '{}': the trace has no named ranges; "
+            "summarise the whole trace (drop --window) or add record_function/NVTX ranges",
+            t.path, opt.window);
+      return MakeError("{}: no annotation or NVTX range named '{}'{}; the trace has: {}", t.path,
+                       opt.window, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
+                       fmt::join(listed, ", "));
+    }
+    auto by_start = [](const Range* x, const Range* y) { return x->start_ns < y->start_ns; };
+    std::sort(cpu.begin(), cpu.end(), by_start);
+    std::sort(gpu.begin(), gpu.end(), by_start);
+    // Ops sorted by start, for range queries.
+    std::vector<std::uint32_t> order(t.ops.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(),
+              [&](auto x, auto y) { return t.ops[x].start_ns < t.ops[y].start_ns; });
+    // API calls by (pid, tid), sorted by start.
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> api_by_thread;
+    for (std::uint32_t i = 0; i < t.api.size(); ++i)
+      api_by_thread[{t.api[i].pid, t.api[i].tid}].push_back(i);
+    for (auto& [k, v] : api_by_thread)
+      std::sort(v.begin(), v.end(),
+                [&](auto x, auto y) { return t.api[x].start_ns < t.api[y].start_ns; });
+    auto api_in = [&](const Range& r) {
+      std::vector<std::uint32_t> out;
+      auto it = api_by_thread.find({r.pid, r.tid});
+      if (it == api_by_thread.end()) return out;
+      const auto& v = it->second;
+      auto first = std::lower_bound(
+          v.begin(), v.end(), r.start_ns,
+          [&](std::uint32_t i, std::int64_t ts) { return t.api[i].start_ns < ts; });
+      for (auto p = first; p != v.end() && t.api[*p].start_ns < r.end_ns; ++p) out.push_back(*p);
+      return out;
+    };
+    // CPU range for each GPU range: same External id, else the same position.
+    std::unordered_map<std::int64_t, const Range*> cpu_by_external;
+    for (const Range* r : cpu)
+      if (r->external_id >= 0) cpu_by_external[r->external_id] = r;
+
+    if (!gpu.empty()) {
+      s.attribution =
+          "GPU work inside each gpu_user_annotation range on the GPU timeline (same device)";
+      for (std::size_t k = 0; k < gpu.size(); ++k) {
+        const Range& g = *gpu[k];
+        const Range* c = nullptr;
+        if (auto it = cpu_by_external.find(g.external_id);
+            g.external_id >= 0 && it != cpu_by_external.end())
+          c = it->second;
+        else if (gpu.size() == cpu.size())
+          c = cpu[k];
+        std::vector<std::uint32_t> ops;
+        auto first = std::lower_bound(
+            order.begin(), order.end(), g.start_ns,
+            [&](std::uint32_t i, std::int64_t ts) { return t.ops[i].start_ns < ts; });
+        for (auto p = first; p != order.end() && t.ops[*p].start_ns < g.end_ns; ++p) {
+          if (g.pid >= 0 && t.ops[*p].device >= 0 && t.ops[*p].device != g.pid) continue;
+          ops.push_back(*p);
+        }
+        std::vector<std::uint32_t> api = c ? api_in(*c) : std::vector<std::uint32_t>{};
+        Instance inst;
+        inst.index = static_cast<std::int64_t>(k);
+        inst.start_ns = g.start_ns;
+        inst.figures = Compute(t, ops, api, c ? c->end_ns - c->start_ns : g.end_ns - g.start_ns);
+        for (auto i : ops) in_window[i] = 1;
+        s.instances.push_back(inst);
+      }
+    } else {
+      s.attribution =
+          "GPU work launched (by correlation id) from API calls inside each host range, same "
+          "thread";
+      std::unordered_multimap<std::int64_t, std::uint32_t> ops_by_corr;
+      for (std::uint32_t i = 0; i < t.ops.size(); ++i)
+        if (t.ops[i].correlation >= 0) ops_by_corr.emplace(t.ops[i].correlation, i);
+      for (std::size_t k = 0; k < cpu.size(); ++k) {
+        const Range& c = *cpu[k];
+        auto api = api_in(c);
+        std::vector<std::uint32_t> ops;
+        for (auto a : api) {
+          auto [b, e] = ops_by_corr.equal_range(t.api[a].correlation);
+          for (auto p = b; p != e; ++p) {
+            const GpuOp& o = t.ops[p->second];
+            if (o.pid >= 0 && t.api[a].pid >= 0 && o.pid != t.api[a].pid) continue;
+            ops.push_back(p->second);
+          }
+        }
+        Instance inst;
+        inst.index = static_cast<std::int64_t>(k);
+        inst.start_ns = c.start_ns;
+        inst.figures = Compute(t, ops, api, c.end_ns - c.start_ns);
+        for (auto i : ops) in_window[i] = 1;
+        s.instances.push_back(inst);
+      }
+    }
+    for (const auto& inst : s.instances) s.total.Add(inst.figures);
+  }
+
+  // Kernel table and components.
+  std::unordered_map<std::uint32_t, std::vector<std::int64_t>> durations;
+  for (std::uint32_t i = 0; i < t.ops.size(); ++i)
+    if (in_window[i] && t.ops[i].kind == GpuOpKind::kKernel)
+      durations[t.ops[i].name_id].push_back(t.ops[i].end_ns - t.ops[i].start_ns);
+  std::map<std::string, ComponentRow> comps;
+  std::map<std::string, std::int64_t> comp_top_ns;
+  for (auto& [name_id, d] : durations) {
+    std::sort(d.begin(), d.end());
+    KernelRow row;
+    row.name = t.Name(name_id);
+    row.component = opt.rules.Classify(row.name);
+    row.count = static_cast<std::int64_t>(d.size());
+    row.total_ns = std::accumulate(d.begin(), d.end(), std::int64_t{0});
+    row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.count);
+    std::size_t n = d.size();
+    row.median_ns = n % 2
+                        ? static_cast<double>(d[n / 2])
+                        : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2.0;
+    row.min_ns = d.front();
+    row.max_ns = d.back();
+    row.mixture = row.count >= kMixtureMinCount &&
+                  static_cast<double>(row.max_ns) >= kMixtureMaxOverMedian * row.median_ns;
+    row.percent_of_kernel_time =
+        Pct(static_cast<double>(row.total_ns), static_cast<double>(s.total.kernel_sum_ns));
+    auto& c = comps[row.component];
+    c.name = row.component;
+    c.total_ns += row.total_ns;
+    c.launches += row.count;
+    if (row.total_ns > comp_top_ns[row.component]) {
+      comp_top_ns[row.component] = row.total_ns;
+      c.top_kernel = row.name;
+    }
+    s.kernels.push_back(std::move(row));
+  }
+  std::sort(s.kernels.begin(), s.kernels.end(), [](const KernelRow& x, const KernelRow& y) {
+    return x.total_ns != y.total_ns ? x.total_ns > y.total_ns : x.name < y.name;
+  });
+  for (auto& [name, c] : comps) {
+    c.percent_of_kernel_time =
+        Pct(static_cast<double>(c.total_ns), static_cast<double>(s.total.kernel_sum_ns));
+    s.components.push_back(c);
+  }
+  std::sort(s.components.begin(), s.components.end(),
+            [](const ComponentRow& x, const ComponentRow& y) {
+              return x.total_ns != y.total_ns ? x.total_ns > y.total_ns : x.name < y.name;
+            });
+  for (const auto& c : s.components)
+    s.ranking.push_back(
+        {c.name, "component", c.total_ns, c.percent_of_kernel_time,
+         Pct(static_cast<double>(c.total_ns), static_cast<double>(s.total.gpu_span_ns))});
+  std::int64_t idle = s.total.gpu_span_ns - s.total.kernel_union_ns;
+  if (s.total.gpu_op_count > 0 && idle > 0)
+    s.ranking.push_back({"gpu idle in span", "gpu_idle", idle, std::nullopt,
+                         Pct(static_cast<double>(idle), static_cast<double>(s.total.gpu_span_ns))});
+  std::stable_sort(s.ranking.begin(), s.ranking.end(),
+                   [](const RankEntry& x, const RankEntry& y) { return x.total_ns > y.total_ns; });
+  if (s.empty())
+    s.warnings.push_back(
+        opt.window.empty()
+            ? "the trace holds no GPU work (no kernels, copies or sets): nothing to summarise"
+            : fmt::format("the window '{}' holds no GPU work", opt.window));
+  for (const auto& k : s.kernels)
+    if (k.mixture) {
+      s.warnings.push_back(
+          fmt::format("kernel(s) flagged 'mixture' have a max at least {}x their median: several "
+                      "shapes or phases under one "
+                      "name, not a hot loop",
+                      kMixtureMaxOverMedian));
+      break;
+    }
+  return s;
+}
+
+std::optional<double> DiffRow::percent_change() const {
+  if (a_ns == 0) return std::nullopt;
+  return 100.0 * static_cast<double>(b_ns - a_ns) / static_cast<double>(a_ns);
+}
+std::optional<double> HeadlineRow::percent_change() const {
+  if (a == 0) return std::nullopt;
+  return 100.0 * (b - a) / a;
+}
+
+Result<Diff> DiffSummaries(const Summary& a, const Summary& b,
+                           std::optional<std::pair<double, double>> lengths) {
+  Diff d;
+  d.a = a;
+  d.b = b;
+  if (lengths) {
+    if (!(lengths->first > 0) || !(lengths->second > 0) || lengths->first == lengths->second)
+      return MakeError("--lengths needs two different positive lengths, got {} and {}",
+                       lengths->first, lengths->second);
+    d.length_a = lengths->first;
+    d.length_b = lengths->second;
+  }
+  auto fa = a.total, fb = b.total;
+  auto h = [&](const char* name, double x, double y) { d.headline.push_back({name, x, y}); };
+  h("elapsed_ns", static_cast<double>(fa.elapsed_ns), static_cast<double>(fb.elapsed_ns));
+  h("gpu_span_ns", static_cast<double>(fa.gpu_span_ns), static_cast<double>(fb.gpu_span_ns));
+  h("kernel_sum_ns", static_cast<double>(fa.kernel_sum_ns), static_cast<double>(fb.kernel_sum_ns));
+  h("kernel_union_ns", static_cast<double>(fa.kernel_union_ns),
+    static_cast<double>(fb.kernel_union_ns));
+  h("kernel_count", static_cast<double>(fa.kernel_count), static_cast<double>(fb.kernel_count));
+  h("busy_percent", fa.busy_percent(), fb.busy_percent());
+  h("launch_gap_total_ns", static_cast<double>(fa.gaps.total_ns),
+    static_cast<double>(fb.gaps.total_ns));
+  h("instances", static_cast<double>(a.instances.size()), static_cast<double>(b.instances.size()));
+
+  auto finish = [&](DiffRow& r) {
+    if (!lengths) return;
+    double la = lengths->first, lb = lengths->second;
+    double slope = static_cast<double>(r.b_ns - r.a_ns) / (lb - la);
+    r.ns_per_unit_length = slope;
+    r.fixed_ns = static_cast<double>(r.a_ns) - slope * la;
+    double rel_len = lb / la - 1.0;
+    double rel = r.a_ns ? static_cast<double>(r.b_ns) / static_cast<double>(r.a_ns) - 1.0 : 1e9;
+    // Relative growth against relative length growth: all of it "scales", none of it "flat".
+    if (std::fabs(rel) < 0.1 * std::fabs(rel_len))
+      r.growth = "flat";
+    else if (rel / rel_len >= 0.5)
+      r.growth = "scales";
+    else if (rel / rel_len > 0)
+      r.growth = "partial";
+    else
+      r.growth = "shrinks";
+  };
+  std::map<std::string, DiffRow> comps;
+  for (const auto& c : a.components) {
+    auto& r = comps[c.name];
+    r.name = c.name;
+    r.a_ns = c.total_ns;
+    r.a_count = c.launches;
+  }
+  for (const auto& c : b.components) {
+    auto& r = comps[c.name];
+    r.name = c.name;
+    r.b_ns = c.total_ns;
+    r.b_count = c.launches;
+  }
+  for (auto& [n, r] : comps) {
+    r.status = r.a_count && r.b_count ? "both" : r.b_count ? "added" : "removed";
+    finish(r);
+    d.components.push_back(r);
+  }
+  std::sort(d.components.begin(), d.components.end(), [](const DiffRow& x, const DiffRow& y) {
+    return std::max(x.a_ns, x.b_ns) > std::max(y.a_ns, y.b_ns);
+  });
+  std::map<std::string, DiffRow> kernels;
+  for (const auto& k : a.kernels) {
+    auto& r = kernels[k.name];
+    r.name = k.name;
+    r.a_ns = k.total_ns;
+    r.a_count = k.count;
+  }
+  for (const auto& k : b.kernels) {
+    auto& r = kernels[k.name];
+    r.name = k.name;
+    r.b_ns = k.total_ns;
+    r.b_count = k.count;
+  }
+  for (auto& [n, r] : kernels) {
+    r.status = r.a_count && r.b_count ? "both" : r.b_count ? "added" : "removed";
+    if (r.status == "added") d.added.push_back(n);
+    if (r.status == "removed") d.removed.push_back(n);
+    finish(r);
+    d.kernels.push_back(r);
+  }
+  std::sort(d.kernels.begin(), d.kernels.end(), [&](const DiffRow& x, const DiffRow& y) {
+    if (lengths) return x.ns_per_unit_length.value_or(0) > y.ns_per_unit_length.value_or(0);
+    auto cx = std::llabs(x.change_ns()), cy = std::llabs(y.change_ns());
+    return cx != cy ? cx > cy : x.name < y.name;
+  });
+  if (a.window != b.window)
+    d.warnings.push_back(fmt::format(
+        "A and B are summarised over different windows ('{}' and '{}')",
+        a.window.empty() ? "whole trace" : a.window, b.window.empty() ? "whole trace" : b.window));
+  if (!a.window.empty() && a.instances.size() != b.instances.size())
+    d.warnings.push_back(
+        fmt::format("A has {} instances of '{}' and B has {}: totals differ by count; compare "
+                    "per-instance numbers",
+                    a.instances.size(), a.window, b.instances.size()));
+  for (const auto& w : a.warnings) d.warnings.push_back("A: " + w);
+  for (const auto& w : b.warnings) d.warnings.push_back("B: " + w);
+  return d;
+}
+
+// ---- renderers ----
+
+namespace {
+nlohmann::json FiguresToJson(const Figures& f) {
+  nlohmann::json j;
+  j["elapsed_ns"] = f.elapsed_ns;
+  j["gpu_span_ns"] = f.gpu_span_ns;
+  j["kernel_sum_ns"] = f.kernel_sum_ns;
+  j["kernel_union_ns"] = f.kernel_union_ns;
+  j["kernel_busy_percent_of_span"] = f.busy_percent();
+  j["gpu_operation_count"] = f.gpu_op_count;
+  j["kernel_count"] = f.kernel_count;
+  j["launch_gaps"] = {{"positive_gap_count", f.gaps.count},
+                      {"total_ns", f.gaps.total_ns},
+                      {"average_ns", f.gaps.average_ns()},
+                      {"maximum_ns", f.gaps.max_ns}};
+  j["cpu_gpu_overlap"] = {
+      {"scope", "CUDA kernel-launch API intervals intersected with GPU kernel intervals"},
+      {"launch_api_count", f.launch_api_count},
+      {"launch_api_union_ns", f.launch_api_union_ns},
+      {"launch_api_gpu_overlap_ns", f.launch_api_overlap_ns},
+      {"launch_api_overlap_percent", f.launch_overlap_percent()}};
+  j["memcpy"] = {{"count", f.memcpy_count}, {"total_ns", f.memcpy_ns}, {"bytes", f.memcpy_bytes}};
+  j["memset"] = {{"count", f.memset_count}, {"total_ns", f.memset_ns}, {"bytes", f.memset_bytes}};
+  return j;
+}
+template <class... A>
+void Line(std::string& o, fmt::format_string<A...> f, A&&... a) {
+  o += fmt::format(f, std::forward<A>(a)...);
+  o += '\n';
+}
+nlohmann::json Opt(std::optional<double> v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+nlohmann::json SummaryToJson(const Summary& s) {
+  nlohmann::json j;
+  j["path"] = s.path;
+  j["format"] = s.format;
+  j["window"] = s.window.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.window);
+  j["attribution"] = s.attribution;
+  j["empty"] = s.empty();
+  j["totals"] = FiguresToJson(s.total);
+  j["instance_count"] = s.instances.size();
+  if (!s.instances.empty()) {
+    auto& arr = j["instances"] = nlohmann::json::array();
+    for (const auto& i : s.instances) {
+      auto f = FiguresToJson(i.figures);
+      f["index"] = i.index;
+      f["start_ns"] = i.start_ns;
+      arr.push_back(f);
+    }
+    double n = static_cast<double>(s.instances.size());
+    j["per_instance_mean"] = {{"elapsed_ns", static_cast<double>(s.total.elapsed_ns) / n},
+                              {"gpu_span_ns", static_cast<double>(s.total.gpu_span_ns) / n},
+                              {"kernel_sum_ns", static_cast<double>(s.total.kernel_sum_ns) / n},
+                              {"kernel_union_ns", static_cast<double>(s.total.kernel_union_ns) / n},
+                              {"kernel_count", static_cast<double>(s.total.kernel_count) / n}};
+  }
+  auto& k = j["kernels"] = nlohmann::json::array();
+  for (const auto& r : s.kernels)
+    k.push_back({{"name", r.name},
+                 {"component", r.component},
+                 {"count", r.count},
+                 {"total_ns", r.total_ns},
+                 {"mean_ns", r.mean_ns},
+                 {"median_ns", r.median_ns},
+                 {"min_ns", r.min_ns},
+                 {"max_ns", r.max_ns},
+                 {"mixture", r.mixture},
+                 {"percent_of_kernel_time", r.percent_of_kernel_time}});
+  j["mixture_rule"] = fmt::format("max >= {} x median with at least {} launches",
+                                  kMixtureMaxOverMedian, kMixtureMinCount);
+  j["rules"] = s.rules_source;
+  auto& c = j["components"] = nlohmann::json::object();
+  for (const auto& r : s.components)
+    c[r.name] = {{"milliseconds", static_cast<double>(r.total_ns) / 1e6},
+                 {"total_ns", r.total_ns},
+                 {"percent_of_kernel_time", r.percent_of_kernel_time},
+                 {"launches", r.launches},
+                 {"top_kernel", r.top_kernel}};
+  auto& rk = j["bottleneck_ranking"] = nlohmann::json::array();
+  for (const auto& r : s.ranking)
+    rk.push_back({{"name", r.name},
+                  {"kind", r.kind},
+                  {"milliseconds", static_cast<double>(r.total_ns) / 1e6},
+                  {"percent_of_kernel_time", Opt(r.percent_of_kernel_time)},
+                  {"percent_of_span", r.percent_of_span}});
+  j["phases"] = s.phases;
+  j["skipped_events_by_category"] = s.skipped_by_category;
+  j["unknown_categories"] = s.unknown_categories;
+  j["warnings"] = s.warnings;
+  return j;
+}
+
+std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
+  std::string o;
+  Line(o, "{} ({})", s.path, s.format);
+  if (s.window.empty())
+    Line(o, "window: whole trace");
+  else
+    Line(o, "window: '{}', {} instance(s); {}", s.window, s.instances.size(), s.attribution);
+  for (const auto& w : s.warnings) Line(o, "warning: {}", w);
+  if (s.empty()) {
+    Line(o, "no GPU work: nothing to summarise");
+    return o;
+  }
+  const Figures& f = s.total;
+  std::string scope = s.instances.empty() ? "" : " (sum over instances)";
+  Line(o, "");
+  Line(o, "elapsed                {}{}", Ms(static_cast<double>(f.elapsed_ns)), scope);
+  Line(o, "GPU span               {}", Ms(static_cast<double>(f.gpu_span_ns)));
+  Line(o, "kernel time            {} sum, {} union", Ms(static_cast<double>(f.kernel_sum_ns)),
+       Ms(static_cast<double>(f.kernel_union_ns)));
+  Line(o, "busy                   {:.2f} % of span", f.busy_percent());
+  Line(o, "GPU operations         {} ({} kernels, {} copies, {} sets)", f.gpu_op_count,
+       f.kernel_count, f.memcpy_count, f.memset_count);
+  Line(o, "launch gaps            {} gaps, {} total, {} average, {} max", f.gaps.count,
+       Us(static_cast<double>(f.gaps.total_ns)), Us(f.gaps.average_ns()),
+       Us(static_cast<double>(f.gaps.max_ns)));
+  Line(o,
+       "launch API overlap     {} of {} launch-API time overlaps kernels ({:.2f} %, {} launches)",
+       Ms(static_cast<double>(f.launch_api_overlap_ns)),
+       Ms(static_cast<double>(f.launch_api_union_ns)), f.launch_overlap_percent(),
+       f.launch_api_count);
+  Line(o, "copies / sets          {} in {} copies ({}), {} in {} sets ({})",
+       Us(static_cast<double>(f.memcpy_ns)), f.memcpy_count,
+       HumanBytes(static_cast<double>(f.memcpy_bytes)), Us(static_cast<double>(f.memset_ns)),
+       f.memset_count, HumanBytes(static_cast<double>(f.memset_bytes)));
+  if (!s.instances.empty()) {
+    double n = static_cast<double>(s.instances.size());
+    Line(o, "per instance (mean)    {} elapsed, {} span, {} kernel sum, {:.1f} kernels",
+         Ms(static_cast<double>(f.elapsed_ns) / n), Ms(static_cast<double>(f.gpu_span_ns) / n),
+         Ms(static_cast<double>(f.kernel_sum_ns) / n), static_cast<double>(f.kernel_count) / n);
+  }
+  if (!s.instances.empty()) {
+    Line(o, "");
+    Line(o, "instances ({}{})", s.instances.size(),
+         s.instances.size() > 40 ? ", first 40; --json has all" : "");
+    Line(o, "  {:>5} {:>11} {:>11} {:>11} {:>8} {:>7}", "#", "elapsed", "GPU span", "kernel sum",
+         "kernels", "busy");
+    for (std::size_t i = 0; i < std::min<std::size_t>(40, s.instances.size()); ++i) {
+      const Figures& g = s.instances[i].figures;
+      Line(o, "  {:>5} {:>11} {:>11} {:>11} {:>8} {:>6.1f}%", s.instances[i].index,
+           Ms(static_cast<double>(g.elapsed_ns)), Ms(static_cast<double>(g.gpu_span_ns)),
+           Ms(static_cast<double>(g.kernel_sum_ns)), g.kernel_count, g.busy_percent());
+    }
+  }
+  Line(o, "");
+  Line(o, "components (rules: {})", s.rules_source);
+  Line(o, "  {:<16} {:>12} {:>8} {:>9}", "component", "time", "share", "launches");
+  for (const auto& c : s.components)
+    Line(o, "  {:<16} {:>12} {:>7.2f}% {:>9}", c.name, Ms(static_cast<double>(c.total_ns)),
+         c.percent_of_kernel_time, c.launches);
+  Line(o, "");
+  Line(o, "bottleneck ranking");
+  int rank = 0;
+  for (const auto& r : s.ranking) {
+    if (r.percent_of_kernel_time)
+      Line(o, "  {}. {:<16} {:>12} {:6.2f} % of kernel time", ++rank, r.name,
+           Ms(static_cast<double>(r.total_ns)), *r.percent_of_kernel_time);
+    else
+      Line(o, "  {}. {} {} {:.2f} % of span", ++rank, r.name, Ms(static_cast<double>(r.total_ns)),
+           r.percent_of_span);
+  }
+  Line(o, "");
+  Line(o, "kernels (top {} of {}; mixture: max >= {}x median)",
+       std::min(max_kernels, s.kernels.size()), s.kernels.size(), kMixtureMaxOverMedian);
+  Line(o, "  {:>6} {:>11} {:>6} {:>10} {:>10} {:>10} {:>10}  {}", "count", "total", "share", "mean",
+       "median", "min", "max", "name");
+  for (std::size_t i = 0; i < std::min(max_kernels, s.kernels.size()); ++i) {
+    const auto& k = s.kernels[i];
+    Line(o, "  {:>6} {:>11} {:>5.1f}% {:>10} {:>10} {:>10} {:>10}  {}{}", k.count,
+         Ms(static_cast<double>(k.total_ns)), k.percent_of_kernel_time, Us(k.mean_ns),
+         Us(k.median_ns), Us(static_cast<double>(k.min_ns)), Us(static_cast<double>(k.max_ns)),
+         k.mixture ? "[mixture] " : "", Shorten(k.name, 90));
+  }
+  if (!s.unknown_categories.empty() || !s.skipped_by_category.empty()) {
+    std::int64_t skipped = 0;
+    for (const auto& [k, v] : s.skipped_by_category) skipped += v;
+    Line(o, "");
+    Line(o, "{} event(s) not used (cpu_op, flows, metadata, ...); --json lists them by category",
+         skipped);
+  }
+  return o;
+}
+
+nlohmann::json DiffToJson(const Diff& d) {
+  nlohmann::json j;
+  j["a"] = {{"path", d.a.path}, {"window", d.a.window}, {"instances", d.a.instances.size()}};
+  j["b"] = {{"path", d.b.path}, {"window", d.b.window}, {"instances", d.b.instances.size()}};
+  if (d.length_a) j["lengths"] = {*d.length_a, *d.length_b};
+  auto& h = j["headline"] = nlohmann::json::object();
+  for (const auto& r : d.headline)
+    h[r.name] = {{"previous", r.a},
+                 {"current", r.b},
+                 {"absolute_change", r.change()},
+                 {"percent_change", Opt(r.percent_change())}};
+  auto rows = [&](const std::vector<DiffRow>& v) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : v) {
+      nlohmann::json x = {{"name", r.name},
+                          {"status", r.status},
+                          {"previous_ns", r.a_ns},
+                          {"current_ns", r.b_ns},
+                          {"previous_count", r.a_count},
+                          {"current_count", r.b_count},
+                          {"absolute_change_ns", r.change_ns()},
+                          {"percent_change", Opt(r.percent_change())}};
+      if (r.ns_per_unit_length) {
+        x["ns_per_unit_length"] = *r.ns_per_unit_length;
+        x["fixed_ns"] = Opt(r.fixed_ns);
+        x["growth"] = r.growth;
+      }
+      arr.push_back(x);
+    }
+    return arr;
+  };
+  j["components"] = rows(d.components);
+  j["kernels"] = rows(d.kernels);
+  j["added_kernels"] = d.added;
+  j["removed_kernels"] = d.removed;
+  j["warnings"] = d.warnings;
+  return j;
+}
+
+std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
+  std::string o;
+  Line(o, "A: {}  ({})", d.a.path, d.a.window.empty() ? "whole trace" : "window " + d.a.window);
+  Line(o, "B: {}  ({})", d.b.path, d.b.window.empty() ? "whole trace" : "window " + d.b.window);
+  if (d.length_a) Line(o, "two lengths: A at {}, B at {}", *d.length_a, *d.length_b);
+  for (const auto& w : d.warnings) Line(o, "warning: {}", w);
+  auto pct = [](std::optional<double> p) {
+    return p ? fmt::format("{:+.2f} %", *p) : std::string("new");
+  };
+  Line(o, "");
+  Line(o, "  {:<22} {:>16} {:>16} {:>16} {:>10}", "", "A", "B", "change", "");
+  for (const auto& r : d.headline)
+    Line(o, "  {:<22} {:>16.1f} {:>16.1f} {:>+16.1f} {:>10}", r.name, r.a, r.b, r.change(),
+         pct(r.percent_change()));
+  auto table = [&](const char* title, const std::vector<DiffRow>& v, std::size_t limit) {
+    Line(o, "");
+    Line(o, "{}", title);
+    if (d.length_a)
+      Line(o, "  {:>12} {:>12} {:>12} {:>10} {:>14} {:>8}  {}", "A", "B", "change", "",
+           "ns/unit len", "growth", "name");
+    else
+      Line(o, "  {:>12} {:>12} {:>12} {:>10} {:>7} {:>7}  {}", "A", "B", "change", "", "A n", "B n",
+           "name");
+    for (std::size_t i = 0; i < std::min(limit, v.size()); ++i) {
+      const auto& r = v[i];
+      if (d.length_a)
+        Line(o, "  {:>12} {:>12} {:>12} {:>10} {:>14.1f} {:>8}  {}",
+             Ms(static_cast<double>(r.a_ns)), Ms(static_cast<double>(r.b_ns)),
+             Ms(static_cast<double>(r.change_ns())), pct(r.percent_change()),
+             r.ns_per_unit_length.value_or(0), r.growth, Shorten(r.name, 80));
+      else
+        Line(o, "  {:>12} {:>12} {:>12} {:>10} {:>7} {:>7}  {}{}", Ms(static_cast<double>(r.a_ns)),
+             Ms(static_cast<double>(r.b_ns)), Ms(static_cast<double>(r.change_ns())),
+             pct(r.percent_change()), r.a_count, r.b_count,
+             r.status == "both" ? "" : "[" + r.status + "] ", Shorten(r.name, 80));
+    }
+  };
+  table("components", d.components, d.components.size());
+  table(d.length_a ? "kernels (by growth per unit length)" : "kernels (by absolute change)",
+        d.kernels, max_kernels);
+  Line(o, "");
+  Line(o, "{} kernel(s) added, {} removed", d.added.size(), d.removed.size());
+  for (const auto& n : d.added) Line(o, "  + {}", Shorten(n, 100));
+  for (const auto& n : d.removed) Line(o, "  - {}", Shorten(n, 100));
+  return o;
+}
+
+}  // namespace vouch::trace

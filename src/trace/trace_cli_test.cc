@@ -1,0 +1,109 @@
+// Drives the real vouch binary: exit codes, messages, JSON.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/test_util.h"
+
+namespace vouch::trace {
+namespace {
+
+using testing::DataPath;
+using testing::RunCommand;
+
+const std::string kVouch = VOUCH_BINARY;
+const std::string kFixture = std::string(VOUCH_FIXTURES_DIR) + "/kineto_lm_small.json.gz";
+
+std::string Vouch(const std::string& args, int* rc) {
+  return RunCommand(kVouch + " " + args + " 2>&1", rc);
+}
+
+TEST(TraceCli, SummarizeWindowJson) {
+  int rc = -1;
+  std::string out =
+      RunCommand(kVouch + " trace summarize " + kFixture + " --window decode_step --json", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["window"], "decode_step");
+  EXPECT_EQ(j["instance_count"], 32);
+  EXPECT_EQ(j["totals"]["kernel_count"], 2144);
+  EXPECT_EQ(j["totals"]["kernel_sum_ns"], 22803292);
+  EXPECT_TRUE(j["components"].contains("gemm"));
+  EXPECT_FALSE(j["bottleneck_ranking"].empty());
+  out = RunCommand(kVouch + " trace summarize " + kFixture +
+                       " --window decode_step --json --rules " + DataPath("decode_rules.json"),
+                   &rc);
+  ASSERT_EQ(rc, 0) << out;
+  j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["components"].size(), 4u);  // attention, gemm, norm, other
+  EXPECT_EQ(j["components"]["attention"]["launches"],
+            128);  // the cuDNN SDPA kernel, 4 layers x 32 steps
+  EXPECT_EQ(j["components"]["gemm"]["launches"], 800);
+  EXPECT_EQ(j["components"]["norm"]["launches"], 256);
+}
+
+TEST(TraceCli, WholeRunWithPhasesWarnsOnStderr) {
+  int rc = -1;
+  std::string err = RunCommand(kVouch + " trace summarize " + kFixture + " 2>&1 >/dev/null", &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(err.find("Which annotation?"), std::string::npos) << err;
+  EXPECT_NE(err.find("--window decode_step"), std::string::npos);
+}
+
+TEST(TraceCli, ErrorsAndExitCodes) {
+  int rc = -1;
+  std::string out = Vouch("trace summarize /nonexistent/t.json", &rc);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("/nonexistent/t.json: cannot open"), std::string::npos) << out;
+  out = Vouch("trace summarize", &rc);
+  EXPECT_EQ(rc, 64);
+  EXPECT_NE(out.find("FILE is required"), std::string::npos) << out;
+  out = Vouch("trace summarize " + kFixture + " --bogus", &rc);
+  EXPECT_EQ(rc, 64);
+  out = Vouch("trace summarize " + kFixture + " --window nope", &rc);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("no annotation or NVTX range named 'nope'"), std::string::npos) << out;
+  out = Vouch("trace summarize " + DataPath("no_kernels.json"), &rc);
+  EXPECT_EQ(rc, 2);  // no GPU work in the window
+  EXPECT_NE(out.find("no GPU work"), std::string::npos) << out;
+  out = Vouch("trace summarize " + kFixture + " --rules /nonexistent/rules.json", &rc);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("/nonexistent/rules.json"), std::string::npos);
+  out = Vouch("trace diff " + kFixture, &rc);
+  EXPECT_EQ(rc, 64);
+  out = Vouch("trace diff " + kFixture + " " + kFixture + " --lengths 5 5", &rc);
+  EXPECT_EQ(rc, 64);
+  EXPECT_NE(out.find("two different positive lengths"), std::string::npos) << out;
+  out = Vouch("trace", &rc);
+  EXPECT_EQ(rc, 64);
+  EXPECT_NE(out.find("needs a subcommand"), std::string::npos) << out;
+  out = Vouch("ncu /nonexistent.csv", &rc);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("/nonexistent.csv"), std::string::npos);
+  out = Vouch("ncu " + kFixture, &rc);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("no Nsight Compute CSV header"), std::string::npos);
+}
+
+TEST(TraceCli, DiffAndNcuRun) {
+  int rc = -1;
+  std::string out = RunCommand(kVouch + " trace diff " + kFixture + " " + DataPath("small.json") +
+                                   " --window decode_step --json",
+                               &rc);
+  ASSERT_EQ(rc, 0) << out;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_FALSE(j["removed_kernels"].empty());
+  EXPECT_FALSE(j["added_kernels"].empty());
+  EXPECT_FALSE(j["warnings"].empty());  // 32 instances against 2
+  out = RunCommand(kVouch + " trace diff " + kFixture + " " + kFixture +
+                       " --window decode_step --lengths 128 256",
+                   &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("ns/unit len"), std::string::npos);
+  out = RunCommand(kVouch + " ncu " + std::string(VOUCH_FIXTURES_DIR) + "/ncu_raw.csv --json", &rc);
+  ASSERT_EQ(rc, 0);
+  EXPECT_EQ(nlohmann::json::parse(out)["kernels"].size(), 6u);
+}
+
+}  // namespace
+}  // namespace vouch::trace
