@@ -35,7 +35,9 @@ class Device {
   // Static state; a query the device does not support is recorded in not_supported.
   virtual StaticState Static(int gpu) = 0;
   // One poll of the live values; t_s and unix_s are the caller's. Unsupported: nullopt.
-  virtual Sample Poll(int gpu) = 0;
+  // WITH_SLOW: also memory used and temperature, which need no 10 ms cadence (the sampler
+  // asks for them every 100 ms, saving two NVML calls on most polls).
+  virtual Sample Poll(int gpu, bool with_slow = true) = 0;
   virtual Result<std::vector<GpuProcess>> Processes(int gpu) = 0;
   virtual Result<MemoryInfo> Memory(int gpu) = 0;
   // The host's boot id (the simulated device has its own).

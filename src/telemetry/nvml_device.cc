@@ -145,7 +145,7 @@ class NvmlDevice final : public Device {
     return s;
   }
 
-  Sample Poll(int gpu) override {
+  Sample Poll(int gpu, bool with_slow) override {
     Sample s;
     s.gpu = gpu;
     nvmlDevice_t d = handles_.at(static_cast<size_t>(gpu));
@@ -162,6 +162,7 @@ class NvmlDevice final : public Device {
     }
     unsigned long long r = 0;
     if (Ok("nvmlDeviceGetCurrentClocksEventReasons", api_.DeviceGetEventReasons, d, &r)) s.reasons = r;
+    if (!with_slow) return s;
     nvmlMemory_t m{};
     if (Ok("nvmlDeviceGetMemoryInfo", api_.DeviceGetMemoryInfo, d, &m)) s.mem_used_bytes = m.used;
     if (Ok("nvmlDeviceGetTemperature(GPU)", api_.DeviceGetTemperature, d, 0u, &v))

@@ -12,6 +12,25 @@
 #include "util/host.h"
 
 namespace vouch {
+namespace {
+
+// The sampler's own JSONL writer: the same fields as ToJson(Sample), formatted without
+// building a JSON tree (the sampler writes 100 lines a second per GPU).
+void AppendJsonLine(const Sample& s, std::string* out) {
+  auto it = std::back_inserter(*out);
+  fmt::format_to(it, "{{\"gpu\":{},\"t_s\":{:.6f},\"unix_s\":{:.6f}", s.gpu, s.t_s, s.unix_s);
+  if (s.sm_mhz) fmt::format_to(it, ",\"sm_mhz\":{}", *s.sm_mhz);
+  if (s.mem_mhz) fmt::format_to(it, ",\"mem_mhz\":{}", *s.mem_mhz);
+  if (s.power_mw) fmt::format_to(it, ",\"power_mw\":{}", *s.power_mw);
+  if (s.util_gpu_pct) fmt::format_to(it, ",\"util_gpu_pct\":{}", *s.util_gpu_pct);
+  if (s.util_mem_pct) fmt::format_to(it, ",\"util_mem_pct\":{}", *s.util_mem_pct);
+  if (s.reasons) fmt::format_to(it, ",\"reasons\":{}", *s.reasons);
+  if (s.mem_used_bytes) fmt::format_to(it, ",\"mem_used_bytes\":{}", *s.mem_used_bytes);
+  if (s.temp_c) fmt::format_to(it, ",\"temp_c\":{}", *s.temp_c);
+  out->append("}\n");
+}
+
+}  // namespace
 
 Sampler::Sampler(Device& device, SamplerOptions options) : device_(device), opt_(std::move(options)) {}
 
@@ -76,8 +95,9 @@ void Sampler::Loop() {
     double t_s = std::chrono::duration<double>(begin - t0).count();
     double unix_s = UnixNowSeconds();
     std::vector<Sample> round;
+    bool slow_due = t_s >= next_procs_s;  // memory used, temperature and processes: every 100 ms
     for (int g : opt_.gpus) {
-      Sample s = device_.Poll(g);
+      Sample s = device_.Poll(g, slow_due);
       s.gpu = g;
       s.t_s = t_s;
       s.unix_s = unix_s;
@@ -95,7 +115,7 @@ void Sampler::Loop() {
     {
       std::lock_guard<std::mutex> l(mu_);
       for (auto& s : round) {
-        if (out_) buffer_ += ToJson(s).dump() + "\n";
+        if (out_) AppendJsonLine(s, &buffer_);
         samples_.push_back(std::move(s));
       }
       for (auto& p : snaps) {

@@ -37,7 +37,7 @@ class SimDevice final : public Device {
   int Count() const override { return static_cast<int>(per_gpu_.size()); }
   StaticState Static(int gpu) override { return static_.at(static_cast<size_t>(gpu)); }
 
-  Sample Poll(int gpu) override {
+  Sample Poll(int gpu, bool /*with_slow*/) override {
     const auto& s = per_gpu_.at(static_cast<size_t>(gpu));
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
     double t0 = s.front().t_s;
@@ -64,7 +64,7 @@ class SimDevice final : public Device {
   Result<MemoryInfo> Memory(int gpu) override {
     MemoryInfo m;
     m.total_bytes = static_.at(static_cast<size_t>(gpu)).total_mem_bytes.value_or(0);
-    m.used_bytes = Poll(gpu).mem_used_bytes.value_or(0);
+    m.used_bytes = Poll(gpu, true).mem_used_bytes.value_or(0);
     m.free_bytes = m.total_bytes > m.used_bytes ? m.total_bytes - m.used_bytes : 0;
     return m;
   }
