@@ -159,6 +159,18 @@ TEST_F(LegTest, TeeAndCapKeepCounts) {
   EXPECT_EQ(r2.out.written_bytes, 0u);
 }
 
+TEST_F(LegTest, BothStreamsIntoOneFile) {
+  auto spec = Spec({"/bin/sh", "-c", "echo aaa; echo bbb >&2; echo ccc"});
+  spec.stderr_path = spec.stdout_path;
+  auto r = MustRun(spec);
+  const std::string text = Slurp(r.out.path);
+  EXPECT_EQ(text.size(), 12u) << text;
+  for (const char* line : {"aaa\n", "bbb\n", "ccc\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << text;
+  }
+  EXPECT_EQ(r.out.written_bytes + r.err.written_bytes, 12u);
+}
+
 TEST_F(LegTest, FullDiskStopsTheLegAndKeepsTheError) {
   auto spec = Spec({"yes"});
   spec.stdout_path = "/dev/full";
