@@ -34,7 +34,9 @@ struct LegSpec {
   std::int64_t timeout_ns = 0;
   std::int64_t kill_grace_ns = 2'000'000'000;
   // Files the leg's stdout/stderr are written to (created or truncated). Empty: not kept
-  // (still counted, and still shown when teed).
+  // (still counted, and still shown when teed). The same path for both writes them
+  // interleaved into one file, as 2>&1 would (order between the two streams is not kept
+  // below the pipe buffer's granularity).
   std::string stdout_path;
   std::string stderr_path;
   bool tee_stdout = false;  // also copy to vouch's stdout

@@ -159,6 +159,18 @@ TEST_F(LegTest, TeeAndCapKeepCounts) {
   EXPECT_EQ(r2.out.written_bytes, 0u);
 }
 
+TEST_F(LegTest, BothStreamsIntoOneFile) {
+  auto spec = Spec({"/bin/sh", "-c", "echo aaa; echo bbb >&2; echo ccc"});
+  spec.stderr_path = spec.stdout_path;
+  auto r = MustRun(spec);
+  const std::string text = Slurp(r.out.path);
+  EXPECT_EQ(text.size(), 12u) << text;
+  for (const char* line : {"aaa\n", "bbb\n", "ccc\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << text;
+  }
+  EXPECT_EQ(r.out.written_bytes + r.err.written_bytes, 12u);
+}
+
 TEST_F(LegTest, FullDiskStopsTheLegAndKeepsTheError) {
   auto spec = Spec({"yes"});
   spec.stdout_path = "/dev/full";
@@ -368,6 +380,32 @@ TEST_F(LegTest, InterruptKillsTheGroup) {
   EXPECT_EQ(refused.error().message, "interrupted before leg 3 started");
   ClearInterrupted();
   EXPECT_FALSE(Interrupted());
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+}
+
+TEST_F(LegTest, SecondInterruptKillsAtOnce) {
+  ASSERT_TRUE(InstallInterruptHandler().ok());
+  ClearInterrupted();
+  // The leg ignores SIGTERM and the grace is long: only the second Ctrl-C ends it soon.
+  auto spec = Spec({"/bin/sh", "-c", "trap '' TERM; echo ready; sleep 60; sleep 60"});
+  spec.kill_grace_ns = 60'000'000'000;
+  std::thread raiser([path = spec.stdout_path] {
+    // Wait until the trap is set (the shell printed "ready"), then press Ctrl-C twice.
+    std::error_code ec;
+    for (int i = 0; i < 1000 && (fs::file_size(path, ec) == 0 || ec); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(::getpid(), SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(::getpid(), SIGINT);
+  });
+  auto r = MustRun(spec);
+  raiser.join();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.signal_name, "SIGKILL");
+  EXPECT_LT(r.wall_ns, 30'000'000'000);
+  ClearInterrupted();
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
 }

@@ -258,9 +258,16 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   auto out_file = OpenOutput(spec.stdout_path, "stdout", label);
   if (!out_file) return out_file.error();
   Fd out_file_fd(*out_file);
-  auto err_file = OpenOutput(spec.stderr_path, "stderr", label);
-  if (!err_file) return err_file.error();
-  Fd err_file_fd(*err_file);
+  Fd err_file_fd;
+  if (!spec.stderr_path.empty() && spec.stderr_path == spec.stdout_path) {
+    // One file for both (2>&1): share the open file, hence its offset, or the two streams
+    // would overwrite each other from offset 0.
+    err_file_fd.fd = ::fcntl(out_file_fd.fd, F_DUPFD_CLOEXEC, 0);
+  } else {
+    auto err_file = OpenOutput(spec.stderr_path, "stderr", label);
+    if (!err_file) return err_file.error();
+    err_file_fd.fd = *err_file;
+  }
 
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
