@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 
 #include "metrics/json_util.h"
@@ -157,6 +156,26 @@ static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
 
 // ---- vllm bench serve ------------------------------------------------------------------------
 
+// {mean,median,std,pNN[.N]}_{ttft,tpot,itl,e2el}_ms, the latency statistics vllm writes.
+static bool IsVllmLatencyKey(std::string_view key) {
+  constexpr std::string_view kSuffix = "_ms";
+  if (key.size() <= kSuffix.size() || key.substr(key.size() - kSuffix.size()) != kSuffix)
+    return false;
+  key.remove_suffix(kSuffix.size());
+  size_t us = key.find('_');
+  if (us == key.npos) return false;
+  std::string_view stat = key.substr(0, us), what = key.substr(us + 1);
+  if (what != "ttft" && what != "tpot" && what != "itl" && what != "e2el") return false;
+  if (stat == "mean" || stat == "median" || stat == "std") return true;
+  if (stat.size() < 2 || stat[0] != 'p') return false;
+  std::string_view num = stat.substr(1);
+  size_t dot = num.find('.');
+  auto digits = [](std::string_view d) {
+    return !d.empty() && d.find_first_not_of("0123456789") == d.npos;
+  };
+  return dot == num.npos ? digits(num) : digits(num.substr(0, dot)) && digits(num.substr(dot + 1));
+}
+
 static Result<std::vector<Metric>> ParseVllmBenchServeImpl(std::string_view text,
                                                            std::string_view path) {
   auto doc = ParseJsonDocument(text, path, "vllm bench serve");
@@ -189,14 +208,11 @@ static Result<std::vector<Metric>> ParseVllmBenchServeImpl(std::string_view text
         path);
   std::string source = fmt::format("vllm {}", path);
   std::vector<Metric> out;
-  // Latency statistics: mean_ttft_ms, median_tpot_ms, std_itl_ms, p99_e2el_ms, p99.9_ttft_ms...
-  static const std::regex kLatency(
-      R"(^(mean|median|std|p[0-9]+(\.[0-9]+)?)_(ttft|tpot|itl|e2el)_ms$)");
   for (const auto& [key, v] : doc->items()) {
     const Known* known = nullptr;
     for (const auto& k : kKnown)
       if (key == k.key) known = &k;
-    bool latency = !known && std::regex_match(key, kLatency);
+    bool latency = !known && IsVllmLatencyKey(key);
     if (!known && !latency) continue;
     if (v.is_null()) continue;  // e.g. request_goodput without --goodput: not measured
     auto d = FiniteNumber(v, path, fmt::format("\"{}\"", key));

@@ -130,11 +130,14 @@ TEST(Vllm, OlderResultWithExtraKeys) {
 
 TEST(Vllm, PercentilesAndE2el) {
   auto r = ParseVllmBenchServe(
-      "{\"request_throughput\":2,\"p99.9_e2el_ms\":5.5,\"p50_e2el_ms\":1,\"mean_foo_ms\":3}", "r");
+      "{\"request_throughput\":2,\"p99.9_e2el_ms\":5.5,\"p50_e2el_ms\":1,\"mean_foo_ms\":3,"
+      "\"p_ttft_ms\":1,\"p9._ttft_ms\":1,\"px_itl_ms\":1,\"mean_ttft_s\":1}",
+      "r");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(Get(*r, "p99.9_e2el_ms").value, 5.5);
   EXPECT_EQ(Get(*r, "p50_e2el_ms").value, 1);
   EXPECT_EQ(FindMetric(*r, "mean_foo_ms"), nullptr);
+  EXPECT_EQ(r->size(), 3u);  // none of the malformed keys
 }
 
 TEST(Vllm, HostileInputs) {
