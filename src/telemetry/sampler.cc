@@ -54,7 +54,11 @@ Status Sampler::Start() {
 
 Status Sampler::Stop() {
   if (!running_) return OkStatus();
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> l(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
   thread_.join();
   running_ = false;
   Flush();
@@ -138,7 +142,8 @@ void Sampler::Loop() {
       ++stats_.late_polls;
       next = now;
     }
-    std::this_thread::sleep_until(next);
+    std::unique_lock<std::mutex> l(stop_mu_);
+    stop_cv_.wait_until(l, next, [this] { return stop_.load(); });
   }
   timespec cpu1{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);

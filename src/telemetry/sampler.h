@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -58,6 +59,8 @@ class Sampler {
   SamplerOptions opt_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;  // wakes the thread at once on Stop (no poll-period wait)
   bool running_ = false;
   mutable std::mutex mu_;
   std::vector<Sample> samples_;
