@@ -139,6 +139,18 @@ TEST_F(AbCli, OneArtifactOrOneArmIsRefusedBeforeAnyLeg) {
   EXPECT_EQ(usage.rc, 64) << usage.out;
 }
 
+TEST_F(AbCli, CalibratedBandComesFromAaPairs) {
+  auto r = Vouch("--a-env SPEED=100 --b-env SPEED=110 --calibrate 4 --pairs 4 --seed 4 --out r -- ./leg.sh");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto v = Verdict("r");
+  EXPECT_EQ(v["decision"]["band_source"], "calibrated");
+  // A/A pairs at +-0.2 % noise give a band far below the 10 % effect.
+  EXPECT_LT(v["decision"]["band_pct"].get<double>(), 1.0);
+  EXPECT_GT(v["decision"]["band_pct"].get<double>(), 0.0);
+  EXPECT_EQ(v["verdict"], "B faster");
+  EXPECT_TRUE(Has(r.out, "calibrated from 4 A/A pairs")) << r.out;
+}
+
 TEST_F(AbCli, SequentialModeStopsEarlyOnAClearEffect) {
   auto r = Vouch("--a-env SPEED=100 --b-env SPEED=110 --max-pairs 16 --seed 9 --band 1 --out r -- ./leg.sh");
   EXPECT_EQ(r.rc, 0) << r.out;

@@ -7,6 +7,7 @@
 
 #include "clock/measure.h"
 #include "common.h"
+#include "run_common.h"
 #include "leg/executor.h"
 #include "lock/lock.h"
 #include "util/fs.h"
@@ -26,14 +27,6 @@ int ExitFor(WindowStatus s) {
       return kExitIdleWindow;
   }
   return kExitError;
-}
-
-std::string DefaultOutDir(const char* prefix) {
-  std::string t = IsoTimeUtc(UnixNowSeconds());  // 2026-11-29T10:45:11Z
-  std::string compact;
-  for (char c : t)
-    if (c != ':' && c != '-' && c != 'Z') compact += c == 'T' ? '-' : c;
-  return fmt::format("{}-{}", prefix, compact);
 }
 
 void PrintWindow(const WindowSummary& w, bool json) {
@@ -86,7 +79,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
     return kExitError;
   }
-  if (out.empty()) out = DefaultOutDir("vouch-clock");
+  if (out.empty()) out = DefaultRunDir("clock");
   (void)InstallInterruptHandler();
   LegSpec spec;
   spec.argv = cmd;

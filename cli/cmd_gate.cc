@@ -48,10 +48,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   RunContext ctx;
   if (f.out.empty()) f.out = std::filesystem::path(file).replace_extension("").string() + "-record";
   if (int rc = PrepareRun(g, f, {arm}, "baseline", argv, &ctx); rc >= 0) return rc;
-  ctx.record.planned_legs = f.warmup + f.reps;
-  bool go = true;
-  for (int i = 0; go && i < f.warmup; ++i) go = RunOneLeg(ctx, arm, "warmup");
-  for (int i = 0; go && i < f.reps; ++i) go = RunOneLeg(ctx, arm, "measured");
+  RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int rc = FinishRun(ctx);
   if (rc != kExitOk) {
     fmt::print(stderr, "vouch baseline: not written: the trials did not give a quotable number\n");
@@ -134,10 +131,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     argv.insert(argv.end(), args.begin(), args.end());
     RunContext ctx;
     if (int rc = PrepareRun(g, f, {arm}, "gate", argv, &ctx); rc >= 0) return rc;
-    ctx.record.planned_legs = f.warmup + f.reps;
-    bool go = true;
-    for (int i = 0; go && i < f.warmup; ++i) go = RunOneLeg(ctx, arm, "warmup");
-    for (int i = 0; go && i < f.reps; ++i) go = RunOneLeg(ctx, arm, "measured");
+    RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
     int rc = FinishRun(ctx, false);
     if (rc != kExitOk) return rc;
     rec = ToJson(ctx.record);

@@ -31,10 +31,7 @@ int CmdRun(const GlobalOptions& g, std::vector<std::string> args) {
   argv.insert(argv.end(), args.begin(), args.end());
   RunContext ctx;
   if (int rc = PrepareRun(g, f, {arm}, "run", argv, &ctx); rc >= 0) return rc;
-  ctx.record.planned_legs = f.warmup + f.reps;
-  bool go = true;
-  for (int i = 0; go && i < f.warmup; ++i) go = RunOneLeg(ctx, arm, "warmup");
-  for (int i = 0; go && i < f.reps; ++i) go = RunOneLeg(ctx, arm, "measured");
+  RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int rc = FinishRun(ctx, !f.json);
   if (f.json) fmt::print("{}\n", ToJson(ctx.record).dump(2));
   return rc;

@@ -51,9 +51,7 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(const std::vec
   return out;
 }
 
-namespace {
-
-std::string DefaultDir(const std::string& kind) {
+std::string DefaultRunDir(const std::string& kind) {
   std::string t = IsoTimeUtc(UnixNowSeconds());
   std::string c;
   for (char ch : t)
@@ -61,7 +59,12 @@ std::string DefaultDir(const std::string& kind) {
   return fmt::format("vouch-{}-{}", kind, c);
 }
 
-}  // namespace
+void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps) {
+  ctx.record.planned_legs = warmup + reps;
+  bool go = true;
+  for (int i = 0; go && i < warmup; ++i) go = RunOneLeg(ctx, arm, "warmup");
+  for (int i = 0; go && i < reps; ++i) go = RunOneLeg(ctx, arm, "measured");
+}
 
 int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms, const std::string& kind,
                const std::vector<std::string>& vouch_argv, RunContext* ctx) {
@@ -94,7 +97,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   if (!ctx->device) return kExitError;
   auto gpus = CheckGpus(f.gpus, ctx->device->Count());
   if (!gpus) return say(gpus.error().message), kExitUsage;
-  ctx->dir = f.out.empty() ? DefaultDir(kind) : f.out;
+  ctx->dir = f.out.empty() ? DefaultRunDir(kind) : f.out;
   Preflight pre = RunPreflight(*ctx->device, *gpus, f.allow_busy,
                                static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30)), ctx->dir);
   for (const auto& w : pre.warnings) say("warning: " + w);

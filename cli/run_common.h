@@ -46,6 +46,10 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
 // Runs one leg of ARM in ROLE, appends it, rewrites the record. False when interrupted or
 // when the leg could not start (the error is printed and recorded).
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role);
+// The plain protocol of run, baseline and gate: WARMUP discarded legs, then REPS measured.
+void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps);
+// "vouch-KIND-YYYYMMDD-HHMMSS", the default evidence directory.
+std::string DefaultRunDir(const std::string& kind);
 // Checks expectations, writes the final record, prints the summary. Returns the exit code
 // (0 when at least one measured leg is valid and nothing was violated).
 int FinishRun(RunContext& ctx, bool print_summary = true);
