@@ -24,7 +24,8 @@ class AbCli : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("vouch_ab_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("vouch_ab_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     fs::copy_file(kBusy, D("sim.jsonl"));
@@ -34,11 +35,14 @@ class AbCli : public ::testing::Test {
     Script("leg.sh",
            "sleep 0.6\n"
            "n=$(cat legcount 2>/dev/null | wc -l); echo x >> legcount\n"
-           "pen=1; if [ -n \"$SLOWFIRST\" ] && [ $n -ge 2 ] && [ $(( (n - 2) % 4 )) -eq 0 ]; then pen=0.9; fi\n"
+           "pen=1; if [ -n \"$SLOWFIRST\" ] && [ $n -ge 2 ] && [ $(( (n - 2) % 4 )) -eq 0 ]; then "
+           "pen=0.9; fi\n"
            "if [ -n \"$CONTROL\" ]; then echo \"$CONTROL\" > control.json; fi\n"
            "v=$(awk -v s=\"$SPEED\" -v p=$pen -v r=\"$(od -An -N2 -tu2 /dev/urandom)\" "
            "'BEGIN{printf \"%.5f\", s*p*(1+(r/65535-0.5)*0.004)}')\n"
-           "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"unit\\\":\\\"tok/s\\\",\\\"better\\\":\\\"higher\\\"}\" "
+           "echo "
+           "\"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"unit\\\":\\\"tok/"
+           "s\\\",\\\"better\\\":\\\"higher\\\"}\" "
            ">> \"$VOUCH_METRICS\"\n");
   }
   std::string D(const std::string& rel = "") const { return (dir_ / rel).string(); }
@@ -48,8 +52,9 @@ class AbCli : public ::testing::Test {
   }
   Res Vouch(const std::string& args) const {
     Res r;
-    std::string cmd = fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} ab --min-busy-readings 5 {} 2>&1",
-                                  D(), D(), D("sim.jsonl"), VOUCH_BINARY, args);
+    std::string cmd = fmt::format(
+        "cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} ab --min-busy-readings 5 {} 2>&1", D(),
+        D(), D("sim.jsonl"), VOUCH_BINARY, args);
     FILE* p = ::popen(cmd.c_str(), "r");
     char buf[4096];
     size_t n;
@@ -68,7 +73,9 @@ class AbCli : public ::testing::Test {
 bool Has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
 
 TEST_F(AbCli, PlantedFivePercentIsFoundInTheRightDirection) {
-  auto r = Vouch("--a-env SPEED=100 --b-env SPEED=105 --pairs 4 --seed 1 --band 1 --out r --markdown pr.md -- ./leg.sh");
+  auto r = Vouch(
+      "--a-env SPEED=100 --b-env SPEED=105 --pairs 4 --seed 1 --band 1 --out r --markdown pr.md -- "
+      "./leg.sh");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "A/B verdict: B faster")) << r.out;
   auto v = Verdict("r");
@@ -77,13 +84,17 @@ TEST_F(AbCli, PlantedFivePercentIsFoundInTheRightDirection) {
   EXPECT_NEAR(v["decision"]["ratio"]["mean"].get<double>(), 1.05, 0.005);
   EXPECT_EQ(v["seed"], 1);
   EXPECT_TRUE(fs::exists(D("pr.md")));
-  auto slower = Vouch("--a-env SPEED=105 --b-env SPEED=100 --pairs 4 --seed 2 --band 1 --out s --fail-on slower -- ./leg.sh");
+  auto slower = Vouch(
+      "--a-env SPEED=105 --b-env SPEED=100 --pairs 4 --seed 2 --band 1 --out s --fail-on slower -- "
+      "./leg.sh");
   EXPECT_EQ(slower.rc, 5) << slower.out;
   EXPECT_TRUE(Has(slower.out, "B slower"));
 }
 
 TEST_F(AbCli, AaIsNeverCalledFasterOrSlower) {
-  auto r = Vouch("--a-env SPEED=100 --b-env SPEED=100 --b-env SAME=1 --pairs 4 --seed 3 --band 1 --out r -- ./leg.sh");
+  auto r = Vouch(
+      "--a-env SPEED=100 --b-env SPEED=100 --b-env SAME=1 --pairs 4 --seed 3 --band 1 --out r -- "
+      "./leg.sh");
   auto v = Verdict("r");
   EXPECT_TRUE(v["verdict"] == "no change" || v["verdict"] == "inconclusive") << r.out;
   EXPECT_TRUE(r.rc == 0 || r.rc == 2);
@@ -91,7 +102,9 @@ TEST_F(AbCli, AaIsNeverCalledFasterOrSlower) {
 
 TEST_F(AbCli, SlowFirstLegOfEveryBlockDoesNotBiasTheVerdict) {
   // The first leg of every block is 10 % slow, whichever arm it belongs to.
-  auto r = Vouch("--a-env SPEED=100 --b-env SPEED=100 --b-env X=1 --env SLOWFIRST=1 --pairs 8 --seed 11 --band 1 --out r -- ./leg.sh");
+  auto r = Vouch(
+      "--a-env SPEED=100 --b-env SPEED=100 --b-env X=1 --env SLOWFIRST=1 --pairs 8 --seed 11 "
+      "--band 1 --out r -- ./leg.sh");
   auto v = Verdict("r");
   EXPECT_NE(v["verdict"], "B faster") << r.out;
   EXPECT_NE(v["verdict"], "B slower") << r.out;
@@ -117,8 +130,9 @@ TEST_F(AbCli, CrossBootPairsAreRefusedUnlessWaived) {
 }
 
 TEST_F(AbCli, TwoPercentClockOffsetBetweenArmsIsRefused) {
-  auto r = Vouch("--a-env SPEED=100 --a-env 'CONTROL={\"sm_offset_mhz\":0}' --b-env SPEED=105 "
-                 "--b-env 'CONTROL={\"sm_offset_mhz\":-40}' --pairs 4 --seed 6 --band 1 --out r -- ./leg.sh");
+  auto r = Vouch(
+      "--a-env SPEED=100 --a-env 'CONTROL={\"sm_offset_mhz\":0}' --b-env SPEED=105 "
+      "--b-env 'CONTROL={\"sm_offset_mhz\":-40}' --pairs 4 --seed 6 --band 1 --out r -- ./leg.sh");
   EXPECT_EQ(r.rc, 3) << r.out;
   auto v = Verdict("r");
   EXPECT_EQ(v["verdict"], "refused");
@@ -128,7 +142,8 @@ TEST_F(AbCli, TwoPercentClockOffsetBetweenArmsIsRefused) {
 TEST_F(AbCli, OneArtifactOrOneArmIsRefusedBeforeAnyLeg) {
   std::ofstream(D("a.bin")) << "same";
   std::ofstream(D("b.bin")) << "same";
-  auto r = Vouch("--a ./leg.sh --b ./leg.sh --env SPEED=1 --artifact-a a.bin --artifact-b b.bin --out r");
+  auto r = Vouch(
+      "--a ./leg.sh --b ./leg.sh --env SPEED=1 --artifact-a a.bin --artifact-b b.bin --out r");
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_TRUE(Has(r.out, "one artifact")) << r.out;
   EXPECT_FALSE(fs::exists(D("r/record.json")));
@@ -140,7 +155,8 @@ TEST_F(AbCli, OneArtifactOrOneArmIsRefusedBeforeAnyLeg) {
 }
 
 TEST_F(AbCli, CalibratedBandComesFromAaPairs) {
-  auto r = Vouch("--a-env SPEED=100 --b-env SPEED=110 --calibrate 4 --pairs 4 --seed 4 --out r -- ./leg.sh");
+  auto r = Vouch(
+      "--a-env SPEED=100 --b-env SPEED=110 --calibrate 4 --pairs 4 --seed 4 --out r -- ./leg.sh");
   EXPECT_EQ(r.rc, 0) << r.out;
   auto v = Verdict("r");
   EXPECT_EQ(v["decision"]["band_source"], "calibrated");
@@ -152,12 +168,14 @@ TEST_F(AbCli, CalibratedBandComesFromAaPairs) {
 }
 
 TEST_F(AbCli, SequentialModeStopsEarlyOnAClearEffect) {
-  auto r = Vouch("--a-env SPEED=100 --b-env SPEED=110 --max-pairs 16 --seed 9 --band 1 --out r -- ./leg.sh");
+  auto r = Vouch(
+      "--a-env SPEED=100 --b-env SPEED=110 --max-pairs 16 --seed 9 --band 1 --out r -- ./leg.sh");
   EXPECT_EQ(r.rc, 0) << r.out;
   auto v = Verdict("r");
   EXPECT_EQ(v["verdict"], "B faster");
   EXPECT_EQ(v["mode"], "sequential");
-  EXPECT_LT(v["pairs_used"].get<int>(), 16) << "a 10 % effect at 0.2 % noise must stop at an early look";
+  EXPECT_LT(v["pairs_used"].get<int>(), 16)
+      << "a 10 % effect at 0.2 % noise must stop at an early look";
 }
 
 }  // namespace

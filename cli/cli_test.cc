@@ -21,9 +21,9 @@ struct Run {
 };
 
 Run Vouch(const std::string& args, const std::string& env = "") {
-  std::string cmd = fmt::format("{} VOUCH_LOCK_FILE={} {} {} 2>&1", env,
-                                (fs::temp_directory_path() / "vouch_cli_test.lock").string(),
-                                VOUCH_BINARY, args);
+  std::string cmd =
+      fmt::format("{} VOUCH_LOCK_FILE={} {} {} 2>&1", env,
+                  (fs::temp_directory_path() / "vouch_cli_test.lock").string(), VOUCH_BINARY, args);
   Run r;
   FILE* p = ::popen(cmd.c_str(), "r");
   char buf[4096];
@@ -41,7 +41,9 @@ std::string TempDir(const std::string& name) {
   return d.string();
 }
 
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 TEST(Cli, HelpListsCommandsAndTyposGetASuggestion) {
   auto h = Vouch("help");
@@ -63,13 +65,16 @@ TEST(Cli, HelpListsCommandsAndTyposGetASuggestion) {
 }
 
 TEST(Cli, ReplayJudgesTheFixtureSegments) {
-  auto copy = Vouch(fmt::format("clock replay {} --from 1795946971.36 --to 1795946983.28", kScenario));
+  auto copy =
+      Vouch(fmt::format("clock replay {} --from 1795946971.36 --to 1795946983.28", kScenario));
   EXPECT_EQ(copy.rc, 0) << copy.out;
   EXPECT_TRUE(Has(copy.out, "verdict: valid"));
-  auto mm = Vouch(fmt::format("clock replay {} --from 1795946955.64 --to 1795946969.35", kScenario));
+  auto mm =
+      Vouch(fmt::format("clock replay {} --from 1795946955.64 --to 1795946969.35", kScenario));
   EXPECT_EQ(mm.rc, 3) << mm.out;
   EXPECT_TRUE(Has(mm.out, "SM clock spread"));
-  auto idle = Vouch(fmt::format("clock replay {} --from 1795946969.4 --to 1795946970.75", kScenario));
+  auto idle =
+      Vouch(fmt::format("clock replay {} --from 1795946969.4 --to 1795946970.75", kScenario));
   EXPECT_EQ(idle.rc, 2) << idle.out;
   auto none = Vouch(fmt::format("clock replay {} --from 1 --to 2", kScenario));
   EXPECT_EQ(none.rc, 1);
@@ -118,7 +123,8 @@ TEST(Cli, SampleValidWindowThenCheckAndPair) {
   auto cross = Vouch(fmt::format("clock pair {0}/w/window.json {0}/other.json", dir));
   EXPECT_EQ(cross.rc, 3) << cross.out;
   EXPECT_TRUE(Has(cross.out, "FAIL   boot id")) << cross.out;
-  auto waived = Vouch(fmt::format("clock pair {0}/w/window.json {0}/other.json --allow-cross-boot", dir));
+  auto waived =
+      Vouch(fmt::format("clock pair {0}/w/window.json {0}/other.json --allow-cross-boot", dir));
   EXPECT_EQ(waived.rc, 0) << waived.out;
   EXPECT_TRUE(Has(waived.out, "caveat: cross-boot"));
 }
@@ -145,17 +151,20 @@ TEST(Cli, SampleInvalidWindowOnThePowerCappedLoop) {
 
 TEST(Cli, FailingCommandsAreReportedAndKeepTheirEvidence) {
   auto dir = TempDir("fail");
-  auto crash = Vouch(fmt::format("clock sample --quiet --out {}/c -- sh -c 'kill -SEGV $$'", dir), kCopy);
+  auto crash =
+      Vouch(fmt::format("clock sample --quiet --out {}/c -- sh -c 'kill -SEGV $$'", dir), kCopy);
   EXPECT_EQ(crash.rc, 4) << crash.out;
   EXPECT_TRUE(Has(crash.out, "SIGSEGV")) << crash.out;
   EXPECT_TRUE(fs::exists(dir + "/c/samples.jsonl"));
   auto status = Vouch(fmt::format("clock sample --quiet --out {}/s -- sh -c 'exit 7'", dir), kCopy);
   EXPECT_EQ(status.rc, 4) << status.out;
   EXPECT_TRUE(Has(status.out, "status 7")) << status.out;
-  auto hang = Vouch(fmt::format("clock sample --quiet --timeout 0.5 --out {}/t -- sleep 30", dir), kCopy);
+  auto hang =
+      Vouch(fmt::format("clock sample --quiet --timeout 0.5 --out {}/t -- sleep 30", dir), kCopy);
   EXPECT_EQ(hang.rc, 4) << hang.out;
   EXPECT_TRUE(Has(hang.out, "timed out")) << hang.out;
-  auto missing = Vouch(fmt::format("clock sample --quiet --out {}/m -- no-such-program-xyz", dir), kCopy);
+  auto missing =
+      Vouch(fmt::format("clock sample --quiet --out {}/m -- no-such-program-xyz", dir), kCopy);
   EXPECT_EQ(missing.rc, 1) << missing.out;
   EXPECT_TRUE(Has(missing.out, "no-such-program-xyz")) << missing.out;
   auto nocmd = Vouch("clock sample", kCopy);
@@ -200,20 +209,24 @@ TEST(Cli, DoctorRefusesABusyGpuAndSaysSimulated) {
 
 TEST(Cli, ClockLockingIsResetAndARefusalFallsBack) {
   auto dir = TempDir("lockclk");
-  auto r = Vouch(fmt::format("clock sample --quiet --lock-clocks 1500 --out {}/w -- sleep 3.6", dir), kCopy);
+  auto r = Vouch(
+      fmt::format("clock sample --quiet --lock-clocks 1500 --out {}/w -- sleep 3.6", dir), kCopy);
   ASSERT_EQ(r.rc, 0) << r.out;
   std::ifstream in(dir + "/w/window.json");
   auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j["gpus"][0]["fold"]["sm_mhz"]["median"], 1500);
   EXPECT_TRUE(Has(j["caveats"].dump(), "locked at 1500 MHz"));
   fs::copy_file(kScenario, dir + "/s.jsonl");
-  std::ofstream(dir + "/s.jsonl.static.json") << R"({"lock_clocks":"no_permission","start_s":23.3})";
-  auto refused = Vouch(fmt::format("clock sample --quiet --lock-clocks 1500 --out {}/r -- sleep 3.6", dir),
-                       "VOUCH_SIM=" + dir + "/s.jsonl");
+  std::ofstream(dir + "/s.jsonl.static.json")
+      << R"({"lock_clocks":"no_permission","start_s":23.3})";
+  auto refused =
+      Vouch(fmt::format("clock sample --quiet --lock-clocks 1500 --out {}/r -- sleep 3.6", dir),
+            "VOUCH_SIM=" + dir + "/s.jsonl");
   EXPECT_EQ(refused.rc, 0) << refused.out;
   EXPECT_TRUE(Has(refused.out, "fell back to sampling")) << refused.out;
   auto required = Vouch(
-      fmt::format("clock sample --quiet --lock-clocks 1500 --require-lock-clocks --out {}/q -- true", dir),
+      fmt::format(
+          "clock sample --quiet --lock-clocks 1500 --require-lock-clocks --out {}/q -- true", dir),
       "VOUCH_SIM=" + dir + "/s.jsonl");
   EXPECT_EQ(required.rc, 1) << required.out;
   EXPECT_TRUE(Has(required.out, "Insufficient Permissions"));

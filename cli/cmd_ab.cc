@@ -27,8 +27,10 @@ Result<std::vector<std::string>> Words(const std::string& s) {
   char quote = 0;
   for (char c : s) {
     if (quote) {
-      if (c == quote) quote = 0;
-      else cur += c;
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       any = true;
@@ -52,22 +54,27 @@ struct PairResult {
   double a = 0, b = 0, clock_a = 0, clock_b = 0;
 };
 
-const Metric* Headline(const LegRecord& l, const std::string& name) { return FindMetric(l.metrics, name); }
+const Metric* Headline(const LegRecord& l, const std::string& name) {
+  return FindMetric(l.metrics, name);
+}
 
 double MeanClock(const LegRecord& l) {
   if (l.window.gpus.empty() || !l.window.gpus[0].fold.sm_mhz) return 0;
   return l.window.gpus[0].fold.sm_mhz->mean;
 }
 
-PairResult Judge(const RunContext& ctx, int ia, int ib, const std::string& headline, bool cross_boot) {
+PairResult Judge(const RunContext& ctx, int ia, int ib, const std::string& headline,
+                 bool cross_boot) {
   const auto& la = ctx.record.legs[static_cast<size_t>(ia)];
   const auto& lb = ctx.record.legs[static_cast<size_t>(ib)];
   PairResult p;
   p.a_leg = ia;
   p.b_leg = ib;
   std::vector<std::string> why;
-  if (!la.valid) why.push_back(fmt::format("leg {} (A) invalid: {}", ia, fmt::join(la.reasons, "; ")));
-  if (!lb.valid) why.push_back(fmt::format("leg {} (B) invalid: {}", ib, fmt::join(lb.reasons, "; ")));
+  if (!la.valid)
+    why.push_back(fmt::format("leg {} (A) invalid: {}", ia, fmt::join(la.reasons, "; ")));
+  if (!lb.valid)
+    why.push_back(fmt::format("leg {} (B) invalid: {}", ib, fmt::join(lb.reasons, "; ")));
   const Metric* ma = Headline(la, headline);
   const Metric* mb = Headline(lb, headline);
   if (la.valid && !ma) why.push_back(fmt::format("leg {} has no '{}'", ia, headline));
@@ -76,7 +83,8 @@ PairResult Judge(const RunContext& ctx, int ia, int ib, const std::string& headl
     auto pv = PairWindows(la.window, lb.window, ctx.record.policy, cross_boot);
     if (!pv.paired)
       for (const auto& r : pv.rules)
-        if (!r.pass && !r.waived) why.push_back(fmt::format("pairing rule '{}' failed: A {} / B {}", r.rule, r.a, r.b));
+        if (!r.pass && !r.waived)
+          why.push_back(fmt::format("pairing rule '{}' failed: A {} / B {}", r.rule, r.a, r.b));
   }
   if (!why.empty()) {
     p.reason = fmt::format("pair of legs {} and {}: {}", ia, ib, fmt::join(why, "; "));
@@ -91,38 +99,47 @@ PairResult Judge(const RunContext& ctx, int ia, int ib, const std::string& headl
 }
 
 nlohmann::json DecisionJson(const AbDecision& d) {
-  nlohmann::json j = {{"verdict", ToString(d.verdict)}, {"reasons", d.reasons}, {"valid_pairs", d.valid_pairs},
-                      {"band_pct", d.band.Percent()},
-                      {"band_source", d.band.source == NoiseBand::Source::kCalibrated ? "calibrated" : "given"},
-                      {"sign_count", {{"favour_b", d.signs.favour_b}, {"favour_a", d.signs.favour_a},
-                                      {"ties", d.signs.ties}, {"p", d.signs.p_two_sided}}}};
+  nlohmann::json j = {
+      {"verdict", ToString(d.verdict)},
+      {"reasons", d.reasons},
+      {"valid_pairs", d.valid_pairs},
+      {"band_pct", d.band.Percent()},
+      {"band_source", d.band.source == NoiseBand::Source::kCalibrated ? "calibrated" : "given"},
+      {"sign_count",
+       {{"favour_b", d.signs.favour_b},
+        {"favour_a", d.signs.favour_a},
+        {"ties", d.signs.ties},
+        {"p", d.signs.p_two_sided}}}};
   if (d.interval)
-    j["ratio"] = {{"mean", d.interval->Ratio()}, {"lo", d.interval->RatioLo()}, {"hi", d.interval->RatioHi()},
-                  {"confidence", d.interval->confidence}, {"t_p", d.interval->p_two_sided},
-                  {"sd_log", d.interval->sd_log}};
+    j["ratio"] = {{"mean", d.interval->Ratio()},    {"lo", d.interval->RatioLo()},
+                  {"hi", d.interval->RatioHi()},    {"confidence", d.interval->confidence},
+                  {"t_p", d.interval->p_two_sided}, {"sd_log", d.interval->sd_log}};
   if (d.wilcoxon)
-    j["wilcoxon"] = {{"p", d.wilcoxon->p_two_sided}, {"method", ToString(d.wilcoxon->method)},
-                     {"w_plus", d.wilcoxon->w_plus}, {"w_minus", d.wilcoxon->w_minus}};
+    j["wilcoxon"] = {{"p", d.wilcoxon->p_two_sided},
+                     {"method", ToString(d.wilcoxon->method)},
+                     {"w_plus", d.wilcoxon->w_plus},
+                     {"w_minus", d.wilcoxon->w_minus}};
   if (d.further_pairs) j["further_pairs"] = *d.further_pairs;
   return j;
 }
 
 std::string RatioText(const AbDecision& d) {
   if (!d.interval) return "n/a";
-  return fmt::format("{:.4f} ({:.0f} % CI {:.4f} .. {:.4f})", d.interval->Ratio(), 100 * d.interval->confidence,
-                     d.interval->RatioLo(), d.interval->RatioHi());
+  return fmt::format("{:.4f} ({:.0f} % CI {:.4f} .. {:.4f})", d.interval->Ratio(),
+                     100 * d.interval->confidence, d.interval->RatioLo(), d.interval->RatioHi());
 }
 
 }  // namespace
 
 int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
-  CLI::App app{"Is B faster than A? Paired, counterbalanced A/B legs with clock windows and a verdict.\n"
-               "Two commands: --a 'CMD ARGS' --b 'CMD ARGS'; one command, two environments (preferred): "
-               "--a-env K=V --b-env K=V -- CMD ARGS.\n"
-               "Exit: 0 decided (B faster, B slower, no change), 2 inconclusive, 3 refused, 5 B slower with "
-               "--fail-on slower, 1 error",
-               "ab"};
+  CLI::App app{
+      "Is B faster than A? Paired, counterbalanced A/B legs with clock windows and a verdict.\n"
+      "Two commands: --a 'CMD ARGS' --b 'CMD ARGS'; one command, two environments (preferred): "
+      "--a-env K=V --b-env K=V -- CMD ARGS.\n"
+      "Exit: 0 decided (B faster, B slower, no change), 2 inconclusive, 3 refused, 5 B slower with "
+      "--fail-on slower, 1 error",
+      "ab"};
   RunFlags f;
   std::string a_cmd, b_cmd, a_name = "A", b_name = "B", headline, fail_on, markdown;
   std::vector<std::string> a_env, b_env;
@@ -133,23 +150,29 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   bool cross_boot = false;
   ArmInput arms_a, arms_b;
   std::vector<std::string> controls, sources;
-  app.add_option("--a", a_cmd, "arm A's command (words; quotes group; never a shell unless --shell)");
+  app.add_option("--a", a_cmd,
+                 "arm A's command (words; quotes group; never a shell unless --shell)");
   app.add_option("--b", b_cmd, "arm B's command");
   app.add_option("--a-env", a_env, "K=V for arm A (with one command after --)");
   app.add_option("--b-env", b_env, "K=V for arm B");
   app.add_option("--a-name", a_name, "arm A's name (A)");
   app.add_option("--b-name", b_name, "arm B's name (B)");
-  app.add_option("--headline", headline, "the metric the verdict is about (default: the only user metric)");
-  app.add_option("--pairs", pairs, "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
+  app.add_option("--headline", headline,
+                 "the metric the verdict is about (default: the only user metric)");
+  app.add_option("--pairs", pairs,
+                 "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
       ->check(CLI::Range(2, 10000));
-  app.add_option("--max-pairs", max_pairs, "sequential mode: decide after each block, at most this many pairs")
+  app.add_option("--max-pairs", max_pairs,
+                 "sequential mode: decide after each block, at most this many pairs")
       ->check(CLI::Range(4, 1000));
   app.add_option("--seed", seed, "seed of the block orientations (default: random, recorded)");
-  app.add_option("--calibrate", calibrate, "run K A/A pairs first; the band is the 95th percentile of their |d|")
+  app.add_option("--calibrate", calibrate,
+                 "run K A/A pairs first; the band is the 95th percentile of their |d|")
       ->check(CLI::Range(0, 1000));
   app.add_option("--band", band_pct, "noise band in percent when not calibrated (1)");
   app.add_option("--confidence", confidence, "confidence of the interval (0.95)");
-  app.add_flag("--allow-cross-boot", cross_boot, "pair legs across boots (waives the boot id only; a caveat)");
+  app.add_flag("--allow-cross-boot", cross_boot,
+               "pair legs across boots (waives the boot id only; a caveat)");
   app.add_option("--fail-on", fail_on, "'slower': exit 5 when the verdict is B slower (for CI)")
       ->check(CLI::IsMember({"slower"}));
   app.add_option("--markdown", markdown, "also write the verdict as Markdown");
@@ -171,9 +194,11 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   auto common_env = ParseEnv(f.env);
   auto ae = ParseEnv(a_env);
   auto be = ParseEnv(b_env);
-  if (!common_env || !ae || !be) return say((!common_env ? common_env : !ae ? ae : be).error().message), kExitUsage;
+  if (!common_env || !ae || !be)
+    return say((!common_env ? common_env : !ae ? ae : be).error().message), kExitUsage;
   if (!cmd.empty()) {
-    if (!a_cmd.empty() || !b_cmd.empty()) return say("give either --a/--b or one command after --, not both"), kExitUsage;
+    if (!a_cmd.empty() || !b_cmd.empty())
+      return say("give either --a/--b or one command after --, not both"), kExitUsage;
     a.argv = b.argv = cmd;
   } else {
     auto wa = Words(a_cmd), wb = Words(b_cmd);
@@ -181,7 +206,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     a.argv = *wa;
     b.argv = *wb;
   }
-  if (a.argv.empty() || b.argv.empty()) return say("no command: give --a and --b, or -- CMD with --a-env/--b-env"), kExitUsage;
+  if (a.argv.empty() || b.argv.empty())
+    return say("no command: give --a and --b, or -- CMD with --a-env/--b-env"), kExitUsage;
   if (a_name == b_name) return say("the two arms need different names"), kExitUsage;
   a.env = *common_env;
   b.env = *common_env;
@@ -200,7 +226,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     arms_a.sources.push_back({sources[i], sources[i + 1]});
     arms_b.sources.push_back({sources[i], sources[i + 2]});
   }
-  if (!arms_a.artifacts.empty() || !arms_b.artifacts.empty() || !controls.empty() || !sources.empty()) {
+  if (!arms_a.artifacts.empty() || !arms_b.artifacts.empty() || !controls.empty() ||
+      !sources.empty()) {
     auto rep = CheckArms(arms_a, arms_b);
     if (!rep) return say(rep.error().message), kExitError;
     arms_json = nlohmann::json::parse(RenderArmsJson(*rep));
@@ -212,13 +239,16 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   }
 
   if (a.argv == b.argv && a.env == b.env)
-    return say("arms A and B are one arm: the same command with the same environment; an A/B of one arm "
-               "measures nothing (use --calibrate for an A/A)"), kAbRefused;
+    return say("arms A and B are one arm: the same command with the same environment; an A/B of "
+               "one arm "
+               "measures nothing (use --calibrate for an A/A)"),
+           kAbRefused;
 
   NoiseBand band;
   if (calibrate == 0) {
     auto nb = NoiseBandFromPercent(band_pct);
-    if (!nb) return say(fmt::format("--band {}: must be a positive percentage", band_pct)), kExitUsage;
+    if (!nb)
+      return say(fmt::format("--band {}: must be a positive percentage", band_pct)), kExitUsage;
     band = *nb;
   }
   std::uint64_t s = seed ? *seed : std::random_device{}();
@@ -247,7 +277,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
 
   // One block: two pairs in ABBA or BAAB order. Returns false when interrupted.
   std::vector<std::string> orientations;
-  auto block = [&](const Arm& x, const Arm& y, std::vector<PairResult>& out, const char* role) -> bool {
+  auto block = [&](const Arm& x, const Arm& y, std::vector<PairResult>& out,
+                   const char* role) -> bool {
     bool abba = (rng() & 1) == 0;
     orientations.push_back(abba ? "ABBA" : "BAAB");
     const Arm* order[4] = {&x, &y, &y, &x};
@@ -264,7 +295,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   };
 
   bool go = true;
-  for (int i = 0; go && i < f.warmup; ++i) go = RunOneLeg(ctx, a, "warmup") && RunOneLeg(ctx, b, "warmup");
+  for (int i = 0; go && i < f.warmup; ++i)
+    go = RunOneLeg(ctx, a, "warmup") && RunOneLeg(ctx, b, "warmup");
   // A/A calibration with arm A on both sides (same protocol).
   std::vector<PairResult> cal;
   Arm a2 = a;
@@ -279,7 +311,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
       }
     auto nb = NoiseBandFromCalibration(aa);
     if (!nb) {
-      say(fmt::format("calibration gave {} valid A/A pairs of {}: too few for a band", aa.size(), cal.size()));
+      say(fmt::format("calibration gave {} valid A/A pairs of {}: too few for a band", aa.size(),
+                      cal.size()));
       ctx.record.status = "failed";
       (void)FinishRun(ctx, false);
       return kAbRefused;
@@ -314,8 +347,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
           continue;
         }
         const Metric* m = Headline(ctx.record.legs[static_cast<size_t>(p.a_leg)], metric_name);
-        auto x = PairLogRatio(p.a, p.b, m->better == Better::kLower ? MetricDirection::kLowerIsBetter
-                                                                     : MetricDirection::kHigherIsBetter);
+        auto x = PairLogRatio(p.a, p.b,
+                              m->better == Better::kLower ? MetricDirection::kLowerIsBetter
+                                                          : MetricDirection::kHigherIsBetter);
         if (x) d.push_back(*x);
       }
       last_step = SequentialLook(d, look, *design, band, bad);
@@ -340,12 +374,15 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     if (m) better = m->better;
   }
   std::vector<std::string> setup_reasons = refused;
-  if (metric_name.empty()) setup_reasons.push_back("no headline metric: give --headline NAME (and --metric)");
+  if (metric_name.empty())
+    setup_reasons.push_back("no headline metric: give --headline NAME (and --metric)");
   if (better == Better::kNone)
-    setup_reasons.push_back(fmt::format("metric '{}' has no direction (higher or lower is better)", metric_name));
-  AbComparison cmp = CompareArms(used, better == Better::kLower ? MetricDirection::kLowerIsBetter
-                                                                 : MetricDirection::kHigherIsBetter,
-                                 band, ab_opts, setup_reasons);
+    setup_reasons.push_back(
+        fmt::format("metric '{}' has no direction (higher or lower is better)", metric_name));
+  AbComparison cmp = CompareArms(
+      used,
+      better == Better::kLower ? MetricDirection::kLowerIsBetter : MetricDirection::kHigherIsBetter,
+      band, ab_opts, setup_reasons);
   AbDecision decision = cmp.plain;
   if (design && last_step) {
     decision = last_step->decision;  // the sequential look's verdict at its corrected level
@@ -356,7 +393,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   auto clock_of = [&](const std::string& arm) {
     std::vector<double> med, mean;
     for (const auto& l : ctx.record.legs)
-      if (l.arm == arm && l.role == "measured" && l.valid && !l.window.gpus.empty() && l.window.gpus[0].fold.sm_mhz) {
+      if (l.arm == arm && l.role == "measured" && l.valid && !l.window.gpus.empty() &&
+          l.window.gpus[0].fold.sm_mhz) {
         med.push_back(l.window.gpus[0].fold.sm_mhz->median);
         mean.push_back(l.window.gpus[0].fold.sm_mhz->mean);
       }
@@ -368,24 +406,28 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   };
   auto [ca_med, ca_mean] = clock_of(a.name);
   auto [cb_med, cb_mean] = clock_of(b.name);
-  nlohmann::json v = {{"verdict", ToString(decision.verdict)},
-                      {"headline", metric_name},
-                      {"better", BetterName(better)},
-                      {"arms", {{"A", a.name}, {"B", b.name}}},
-                      {"pairs_used", used.size()},
-                      {"pairs_refused", refused.size()},
-                      {"refused_pairs", refused},
-                      {"seed", s},
-                      {"orientations", orientations},
-                      {"mode", design ? "sequential" : "fixed"},
-                      {"decision", DecisionJson(decision)},
-                      {"clock_normalised", DecisionJson(cmp.clock_normalised)},
-                      {"clock_explained_pct",
-                       cmp.clock_explained_log ? nlohmann::json(100 * (std::exp(*cmp.clock_explained_log) - 1)) : nlohmann::json()},
-                      {"sm_clock", {{"A", {{"median_mhz", ca_med}, {"mean_mhz", ca_mean}}},
-                                    {"B", {{"median_mhz", cb_med}, {"mean_mhz", cb_mean}}}}},
-                      {"caveats", ctx.record.caveats}};
-  if (design && last_step) v["sequential"] = {{"looks", look}, {"nominal_confidence", last_step->nominal_confidence}};
+  nlohmann::json v = {
+      {"verdict", ToString(decision.verdict)},
+      {"headline", metric_name},
+      {"better", BetterName(better)},
+      {"arms", {{"A", a.name}, {"B", b.name}}},
+      {"pairs_used", used.size()},
+      {"pairs_refused", refused.size()},
+      {"refused_pairs", refused},
+      {"seed", s},
+      {"orientations", orientations},
+      {"mode", design ? "sequential" : "fixed"},
+      {"decision", DecisionJson(decision)},
+      {"clock_normalised", DecisionJson(cmp.clock_normalised)},
+      {"clock_explained_pct", cmp.clock_explained_log
+                                  ? nlohmann::json(100 * (std::exp(*cmp.clock_explained_log) - 1))
+                                  : nlohmann::json()},
+      {"sm_clock",
+       {{"A", {{"median_mhz", ca_med}, {"mean_mhz", ca_mean}}},
+        {"B", {{"median_mhz", cb_med}, {"mean_mhz", cb_mean}}}}},
+      {"caveats", ctx.record.caveats}};
+  if (design && last_step)
+    v["sequential"] = {{"looks", look}, {"nominal_confidence", last_step->nominal_confidence}};
   ctx.record.extra["verdict"] = v;
   int rc = FinishRun(ctx, false);
   if (rc == kExitInterrupted) return rc;
@@ -394,27 +436,39 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   std::string text;
   text += fmt::format("A/B verdict: {}\n", ToString(decision.verdict));
   if (ctx.device && ctx.device->Simulated()) text += "  (SIMULATED DEVICE: clocks are a replay)\n";
-  text += fmt::format("  headline  {} ({} is better)\n", metric_name.empty() ? "?" : metric_name, BetterName(better));
-  text += fmt::format("  arms      A = {}: {}{}\n            B = {}: {}{}\n", a.name, ShellJoin(a.argv),
-                      a_env.empty() ? "" : fmt::format(" [{}]", fmt::join(a_env, " ")), b.name, ShellJoin(b.argv),
-                      b_env.empty() ? "" : fmt::format(" [{}]", fmt::join(b_env, " ")));
-  text += fmt::format("  pairs     {} used, {} refused ({} mode, seed {}, blocks {})\n", used.size(), refused.size(),
-                      design ? "sequential" : "fixed", s, fmt::join(orientations, " "));
+  text += fmt::format("  headline  {} ({} is better)\n", metric_name.empty() ? "?" : metric_name,
+                      BetterName(better));
+  text += fmt::format(
+      "  arms      A = {}: {}{}\n            B = {}: {}{}\n", a.name, ShellJoin(a.argv),
+      a_env.empty() ? "" : fmt::format(" [{}]", fmt::join(a_env, " ")), b.name, ShellJoin(b.argv),
+      b_env.empty() ? "" : fmt::format(" [{}]", fmt::join(b_env, " ")));
+  text +=
+      fmt::format("  pairs     {} used, {} refused ({} mode, seed {}, blocks {})\n", used.size(),
+                  refused.size(), design ? "sequential" : "fixed", s, fmt::join(orientations, " "));
   text += fmt::format("  ratio B/A {}\n", RatioText(decision));
   text += fmt::format("  clock-normalised ratio {}{}\n", RatioText(cmp.clock_normalised),
-                      cmp.clock_explained_log ? fmt::format("; the clock explains {:+.3f} %", 100 * (std::exp(*cmp.clock_explained_log) - 1)) : "");
-  text += fmt::format("  band      +/- {:.3f} % ({})\n", decision.band.Percent(),
-                      decision.band.source == NoiseBand::Source::kCalibrated
-                          ? fmt::format("calibrated from {} A/A pairs", decision.band.calibration_pairs)
-                          : std::string("given"));
+                      cmp.clock_explained_log
+                          ? fmt::format("; the clock explains {:+.3f} %",
+                                        100 * (std::exp(*cmp.clock_explained_log) - 1))
+                          : "");
+  text +=
+      fmt::format("  band      +/- {:.3f} % ({})\n", decision.band.Percent(),
+                  decision.band.source == NoiseBand::Source::kCalibrated
+                      ? fmt::format("calibrated from {} A/A pairs", decision.band.calibration_pairs)
+                      : std::string("given"));
   if (decision.wilcoxon)
-    text += fmt::format("  Wilcoxon signed-rank p = {:.4g} ({}); paired t p = {:.4g}\n", decision.wilcoxon->p_two_sided,
-                        ToString(decision.wilcoxon->method), decision.interval ? decision.interval->p_two_sided : 1.0);
-  text += fmt::format("  sign count {} of {} pairs favour B (p = {:.4g})\n", decision.signs.favour_b,
-                      decision.signs.favour_a + decision.signs.favour_b + decision.signs.ties, decision.signs.p_two_sided);
-  text += fmt::format("  SM clock  A median {:.0f} mean {:.1f} MHz; B median {:.0f} mean {:.1f} MHz\n", ca_med, ca_mean,
-                      cb_med, cb_mean);
-  if (decision.further_pairs) text += fmt::format("  about {} more pairs would likely decide it\n", *decision.further_pairs);
+    text += fmt::format("  Wilcoxon signed-rank p = {:.4g} ({}); paired t p = {:.4g}\n",
+                        decision.wilcoxon->p_two_sided, ToString(decision.wilcoxon->method),
+                        decision.interval ? decision.interval->p_two_sided : 1.0);
+  text +=
+      fmt::format("  sign count {} of {} pairs favour B (p = {:.4g})\n", decision.signs.favour_b,
+                  decision.signs.favour_a + decision.signs.favour_b + decision.signs.ties,
+                  decision.signs.p_two_sided);
+  text +=
+      fmt::format("  SM clock  A median {:.0f} mean {:.1f} MHz; B median {:.0f} mean {:.1f} MHz\n",
+                  ca_med, ca_mean, cb_med, cb_mean);
+  if (decision.further_pairs)
+    text += fmt::format("  about {} more pairs would likely decide it\n", *decision.further_pairs);
   for (const auto& r : decision.reasons) text += fmt::format("  - {}\n", r);
   for (const auto& c : ctx.record.caveats) text += fmt::format("  caveat: {}\n", c);
   if (f.json)
@@ -422,12 +476,13 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   else
     fmt::print("{}", text);
   if (!markdown.empty()) {
-    std::string md = fmt::format("### vouch A/B: **{}**\n\n| | |\n|---|---|\n| headline | `{}` ({} is better) |\n"
-                                 "| pairs | {} used, {} refused |\n| ratio B/A | {} |\n| clock-normalised | {} |\n"
-                                 "| band | ±{:.3f} % |\n| SM clock A / B (mean) | {:.1f} / {:.1f} MHz |\n",
-                                 ToString(decision.verdict), metric_name, BetterName(better), used.size(),
-                                 refused.size(), RatioText(decision), RatioText(cmp.clock_normalised),
-                                 decision.band.Percent(), ca_mean, cb_mean);
+    std::string md = fmt::format(
+        "### vouch A/B: **{}**\n\n| | |\n|---|---|\n| headline | `{}` ({} is better) |\n"
+        "| pairs | {} used, {} refused |\n| ratio B/A | {} |\n| clock-normalised | {} |\n"
+        "| band | ±{:.3f} % |\n| SM clock A / B (mean) | {:.1f} / {:.1f} MHz |\n",
+        ToString(decision.verdict), metric_name, BetterName(better), used.size(), refused.size(),
+        RatioText(decision), RatioText(cmp.clock_normalised), decision.band.Percent(), ca_mean,
+        cb_mean);
     for (const auto& c : ctx.record.caveats) md += fmt::format("\n- caveat: {}", c);
     md += "\n";
     if (auto st = WriteFileAtomic(markdown, md); !st) return say(st.error().message), kExitError;

@@ -8,9 +8,10 @@
 namespace vouch::cli {
 
 int CmdArms(const GlobalOptions&, std::vector<std::string> args) {
-  CLI::App app{"Check that two arms differ for a reason: equal artifact hashes are fatal, a hash-only "
-               "difference is refused, at least one control must move.\nExit: 0 distinct, 1 refused",
-               "arms"};
+  CLI::App app{
+      "Check that two arms differ for a reason: equal artifact hashes are fatal, a hash-only "
+      "difference is refused, at least one control must move.\nExit: 0 distinct, 1 refused",
+      "arms"};
   ArmInput a, b;
   a.label = "A";
   b.label = "B";
@@ -18,9 +19,11 @@ int CmdArms(const GlobalOptions&, std::vector<std::string> args) {
   bool json = false;
   app.add_option("--artifact-a", a.artifacts, "arm A's artifact (file or directory; repeatable)");
   app.add_option("--artifact-b", b.artifacts, "arm B's artifact, paired with A's by position");
-  app.add_option("--root-a", a.roots, "arm A's build or source root (searched for inside its artifacts)");
+  app.add_option("--root-a", a.roots,
+                 "arm A's build or source root (searched for inside its artifacts)");
   app.add_option("--root-b", b.roots, "arm B's build or source root");
-  app.add_option("--control", controls, "NAME A B: a value each arm computed (call count, checksum)")
+  app.add_option("--control", controls,
+                 "NAME A B: a value each arm computed (call count, checksum)")
       ->expected(3)
       ->allow_extra_args(false);
   app.add_option("--source", sources, "NAME PATH_A PATH_B: the file the change lives in, per arm")
@@ -37,7 +40,9 @@ int CmdArms(const GlobalOptions&, std::vector<std::string> args) {
     b.sources.push_back({sources[i], sources[i + 2]});
   }
   if (a.artifacts.empty() && b.artifacts.empty() && controls.empty() && sources.empty()) {
-    fmt::print(stderr, "vouch arms: nothing to check; give --artifact-a/--artifact-b, --control or --source\n");
+    fmt::print(
+        stderr,
+        "vouch arms: nothing to check; give --artifact-a/--artifact-b, --control or --source\n");
     return kExitUsage;
   }
   auto r = CheckArms(a, b);

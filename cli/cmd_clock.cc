@@ -7,9 +7,9 @@
 
 #include "clock/measure.h"
 #include "common.h"
-#include "run_common.h"
 #include "leg/executor.h"
 #include "lock/lock.h"
+#include "run_common.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/strings.h"
@@ -41,10 +41,11 @@ void PrintWindow(const WindowSummary& w, bool json) {
 
 int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
-  CLI::App app{"Run a command inside a clock window: lock, sample, run, write, judge.\n"
-               "Exit: 0 valid window, 2 idle window (no summary; evidence kept), 3 invalid window "
-               "(summary with reasons), 4 the command failed, 1 error",
-               "clock sample"};
+  CLI::App app{
+      "Run a command inside a clock window: lock, sample, run, write, judge.\n"
+      "Exit: 0 valid window, 2 idle window (no summary; evidence kept), 3 invalid window "
+      "(summary with reasons), 4 the command failed, 1 error",
+      "clock sample"};
   std::string out;
   std::vector<int> gpus;
   double interval_ms = 10, timeout_s = 0, lock_timeout_s = 60;
@@ -53,9 +54,11 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   PolicyFlags pf;
   app.add_option("--out", out, "evidence directory (default vouch-clock-DATE-TIME)");
   app.add_option("--gpu", gpus, "GPUs to sample (default: all)");
-  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
+      ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--timeout", timeout_s, "kill the command after this many seconds (0: never)");
-  app.add_option("--lock-timeout", lock_timeout_s, "wait this long for the measurement lock (60 s)");
+  app.add_option("--lock-timeout", lock_timeout_s,
+                 "wait this long for the measurement lock (60 s)");
   app.add_option("--lock-clocks", lock_clocks,
                  "lock the SM clock at MHZ for the command (opt-in; always reset after)");
   app.add_flag("--require-lock-clocks", require_lock, "fail if the clock lock is refused");
@@ -64,7 +67,9 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   pf.Add(app);
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   if (cmd.empty()) {
-    fmt::print(stderr, "vouch clock sample: no command; usage: vouch clock sample [OPTIONS] -- CMD ARGS...\n");
+    fmt::print(
+        stderr,
+        "vouch clock sample: no command; usage: vouch clock sample [OPTIONS] -- CMD ARGS...\n");
     return kExitUsage;
   }
   auto dev = OpenDevice(g);
@@ -107,19 +112,23 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   }
   for (const auto& e : m->errors) fmt::print(stderr, "vouch clock sample: evidence: {}\n", e);
   PrintWindow(m->window, json);
-  fmt::print(stderr, "evidence: {} (samples {}, summary {})\n", out, m->samples_path, m->summary_path);
+  fmt::print(stderr, "evidence: {} (samples {}, summary {})\n", out, m->samples_path,
+             m->summary_path);
   if (!m->leg.Succeeded()) {
-    fmt::print(stderr, "vouch clock sample: the command failed: {}; its window is kept as evidence but "
-                       "gives no number\n", m->leg.Describe());
+    fmt::print(stderr,
+               "vouch clock sample: the command failed: {}; its window is kept as evidence but "
+               "gives no number\n",
+               m->leg.Describe());
     return m->leg.interrupted ? kExitInterrupted : kExitCommandFailed;
   }
   return ExitFor(m->window.verdict.status);
 }
 
 int CmdClockCheck(const GlobalOptions&, std::vector<std::string> args) {
-  CLI::App app{"Judge a saved window summary (window.json) by the policy (its own, or flags).\n"
-               "Exit: 0 valid, 2 idle, 3 invalid, 1 unreadable",
-               "clock check"};
+  CLI::App app{
+      "Judge a saved window summary (window.json) by the policy (its own, or flags).\n"
+      "Exit: 0 valid, 2 idle, 3 invalid, 1 unreadable",
+      "clock check"};
   std::string path;
   bool json = false;
   PolicyFlags pf;
@@ -151,9 +160,10 @@ int CmdClockCheck(const GlobalOptions&, std::vector<std::string> args) {
 }
 
 int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
-  CLI::App app{"Can two saved windows be compared? Lists every rule with both values.\n"
-               "Exit: 0 comparable, 3 refused, 1 unreadable",
-               "clock pair"};
+  CLI::App app{
+      "Can two saved windows be compared? Lists every rule with both values.\n"
+      "Exit: 0 comparable, 3 refused, 1 unreadable",
+      "clock pair"};
   std::string a, b;
   bool cross = false, json = false;
   PolicyFlags pf;
@@ -188,9 +198,10 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
 }
 
 int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
-  CLI::App app{"Fold a recorded telemetry stream (or the part between two unix_s times) and judge it.\n"
-               "Exit: 0 valid, 2 idle, 3 invalid, 1 unreadable",
-               "clock replay"};
+  CLI::App app{
+      "Fold a recorded telemetry stream (or the part between two unix_s times) and judge it.\n"
+      "Exit: 0 valid, 2 idle, 3 invalid, 1 unreadable",
+      "clock replay"};
   std::string path, out;
   std::optional<double> from, to;
   std::vector<int> gpus;
@@ -207,7 +218,8 @@ int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
   auto dev = OpenSimulated(path, "", 0);
   auto samples = ReadSampleStream(path);
   if (!dev || !samples) {
-    fmt::print(stderr, "vouch clock replay: {}\n", (!samples ? samples.error() : dev.error()).message);
+    fmt::print(stderr, "vouch clock replay: {}\n",
+               (!samples ? samples.error() : dev.error()).message);
     return kExitError;
   }
   auto checked = CheckGpus(gpus, (*dev)->Count());
@@ -222,8 +234,10 @@ int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
   }
   auto part = Slice(*samples, lo, hi);
   if (part.empty()) {
-    fmt::print(stderr, "vouch clock replay: {} has no sample between {} and {} (it spans {:.3f} to {:.3f})\n",
-               path, lo, hi, samples->front().unix_s, samples->back().unix_s);
+    fmt::print(
+        stderr,
+        "vouch clock replay: {} has no sample between {} and {} (it spans {:.3f} to {:.3f})\n",
+        path, lo, hi, samples->front().unix_s, samples->back().unix_s);
     return kExitError;
   }
   WindowSummary w = DescribeDevice(**dev, *checked);

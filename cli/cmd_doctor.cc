@@ -23,7 +23,8 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   double low_mem_gib = 1.0;
   std::string dir = ".";
   app.add_flag("--json", json, "machine-readable output");
-  app.add_option("--disk-budget-gib", disk_budget_gib, "free disk needed where evidence goes (1 GiB)");
+  app.add_option("--disk-budget-gib", disk_budget_gib,
+                 "free disk needed where evidence goes (1 GiB)");
   app.add_option("--dir", dir, "where evidence will be written (for the free-disk check)");
   app.add_option("--low-device-memory-gib", low_mem_gib,
                  "warn when a GPU has less free memory than this (1 GiB)");
@@ -32,8 +33,11 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   std::vector<std::string> problems, warnings;
   nlohmann::json report;
   HostInfo host = ReadHostInfo();
-  report["host"] = {{"hostname", host.hostname}, {"kernel", host.kernel}, {"cpu", host.cpu},
-                    {"boot_id", host.boot_id}, {"load_1m", LoadAverage1m()}};
+  report["host"] = {{"hostname", host.hostname},
+                    {"kernel", host.kernel},
+                    {"cpu", host.cpu},
+                    {"boot_id", host.boot_id},
+                    {"load_1m", LoadAverage1m()}};
   auto dev = OpenDevice(g);
   if (!dev) return kExitError;
   Device& d = *dev;
@@ -49,13 +53,14 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
     if (now.reasons) gj["now"]["reason_names"] = ReasonNames(*now.reasons);
     auto mem = d.Memory(i);
     if (mem) {
-      gj["memory"] = {{"total_bytes", mem->total_bytes}, {"free_bytes", mem->free_bytes},
+      gj["memory"] = {{"total_bytes", mem->total_bytes},
+                      {"free_bytes", mem->free_bytes},
                       {"used_bytes", mem->used_bytes}};
       if (mem->free_bytes < static_cast<std::uint64_t>(low_mem_gib * (1ull << 30)))
-        warnings.push_back(fmt::format(
-            "GPU {}: only {} of device memory free; on unified-memory and WDDM systems "
-            "allocations then spill silently and bandwidth falls off a cliff",
-            i, HumanBytes(static_cast<double>(mem->free_bytes))));
+        warnings.push_back(
+            fmt::format("GPU {}: only {} of device memory free; on unified-memory and WDDM systems "
+                        "allocations then spill silently and bandwidth falls off a cliff",
+                        i, HumanBytes(static_cast<double>(mem->free_bytes))));
     } else {
       gj["memory"] = mem.error().message;
     }
@@ -64,15 +69,20 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
     if (procs) {
       for (const auto& p : *procs) {
         if (p.pid == static_cast<std::uint32_t>(::getpid())) continue;
-        pj.push_back({{"pid", p.pid}, {"name", p.name},
-                      {"used_bytes", p.used_bytes ? nlohmann::json(*p.used_bytes) : nlohmann::json()}});
-        problems.push_back(fmt::format(
-            "GPU {} is busy: compute process {} ({}) holds {}; a busy GPU corrupts numbers. Stop it "
-            "or wait for it",
-            i, p.pid, p.name, p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory"));
+        pj.push_back(
+            {{"pid", p.pid},
+             {"name", p.name},
+             {"used_bytes", p.used_bytes ? nlohmann::json(*p.used_bytes) : nlohmann::json()}});
+        problems.push_back(
+            fmt::format("GPU {} is busy: compute process {} ({}) holds {}; a busy GPU corrupts "
+                        "numbers. Stop it "
+                        "or wait for it",
+                        i, p.pid, p.name,
+                        p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory"));
       }
     } else {
-      warnings.push_back(fmt::format("GPU {}: cannot list compute processes: {}", i, procs.error().message));
+      warnings.push_back(
+          fmt::format("GPU {}: cannot list compute processes: {}", i, procs.error().message));
     }
     gj["processes"] = pj;
     if (now.reasons) {
@@ -115,8 +125,10 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   if (json) {
     fmt::print("{}\n", report.dump(2));
   } else {
-    if (d.Simulated()) fmt::print("SIMULATED DEVICE: {}\n", d.Describe());
-    else fmt::print("device: {}\n", d.Describe());
+    if (d.Simulated())
+      fmt::print("SIMULATED DEVICE: {}\n", d.Describe());
+    else
+      fmt::print("device: {}\n", d.Describe());
     fmt::print("host {} ({}), boot id {}\n", host.hostname, host.kernel, d.BootId());
     for (int i = 0; i < d.Count(); ++i) {
       const auto& gj = gpus[static_cast<size_t>(i)];
@@ -125,23 +137,29 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
       auto num = [](const nlohmann::json& j, const char* k) {
         return j.contains(k) && !j[k].is_null() ? j[k].dump() : std::string("n/a");
       };
-      fmt::print("GPU {}: {} {} bus {}\n", i, st["name"].get<std::string>(), st["uuid"].get<std::string>(),
-                 st["pci_bus_id"].get<std::string>());
-      fmt::print("  driver {} (CUDA {}), max SM {} MHz, applications clock {} MHz, persistence {}\n",
-                 st["driver_version"].get<std::string>(), st["cuda_driver_version"].get<std::string>(),
-                 num(st, "max_sm_mhz"), num(st, "app_sm_mhz"), num(st, "persistence"));
-      fmt::print("  now: SM {} MHz, memory {} MHz, {} mW, util {} %, {} C, reasons {}\n",
-                 num(now, "sm_mhz"), num(now, "mem_mhz"), num(now, "power_mw"), num(now, "util_gpu_pct"),
-                 num(now, "temp_c"),
-                 now.contains("reason_names") ? fmt::format("{}", fmt::join(now["reason_names"].get<std::vector<std::string>>(), ","))
-                                              : std::string("n/a"));
+      fmt::print("GPU {}: {} {} bus {}\n", i, st["name"].get<std::string>(),
+                 st["uuid"].get<std::string>(), st["pci_bus_id"].get<std::string>());
+      fmt::print(
+          "  driver {} (CUDA {}), max SM {} MHz, applications clock {} MHz, persistence {}\n",
+          st["driver_version"].get<std::string>(), st["cuda_driver_version"].get<std::string>(),
+          num(st, "max_sm_mhz"), num(st, "app_sm_mhz"), num(st, "persistence"));
+      fmt::print(
+          "  now: SM {} MHz, memory {} MHz, {} mW, util {} %, {} C, reasons {}\n",
+          num(now, "sm_mhz"), num(now, "mem_mhz"), num(now, "power_mw"), num(now, "util_gpu_pct"),
+          num(now, "temp_c"),
+          now.contains("reason_names")
+              ? fmt::format("{}",
+                            fmt::join(now["reason_names"].get<std::vector<std::string>>(), ","))
+              : std::string("n/a"));
       if (gj["memory"].is_object())
         fmt::print("  memory: {} free of {}\n",
                    HumanBytes(gj["memory"]["free_bytes"].get<double>()),
                    HumanBytes(gj["memory"]["total_bytes"].get<double>()));
-      fmt::print("  compute processes: {}\n", gj["processes"].empty() ? "none" : gj["processes"].dump());
+      fmt::print("  compute processes: {}\n",
+                 gj["processes"].empty() ? "none" : gj["processes"].dump());
     }
-    if (free_disk) fmt::print("disk: {} free under {}\n", HumanBytes(static_cast<double>(*free_disk)), dir);
+    if (free_disk)
+      fmt::print("disk: {} free under {}\n", HumanBytes(static_cast<double>(*free_disk)), dir);
     fmt::print("lock {}: {}\n", g.lock_path, lock && lock->held ? "HELD" : "free");
     for (const auto& n : d.NotSupported()) fmt::print("not supported: {}\n", n);
     for (const auto& w : warnings) fmt::print("warning: {}\n", w);

@@ -22,9 +22,10 @@ bool Gateable(const MetricSummary& s) {
 
 int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
-  CLI::App app{"Pin a baseline: N cold trials (each a fresh process), the median per metric, thresholds and "
-               "the clock state.\nExit: 0 written, 1 no valid trial",
-               "baseline"};
+  CLI::App app{
+      "Pin a baseline: N cold trials (each a fresh process), the median per metric, thresholds and "
+      "the clock state.\nExit: 0 written, 1 no valid trial",
+      "baseline"};
   RunFlags f;
   int trials = 5;
   std::string file = "baseline.json", headline;
@@ -33,8 +34,10 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--trials", trials, "cold trials (5)")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", f.warmup, "warm-up legs before the trials (0: trials are cold)");
   app.add_option("--baseline", file, "baseline file to write (baseline.json)");
-  app.add_option("--headline", headline, "the headline metric (default: the first metric with a direction)");
-  app.add_option("--headline-fail-pct", headline_fail, "fail threshold of the headline metric (3 %)");
+  app.add_option("--headline", headline,
+                 "the headline metric (default: the first metric with a direction)");
+  app.add_option("--headline-fail-pct", headline_fail,
+                 "fail threshold of the headline metric (3 %)");
   app.add_option("--secondary-warn-pct", secondary_warn, "warn threshold of other metrics (5 %)");
   app.add_option("--vram-fail-pct", vram_fail, "fail threshold of peak device memory (10 %)");
   f.Add(app, false);
@@ -61,7 +64,8 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
     if (l.role != "measured" || !l.valid) continue;
     for (const auto& m : l.metrics) {
       if (m.text) continue;
-      MetricSummary probe{m.name, m.unit, m.better, 1, m.value, m.value, m.value, m.value, std::nullopt};
+      MetricSummary probe{m.name,  m.unit,  m.better, 1,           m.value,
+                          m.value, m.value, m.value,  std::nullopt};
       if (!Gateable(probe)) continue;
       if (!at.count(m.name)) {
         at[m.name] = inputs.size();
@@ -90,17 +94,20 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   auto b = MakeBaseline(inputs, headline, RecordClockState(ToJson(ctx.record), "run"), bo);
   if (!b) return fmt::print(stderr, "vouch baseline: {}\n", b.error().message), kExitError;
   b->trials = trials;
-  if (auto s = WriteBaseline(file, *b); !s) return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
-  fmt::print("baseline written to {} (headline {}, {} metrics, from {} valid trials)\n", file, headline,
-             b->metrics.size(), ctx.record.legs.size());
+  if (auto s = WriteBaseline(file, *b); !s)
+    return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
+  fmt::print("baseline written to {} (headline {}, {} metrics, from {} valid trials)\n", file,
+             headline, b->metrics.size(), ctx.record.legs.size());
   return kExitOk;
 }
 
 int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
-  CLI::App app{"Compare a run (or a saved record) with a baseline: a table of metric, baseline, now, change, "
-               "threshold, verdict.\nExit: 0 pass or warn, 1 a failing metric (or no valid leg)",
-               "gate"};
+  CLI::App app{
+      "Compare a run (or a saved record) with a baseline: a table of metric, baseline, now, "
+      "change, "
+      "threshold, verdict.\nExit: 0 pass or warn, 1 a failing metric (or no valid leg)",
+      "gate"};
   RunFlags f;
   std::string baseline_path, record_path, markdown;
   app.add_option("--baseline", baseline_path, "baseline file (from vouch baseline)")->required();
@@ -120,7 +127,8 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     if (!r) return fmt::print(stderr, "vouch gate: {}\n", r.error().message), kExitError;
     rec = *r;
     if (rec.value("valid_legs", 0) == 0) {
-      fmt::print(stderr, "vouch gate: {} has no valid measured leg: nothing to gate\n", record_path);
+      fmt::print(stderr, "vouch gate: {} has no valid measured leg: nothing to gate\n",
+                 record_path);
       return kExitError;
     }
   } else {
@@ -137,7 +145,8 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     rec = ToJson(ctx.record);
   }
   std::map<std::string, CurrentMetric> now;
-  for (const auto& [name, v] : RecordMedians(rec, "run")) now[name] = CurrentMetric{v.first, v.second};
+  for (const auto& [name, v] : RecordMedians(rec, "run"))
+    now[name] = CurrentMetric{v.first, v.second};
   ClockState clock = RecordClockState(rec, "run");
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
   if (f.json)

@@ -9,8 +9,9 @@
 namespace vouch::cli {
 
 int CmdLockStatus(const GlobalOptions& g, std::vector<std::string> args) {
-  CLI::App app{"Show who holds the measurement lock (the lock file is --lock-file or VOUCH_LOCK_FILE)",
-               "lock status"};
+  CLI::App app{
+      "Show who holds the measurement lock (the lock file is --lock-file or VOUCH_LOCK_FILE)",
+      "lock status"};
   bool json = false;
   app.add_flag("--json", json, "machine-readable output");
   if (int rc = Parse(app, args); rc >= 0) return rc;

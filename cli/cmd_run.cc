@@ -9,10 +9,11 @@ namespace vouch::cli {
 
 int CmdRun(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
-  CLI::App app{"Run a benchmark command in guarded legs and write a record.\n"
-               "Exit: 0 at least one valid measured leg, 1 none valid (with the reasons) or an expectation "
-               "violated, 130 interrupted",
-               "run"};
+  CLI::App app{
+      "Run a benchmark command in guarded legs and write a record.\n"
+      "Exit: 0 at least one valid measured leg, 1 none valid (with the reasons) or an expectation "
+      "violated, 130 interrupted",
+      "run"};
   RunFlags f;
   f.Add(app, true);
   if (int rc = Parse(app, opts); rc >= 0) return rc;

@@ -34,7 +34,8 @@ const std::vector<Command>& Commands() {
       {"gate", "compare a run or record with a baseline (CI gate)", CmdGate},
       {"arms", "check that two arms are really two arms", CmdArms},
       {"ab", "is B faster than A? paired, counterbalanced legs and a verdict", CmdAb},
-      {"trace summarize", "where the time goes in a profile (Kineto JSON or nsys SQLite)", CmdTraceSummarize},
+      {"trace summarize", "where the time goes in a profile (Kineto JSON or nsys SQLite)",
+       CmdTraceSummarize},
       {"trace diff", "two profiles side by side per component and kernel", CmdTraceDiff},
       {"ncu", "per-kernel table from an Nsight Compute CSV export", CmdNcu},
   };

@@ -14,10 +14,12 @@ std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
 }
 
 void PolicyFlags::Add(CLI::App& app) {
-  app.add_option("--min-busy-readings", min_busy_readings, "policy: busy readings a window needs (30)");
+  app.add_option("--min-busy-readings", min_busy_readings,
+                 "policy: busy readings a window needs (30)");
   app.add_option("--min-busy-pct", min_busy_pct,
                  "policy: busy readings must be more than this percent of the window (50)");
-  app.add_option("--max-spread-pct", max_spread_pct, "policy: SM clock spread ceiling in percent (5)");
+  app.add_option("--max-spread-pct", max_spread_pct,
+                 "policy: SM clock spread ceiling in percent (5)");
   app.add_option("--max-median-offset-pct", max_median_offset_pct,
                  "policy: pairing median offset in percent (1)");
   app.add_option("--max-mean-offset-pct", max_mean_offset_pct,

@@ -37,14 +37,16 @@ class RunCli : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("vouch_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("vouch_run_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
   std::string D(const std::string& rel = "") const { return (dir_ / rel).string(); }
-  Res Vouch(const std::string& args, const std::string& sim = kBusy, const std::string& env = "") const {
-    return Sh(fmt::format("cd {} && {} VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {}", D(), env, D(), sim,
-                          VOUCH_BINARY, args));
+  Res Vouch(const std::string& args, const std::string& sim = kBusy,
+            const std::string& env = "") const {
+    return Sh(fmt::format("cd {} && {} VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {}", D(), env, D(),
+                          sim, VOUCH_BINARY, args));
   }
   nlohmann::json Record(const std::string& rel) const {
     std::ifstream in(D(rel) + "/record.json");
@@ -62,7 +64,10 @@ bool Has(const std::string& s, const std::string& w) { return s.find(w) != std::
 constexpr const char* kFast = "--min-busy-readings 5";
 
 TEST_F(RunCli, WarmupDiscardedMeasuredSummarizedAndShownAgain) {
-  Script("leg.sh", "sleep 0.8\necho '{\"name\":\"tok_s\",\"value\":100,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> \"$VOUCH_METRICS\"\n");
+  Script("leg.sh",
+         "sleep 0.8\necho "
+         "'{\"name\":\"tok_s\",\"value\":100,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> "
+         "\"$VOUCH_METRICS\"\n");
   auto r = Vouch(fmt::format("run {} --warmup 1 --reps 3 --out r -- ./leg.sh", kFast));
   ASSERT_EQ(r.rc, 0) << r.out;
   auto j = Record("r");
@@ -86,17 +91,22 @@ TEST_F(RunCli, WarmupDiscardedMeasuredSummarizedAndShownAgain) {
 
 TEST_F(RunCli, HostileLegsAreRecordedNeverNumbers) {
   Script("nometric.sh", "sleep 0.7\necho done\n");
-  auto a = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out a --metric channel#tok_s -- ./nometric.sh", kFast));
+  auto a = Vouch(fmt::format(
+      "run {} --warmup 0 --reps 1 --out a --metric channel#tok_s -- ./nometric.sh", kFast));
   EXPECT_EQ(a.rc, 1) << a.out;
   EXPECT_TRUE(Has(a.out, "tok_s")) << a.out;
   EXPECT_EQ(Record("a")["valid_legs"], 0);
 
-  Script("nan.sh", "sleep 0.7\necho '{\"name\":\"tok_s\",\"value\":NaN,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> \"$VOUCH_METRICS\"\n");
+  Script("nan.sh",
+         "sleep 0.7\necho "
+         "'{\"name\":\"tok_s\",\"value\":NaN,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> "
+         "\"$VOUCH_METRICS\"\n");
   auto b = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out b -- ./nan.sh", kFast));
   EXPECT_EQ(b.rc, 1) << b.out;
   EXPECT_TRUE(Record("b")["summary"]["run"].empty());
 
-  auto c = Vouch(fmt::format("run {} --warmup 0 --reps 1 --timeout 0.8 --out c -- sleep 60", kFast));
+  auto c =
+      Vouch(fmt::format("run {} --warmup 0 --reps 1 --timeout 0.8 --out c -- sleep 60", kFast));
   EXPECT_EQ(c.rc, 1) << c.out;
   EXPECT_TRUE(Has(Record("c")["legs"][0]["result"]["outcome"].get<std::string>(), "timed out"));
 
@@ -120,15 +130,19 @@ TEST_F(RunCli, ChecksumsAndDispatchCountsAreChecked) {
          "sleep 0.7\nn=$(cat count 2>/dev/null | wc -l)\necho x >> count\n"
          "echo \"{\\\"name\\\":\\\"sum\\\",\\\"text\\\":\\\"abc$n\\\"}\" >> \"$VOUCH_METRICS\"\n"
          "echo '{\"name\":\"dispatch\",\"value\":600}' >> \"$VOUCH_METRICS\"\n");
-  auto r = Vouch(fmt::format("run {} --warmup 0 --reps 2 --out r --expect-equal sum --expect dispatch=600 -- ./leg.sh", kFast));
+  auto r = Vouch(fmt::format(
+      "run {} --warmup 0 --reps 2 --out r --expect-equal sum --expect dispatch=600 -- ./leg.sh",
+      kFast));
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "expectation violated")) << r.out;
   auto j = Record("r");
   ASSERT_EQ(j["expectation_violations"].size(), 1u);
   EXPECT_EQ(j["expectation_violations"][0]["metric"], "sum");
-  auto ok = Vouch(fmt::format("run {} --warmup 0 --reps 2 --out s --expect dispatch=600 -- ./leg.sh", kFast));
+  auto ok = Vouch(
+      fmt::format("run {} --warmup 0 --reps 2 --out s --expect dispatch=600 -- ./leg.sh", kFast));
   EXPECT_EQ(ok.rc, 0) << ok.out;
-  auto bad = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out t --expect dispatch=599 -- ./leg.sh", kFast));
+  auto bad = Vouch(
+      fmt::format("run {} --warmup 0 --reps 1 --out t --expect dispatch=599 -- ./leg.sh", kFast));
   EXPECT_EQ(bad.rc, 1);
 }
 
@@ -140,10 +154,13 @@ TEST_F(RunCli, MeasuredRegionMarkersRescueALegThatIdlesFirst) {
   auto plain = Vouch("run --warmup 0 --reps 1 --out plain -- ./slow_start.sh", kScenario, sim_env);
   EXPECT_EQ(plain.rc, 1) << plain.out;
   EXPECT_TRUE(Has(plain.out, "busy readings are")) << plain.out;
-  EXPECT_TRUE(Has(Record("plain")["legs"][0]["window"]["verdict"]["notes"].dump(), "no begin/end markers"));
+  EXPECT_TRUE(
+      Has(Record("plain")["legs"][0]["window"]["verdict"]["notes"].dump(), "no begin/end markers"));
   Script("marked.sh",
-         "sleep 4.2\necho \"{\\\"event\\\":\\\"begin\\\",\\\"unix_s\\\":$(date +%s.%N)}\" >> \"$VOUCH_METRICS\"\n"
-         "sleep 3.6\necho \"{\\\"event\\\":\\\"end\\\",\\\"unix_s\\\":$(date +%s.%N)}\" >> \"$VOUCH_METRICS\"\n");
+         "sleep 4.2\necho \"{\\\"event\\\":\\\"begin\\\",\\\"unix_s\\\":$(date +%s.%N)}\" >> "
+         "\"$VOUCH_METRICS\"\n"
+         "sleep 3.6\necho \"{\\\"event\\\":\\\"end\\\",\\\"unix_s\\\":$(date +%s.%N)}\" >> "
+         "\"$VOUCH_METRICS\"\n");
   auto marked = Vouch("run --warmup 0 --reps 1 --out marked -- ./marked.sh", kScenario, sim_env);
   EXPECT_EQ(marked.rc, 0) << marked.out;
   auto w = Record("marked")["legs"][0]["window"];
@@ -157,10 +174,11 @@ TEST_F(RunCli, MeasuredRegionMarkersRescueALegThatIdlesFirst) {
 }
 
 TEST_F(RunCli, InterruptedRunKeepsFinishedLegsAndSaysWhatIsMissing) {
-  auto r = Sh(fmt::format(
-      "cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 --reps 5 --out r -- sleep 1 "
-      "& p=$!; sleep 2.6; kill -INT $p; wait $p; echo rc=$?)",
-      D(), kBusy, VOUCH_BINARY, kFast));
+  auto r =
+      Sh(fmt::format("cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 "
+                     "--reps 5 --out r -- sleep 1 "
+                     "& p=$!; sleep 2.6; kill -INT $p; wait $p; echo rc=$?)",
+                     D(), kBusy, VOUCH_BINARY, kFast));
   EXPECT_TRUE(Has(r.out, "rc=130")) << r.out;
   auto j = Record("r");
   EXPECT_EQ(j["status"], "interrupted");
@@ -170,7 +188,9 @@ TEST_F(RunCli, InterruptedRunKeepsFinishedLegsAndSaysWhatIsMissing) {
 }
 
 TEST_F(RunCli, SecretsAreRedacted) {
-  auto r = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r --env HF_TOKEN=hunter2 --env MODE=fast -- sleep 0.8", kFast));
+  auto r = Vouch(fmt::format(
+      "run {} --warmup 0 --reps 1 --out r --env HF_TOKEN=hunter2 --env MODE=fast -- sleep 0.8",
+      kFast));
   ASSERT_EQ(r.rc, 0) << r.out;
   std::ifstream in(D("r/record.json"));
   std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -181,17 +201,23 @@ TEST_F(RunCli, SecretsAreRedacted) {
 
 TEST_F(RunCli, BusyGpuRefusedUnlessAllowedAndRecorded) {
   fs::copy_file(kBusy, D("s.jsonl"));
-  std::ofstream(D("s.jsonl.static.json")) << R"({"processes":{"0":[{"pid":4242,"name":"other-job"}]}})";
+  std::ofstream(D("s.jsonl.static.json"))
+      << R"({"processes":{"0":[{"pid":4242,"name":"other-job"}]}})";
   auto r = Vouch("run --warmup 0 --reps 1 --out r -- sleep 0.5", D("s.jsonl"));
   EXPECT_EQ(r.rc, 1);
-  EXPECT_TRUE(Has(r.out, "preflight refused: GPU 0 is busy: compute process 4242 (other-job)")) << r.out;
-  auto a = Vouch(fmt::format("run {} --allow-busy --warmup 0 --reps 1 --out a -- sleep 0.8", kFast), D("s.jsonl"));
+  EXPECT_TRUE(Has(r.out, "preflight refused: GPU 0 is busy: compute process 4242 (other-job)"))
+      << r.out;
+  auto a = Vouch(fmt::format("run {} --allow-busy --warmup 0 --reps 1 --out a -- sleep 0.8", kFast),
+                 D("s.jsonl"));
   EXPECT_EQ(a.rc, 0) << a.out;
   EXPECT_EQ(Record("a")["preflight"]["busy_processes"][0]["pid"], 4242);
 }
 
 TEST_F(RunCli, BaselineThenGatePassesAndFails) {
-  Script("leg.sh", "sleep 0.7\necho \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$(cat speed),\\\"unit\\\":\\\"tok/s\\\",\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  Script(
+      "leg.sh",
+      "sleep 0.7\necho \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$(cat "
+      "speed),\\\"unit\\\":\\\"tok/s\\\",\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
   std::ofstream(D("speed")) << "100";
   auto b = Vouch(fmt::format("baseline {} --trials 3 --baseline base.json -- ./leg.sh", kFast));
   ASSERT_EQ(b.rc, 0) << b.out;
@@ -202,11 +228,14 @@ TEST_F(RunCli, BaselineThenGatePassesAndFails) {
   EXPECT_EQ(base["metrics"][0]["fail_pct"], 3.0);
   EXPECT_EQ(base["clock"]["valid"], true);
   std::ofstream(D("speed")) << "98";  // -2 %: passes
-  auto pass = Vouch(fmt::format("gate {} --baseline base.json --warmup 0 --reps 2 --out g1 --markdown pr.md -- ./leg.sh", kFast));
+  auto pass = Vouch(fmt::format(
+      "gate {} --baseline base.json --warmup 0 --reps 2 --out g1 --markdown pr.md -- ./leg.sh",
+      kFast));
   EXPECT_EQ(pass.rc, 0) << pass.out;
   EXPECT_TRUE(fs::exists(D("pr.md")));
   std::ofstream(D("speed")) << "96";  // -4 %: fails
-  auto fail = Vouch(fmt::format("gate {} --baseline base.json --warmup 0 --reps 2 --out g2 -- ./leg.sh", kFast));
+  auto fail = Vouch(
+      fmt::format("gate {} --baseline base.json --warmup 0 --reps 2 --out g2 -- ./leg.sh", kFast));
   EXPECT_EQ(fail.rc, 1) << fail.out;
   EXPECT_TRUE(Has(fail.out, "fail")) << fail.out;
   // Gating a saved record gives the same verdict without running anything.
@@ -219,7 +248,8 @@ TEST_F(RunCli, BadBaselinesAreClearErrors) {
   auto t = Vouch("gate --baseline trunc.json somewhere");
   EXPECT_EQ(t.rc, 1);
   EXPECT_TRUE(Has(t.out, "trunc.json")) << t.out;
-  std::ofstream(D("future.json")) << R"({"schema":"vouch.baseline","schema_version":9,"metrics":[]})";
+  std::ofstream(D("future.json"))
+      << R"({"schema":"vouch.baseline","schema_version":9,"metrics":[]})";
   auto f = Vouch("gate --baseline future.json somewhere");
   EXPECT_EQ(f.rc, 1);
   EXPECT_TRUE(Has(f.out, "newer")) << f.out;

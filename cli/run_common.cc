@@ -13,39 +13,54 @@ namespace vouch::cli {
 
 void RunFlags::Add(CLI::App& app, bool with_reps) {
   if (with_reps) {
-    app.add_option("--warmup", warmup, "warm-up legs, discarded with cause 'warmup' (1)")->check(CLI::Range(0, 1000));
-    app.add_option("--reps", reps, "measured legs, one process each (3)")->check(CLI::Range(1, 100000));
+    app.add_option("--warmup", warmup, "warm-up legs, discarded with cause 'warmup' (1)")
+        ->check(CLI::Range(0, 1000));
+    app.add_option("--reps", reps, "measured legs, one process each (3)")
+        ->check(CLI::Range(1, 100000));
   }
-  app.add_option("--metric", metric_specs,
-                 "metric source (repeatable): channel, llama-bench, vllm:FILE, gbench:FILE, nvbench:FILE, "
-                 "regex:NAME:UNIT:higher|lower:PATTERN, json:NAME:UNIT:higher|lower:/POINTER (docs/metrics.md)");
-  app.add_option("--expect-equal", expect_equal, "metric that must be equal across legs (a checksum)");
-  app.add_option("--expect", expect, "NAME=N: metric that must equal N in every leg (a dispatch count)");
+  app.add_option(
+      "--metric", metric_specs,
+      "metric source (repeatable): channel, llama-bench, vllm:FILE, gbench:FILE, nvbench:FILE, "
+      "regex:NAME:UNIT:higher|lower:PATTERN, json:NAME:UNIT:higher|lower:/POINTER "
+      "(docs/metrics.md)");
+  app.add_option("--expect-equal", expect_equal,
+                 "metric that must be equal across legs (a checksum)");
+  app.add_option("--expect", expect,
+                 "NAME=N: metric that must equal N in every leg (a dispatch count)");
   app.add_option("--env", env, "K=V added to the command's environment (repeatable)");
   app.add_option("--cwd", cwd, "working directory of the command");
   app.add_option("--artifact", artifacts, "file or directory to hash into the record (repeatable)");
-  app.add_option("--repo", repos, "git repository whose commit and dirty flag are recorded (repeatable)");
+  app.add_option("--repo", repos,
+                 "git repository whose commit and dirty flag are recorded (repeatable)");
   app.add_option("--out", out, "run directory (default vouch-KIND-DATE-TIME)");
   app.add_option("--timeout", timeout_s, "kill a leg after this many seconds (0: never)");
-  app.add_option("--lock-timeout", lock_timeout_s, "wait this long for the measurement lock (60 s)");
-  app.add_option("--disk-budget-gib", disk_budget_gib, "free disk needed under the run directory (1 GiB)");
+  app.add_option("--lock-timeout", lock_timeout_s,
+                 "wait this long for the measurement lock (60 s)");
+  app.add_option("--disk-budget-gib", disk_budget_gib,
+                 "free disk needed under the run directory (1 GiB)");
   app.add_option("--gpu", gpus, "GPUs to sample (default: all)");
-  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")->check(CLI::Range(1.0, 1000.0));
-  app.add_option("--lock-clocks", lock_clocks, "lock the SM clock at MHZ under the lock (opt-in; reset after)");
+  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
+      ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--lock-clocks", lock_clocks,
+                 "lock the SM clock at MHZ under the lock (opt-in; reset after)");
   app.add_flag("--require-lock-clocks", require_lock_clocks, "fail if the clock lock is refused");
-  app.add_flag("--allow-busy", allow_busy, "run even if another compute process is on the GPU (recorded)");
+  app.add_flag("--allow-busy", allow_busy,
+               "run even if another compute process is on the GPU (recorded)");
   app.add_flag("--tee", tee, "show the command's output on the terminal");
   app.add_flag("--shell", shell, "run the command through /bin/sh -c");
-  app.add_option("--output-cap-mib", output_cap_mib, "keep at most this much of each output stream per leg");
+  app.add_option("--output-cap-mib", output_cap_mib,
+                 "keep at most this much of each output stream per leg");
   app.add_flag("--json", json, "print the record as JSON at the end");
   policy.Add(app);
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(const std::vector<std::string>& kv) {
+Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(
+    const std::vector<std::string>& kv) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& s : kv) {
     auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) return MakeError("--env '{}': expected NAME=VALUE", RedactArg(s));
+    if (eq == std::string::npos || eq == 0)
+      return MakeError("--env '{}': expected NAME=VALUE", RedactArg(s));
     out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
   return out;
@@ -66,8 +81,9 @@ void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps)
   for (int i = 0; go && i < reps; ++i) go = RunOneLeg(ctx, arm, "measured");
 }
 
-int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms, const std::string& kind,
-               const std::vector<std::string>& vouch_argv, RunContext* ctx) {
+int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
+               const std::string& kind, const std::vector<std::string>& vouch_argv,
+               RunContext* ctx) {
   ctx->name = kind;
   auto say = [&](const std::string& m) { fmt::print(stderr, "vouch {}: {}\n", kind, m); };
   for (const auto& a : arms)
@@ -98,8 +114,9 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   auto gpus = CheckGpus(f.gpus, ctx->device->Count());
   if (!gpus) return say(gpus.error().message), kExitUsage;
   ctx->dir = f.out.empty() ? DefaultRunDir(kind) : f.out;
-  Preflight pre = RunPreflight(*ctx->device, *gpus, f.allow_busy,
-                               static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30)), ctx->dir);
+  Preflight pre =
+      RunPreflight(*ctx->device, *gpus, f.allow_busy,
+                   static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30)), ctx->dir);
   for (const auto& w : pre.warnings) say("warning: " + w);
   if (!pre.ok) {
     for (const auto& p : pre.problems) say("preflight refused: " + p);
@@ -119,14 +136,19 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   r.arms = std::move(arms);
   r.started_unix_s = UnixNowSeconds();
   r.policy = f.policy.Apply(Policy{});
-  r.preflight = {{"ok", pre.ok}, {"warnings", pre.warnings}, {"busy_processes", pre.busy_processes},
-                 {"allow_busy", f.allow_busy}, {"lock_file", g.lock_path},
-                 {"disk_budget_bytes", static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30))}};
+  r.preflight = {
+      {"ok", pre.ok},
+      {"warnings", pre.warnings},
+      {"busy_processes", pre.busy_processes},
+      {"allow_busy", f.allow_busy},
+      {"lock_file", g.lock_path},
+      {"disk_budget_bytes", static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30))}};
   r.environment = CaptureEnvironment(*ctx->device, *gpus);
   r.revisions = CaptureRevisions(f.cwd, f.repos);
   r.artifacts = *hashes;
   r.contention = {{"start", CaptureContention(*ctx->device, *gpus)}};
-  if (ctx->device->Simulated()) r.caveats.push_back("simulated device: the clocks are a replay, not a measurement");
+  if (ctx->device->Simulated())
+    r.caveats.push_back("simulated device: the clocks are a replay, not a measurement");
   for (const auto& w : pre.warnings) r.caveats.push_back(w);
 
   LegConfig& c = ctx->config;
@@ -137,7 +159,8 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   c.window.require_lock_clocks = f.require_lock_clocks;
   c.timeout_s = f.timeout_s;
   c.tee = f.tee;
-  if (f.output_cap_mib) c.output_cap_bytes = static_cast<std::uint64_t>(*f.output_cap_mib * (1 << 20));
+  if (f.output_cap_mib)
+    c.output_cap_bytes = static_cast<std::uint64_t>(*f.output_cap_mib * (1 << 20));
   if (auto s = WriteRecord(ctx->dir, r); !s) return say(s.error().message), kExitError;
   if (ctx->device->Simulated()) say("SIMULATED DEVICE: " + ctx->device->Describe());
   return -1;
@@ -152,8 +175,9 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     auto now = std::chrono::steady_clock::now();
     if (now - last_print < std::chrono::milliseconds(250)) return;
     last_print = now;
-    fmt::print(stderr, "\r[leg {} of {}: {} {}] {:6.1f} s  SM clock {}   ", index + 1, r.planned_legs, arm.name,
-               role, elapsed, s && s->sm_mhz ? fmt::format("{} MHz", *s->sm_mhz) : std::string("n/a"));
+    fmt::print(stderr, "\r[leg {} of {}: {} {}] {:6.1f} s  SM clock {}   ", index + 1,
+               r.planned_legs, arm.name, role, elapsed,
+               s && s->sm_mhz ? fmt::format("{} MHz", *s->sm_mhz) : std::string("n/a"));
   };
   auto leg = RunLeg(*ctx.device, ctx.executor, ctx.config, ctx.dir, arm, index, role,
                     tty ? progress : ProgressFn());
@@ -170,15 +194,18 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   std::string clock;
   if (!l.window.gpus.empty() && l.window.gpus[0].fold.sm_mhz)
     clock = fmt::format(", SM median {:.0f} MHz", l.window.gpus[0].fold.sm_mhz->median);
-  fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}\n", index + 1, r.planned_legs, arm.name, role,
+  fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}\n", index + 1, r.planned_legs,
+             arm.name, role,
              role == "warmup" ? "discarded (warmup)" : (l.valid ? "valid" : "INVALID"),
              static_cast<double>(l.result.wall_ns) / 1e9, clock,
              l.valid || role == "warmup" ? "" : fmt::format(": {}", fmt::join(l.reasons, "; ")));
-  for (const auto& e : l.evidence_errors) fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
+  for (const auto& e : l.evidence_errors)
+    fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
   if (l.result.interrupted) ctx.interrupted = true;
   r.legs.push_back(std::move(*leg));
   if (auto s = WriteRecord(ctx.dir, r); !s) {
-    fmt::print(stderr, "vouch {}: {}; the legs' own evidence is under {}\n", ctx.name, s.error().message, ctx.dir);
+    fmt::print(stderr, "vouch {}: {}; the legs' own evidence is under {}\n", ctx.name,
+               s.error().message, ctx.dir);
     r.status = "failed";
     return false;
   }
@@ -189,17 +216,19 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   RunRecord& r = ctx.record;
   std::vector<std::vector<Metric>> measured;
   for (const auto& l : r.legs)
-    if (l.role == "measured" && l.result.Succeeded() && l.metrics_error.empty()) measured.push_back(l.metrics);
+    if (l.role == "measured" && l.result.Succeeded() && l.metrics_error.empty())
+      measured.push_back(l.metrics);
   r.violations = CheckExpectations(ctx.expectations, measured);
   int done = static_cast<int>(r.legs.size());
   if (ctx.interrupted || Interrupted()) {
     r.status = "interrupted";
-    r.missing.push_back(fmt::format("{} of {} planned legs did not run (interrupted)", r.planned_legs - done,
-                                    r.planned_legs));
+    r.missing.push_back(fmt::format("{} of {} planned legs did not run (interrupted)",
+                                    r.planned_legs - done, r.planned_legs));
   } else if (r.status == "running") {
     r.status = done < r.planned_legs ? "failed" : "complete";
     if (done < r.planned_legs)
-      r.missing.push_back(fmt::format("{} of {} planned legs did not run", r.planned_legs - done, r.planned_legs));
+      r.missing.push_back(
+          fmt::format("{} of {} planned legs did not run", r.planned_legs - done, r.planned_legs));
   }
   r.ended_unix_s = UnixNowSeconds();
   std::vector<int> gpus = ctx.config.window.gpus;
@@ -215,12 +244,15 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   if (r.status == "interrupted") return kExitInterrupted;
   int valid = j.value("valid_legs", 0);
   if (valid == 0) {
-    fmt::print(stderr, "vouch {}: no valid measured leg: no number can be quoted (reasons above, per leg)\n",
-               ctx.name);
+    fmt::print(
+        stderr,
+        "vouch {}: no valid measured leg: no number can be quoted (reasons above, per leg)\n",
+        ctx.name);
     return kExitError;
   }
   if (!r.violations.empty()) {
-    for (const auto& v : r.violations) fmt::print(stderr, "vouch {}: expectation violated: {}\n", ctx.name, v.message);
+    for (const auto& v : r.violations)
+      fmt::print(stderr, "vouch {}: expectation violated: {}\n", ctx.name, v.message);
     return kExitError;
   }
   return kExitOk;

@@ -41,8 +41,9 @@ struct RunContext {
 
 // Opens the device, checks the GPUs, runs the preflight, takes the lock, creates the run
 // directory and writes the record's static parts. Returns -1 to go on, else an exit code.
-int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms, const std::string& kind,
-               const std::vector<std::string>& vouch_argv, RunContext* ctx);
+int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
+               const std::string& kind, const std::vector<std::string>& vouch_argv,
+               RunContext* ctx);
 // Runs one leg of ARM in ROLE, appends it, rewrites the record. False when interrupted or
 // when the leg could not start (the error is printed and recorded).
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role);
@@ -55,6 +56,7 @@ std::string DefaultRunDir(const std::string& kind);
 int FinishRun(RunContext& ctx, bool print_summary = true);
 
 // Parses "K=V" environment additions.
-Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(const std::vector<std::string>& kv);
+Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(
+    const std::vector<std::string>& kv);
 
 }  // namespace vouch::cli

@@ -52,7 +52,9 @@ nlohmann::json PeriodOf(const Series& s) {
   auto c = Changes(s);
   std::vector<double> gaps;
   for (size_t i = 1; i < c.size(); ++i) gaps.push_back((c[i] - c[i - 1]) * 1000);
-  return {{"changes", c.size()}, {"median_ms", Median(gaps)}, {"p10_ms", Pct(gaps, 0.1)},
+  return {{"changes", c.size()},
+          {"median_ms", Median(gaps)},
+          {"p10_ms", Pct(gaps, 0.1)},
           {"p90_ms", Pct(gaps, 0.9)}};
 }
 
@@ -63,8 +65,10 @@ int main(int argc, char** argv) {
   int gpu = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--seconds") seconds = std::atof(argv[i + 1]);
-    else if (a == "--gpu") gpu = std::atoi(argv[i + 1]);
+    if (a == "--seconds")
+      seconds = std::atof(argv[i + 1]);
+    else if (a == "--gpu")
+      gpu = std::atoi(argv[i + 1]);
   }
   auto dev = OpenNvml();
   if (!dev) {
@@ -78,7 +82,8 @@ int main(int argc, char** argv) {
 
   // 1) Poll every 1 ms (the ground truth of changes) and, at the same time, run the real
   //    sampler at vouch's default 10 ms; compare what each saw.
-  const char* names[] = {"sm_mhz", "mem_mhz", "power_mw", "util_gpu_pct", "util_mem_pct", "reasons"};
+  const char* names[] = {"sm_mhz",       "mem_mhz",      "power_mw",
+                         "util_gpu_pct", "util_mem_pct", "reasons"};
   std::map<std::string, Series> fast;
   std::vector<double> cost_us;
   Sampler sampler(d, SamplerOptions{{gpu}, 0.010, 0.1, "", 0.5});
@@ -127,7 +132,8 @@ int main(int argc, char** argv) {
     q[n]["polled_1ms"] = PeriodOf(fast[n]);
     q[n]["polled_10ms"] = PeriodOf(slow[n]);
     // Readings the 10 ms sampler missed: changes the 1 ms poller saw beyond those it saw.
-    long missed = static_cast<long>(Changes(fast[n]).size()) - static_cast<long>(Changes(slow[n]).size());
+    long missed =
+        static_cast<long>(Changes(fast[n]).size()) - static_cast<long>(Changes(slow[n]).size());
     q[n]["missed_at_10ms"] = std::max(0L, missed);
   }
   out["update_periods"] = q;
@@ -155,8 +161,10 @@ int main(int argc, char** argv) {
     (void)d.Processes(gpu);
     proc_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - b).count());
   }
-  out["poll_cost_us"] = {{"median", Median(cost_us)}, {"p99", Pct(cost_us, 0.99)},
-                         {"max", Pct(cost_us, 1.0)}, {"n", cost_us.size()}};
+  out["poll_cost_us"] = {{"median", Median(cost_us)},
+                         {"p99", Pct(cost_us, 0.99)},
+                         {"max", Pct(cost_us, 1.0)},
+                         {"n", cost_us.size()}};
   out["process_list_cost_us"] = {{"median", Median(proc_us)}, {"p99", Pct(proc_us, 0.99)}};
 
   // 4) The sampler thread's CPU time at the default interval.

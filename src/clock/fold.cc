@@ -58,7 +58,7 @@ std::optional<ClockStats> StatsFromJson(const nlohmann::json& j, const char* key
   s.max = it->at("max").get<double>();
   // A window recorded without a mean keeps NaN here; the pairing refuses it.
   s.mean = it->contains("mean") && !it->at("mean").is_null() ? it->at("mean").get<double>()
-                                                              : std::nan("");
+                                                             : std::nan("");
   return s;
 }
 
@@ -101,7 +101,8 @@ ReadingSeries ToReadings(const std::vector<Sample>& samples, double default_peri
     for (size_t i = b; i < e; ++i) {
       double gap = i + 1 < samples.size() ? samples[i + 1].t_s - samples[i].t_s : poll_s;
       observed += std::min(gap, period);
-      if (gap > 1.5 * period) out.missed_readings += static_cast<int>(std::lround(gap / period)) - 1;
+      if (gap > 1.5 * period)
+        out.missed_readings += static_cast<int>(std::lround(gap / period)) - 1;
     }
     Reading r;
     r.value = samples[b];
@@ -156,7 +157,8 @@ Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy) {
   f.sm_mhz = WeightedStats(sm);
   f.mem_mhz = WeightedStats(mem);
   f.power_mw = WeightedStats(power);
-  if (f.sm_mhz && f.sm_mhz->median > 0) f.spread = (f.sm_mhz->max - f.sm_mhz->min) / f.sm_mhz->median;
+  if (f.sm_mhz && f.sm_mhz->median > 0)
+    f.spread = (f.sm_mhz->max - f.sm_mhz->min) / f.sm_mhz->median;
   for (const auto& [bit, n] : busy_by_bit)
     f.busy_fraction_by_reason[ReasonName(1ull << bit)] = static_cast<double>(n) / f.busy_readings;
   return f;
@@ -169,7 +171,8 @@ std::vector<Sample> SelectGpu(const std::vector<Sample>& samples, int gpu) {
   return out;
 }
 
-std::vector<Sample> Slice(const std::vector<Sample>& samples, double from_unix_s, double to_unix_s) {
+std::vector<Sample> Slice(const std::vector<Sample>& samples, double from_unix_s,
+                          double to_unix_s) {
   std::vector<Sample> out;
   for (const auto& s : samples)
     if (s.unix_s >= from_unix_s && s.unix_s <= to_unix_s) out.push_back(s);

@@ -7,10 +7,9 @@
 // and every floor is in readings.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,9 +25,9 @@ struct ClockStats {
 
 // One run of polls that saw the same driver values.
 struct Reading {
-  Sample value;     // the first poll of the run
-  int polls = 0;    // polls in the run
-  int count = 0;    // driver readings the run stands for
+  Sample value;   // the first poll of the run
+  int polls = 0;  // polls in the run
+  int count = 0;  // driver readings the run stands for
   bool busy = false;
 };
 
@@ -62,7 +61,7 @@ struct Fold {
   std::optional<ClockStats> sm_mhz;  // over busy readings
   std::optional<double> spread;      // (max - min) / median of sm_mhz
   std::optional<ClockStats> mem_mhz, power_mw;
-  std::uint64_t reasons_union = 0;   // over busy readings
+  std::uint64_t reasons_union = 0;  // over busy readings
   std::map<std::string, double> busy_fraction_by_reason;
   std::optional<std::uint64_t> peak_mem_used_bytes;
   std::optional<int> max_temp_c;

@@ -58,7 +58,8 @@ TEST(Readings, ThirtyBusyPollsAreOnlyThreeReadings) {
 }
 
 TEST(Readings, EveryPollIsAReadingWhenTheDeviceUpdatesFaster) {
-  auto s = Stream(40, 0, [](int) { return 1980; }, 1);
+  auto s = Stream(
+      40, 0, [](int) { return 1980; }, 1);
   auto f = FoldOf(s);
   EXPECT_EQ(f.readings, 40);
   EXPECT_EQ(f.busy_readings, 40);

@@ -29,11 +29,10 @@ WindowSummary DescribeDevice(Device& device, const std::vector<int>& gpus) {
   return w;
 }
 
-Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegSpec& spec,
-                               const WindowOptions& opt,
-                               const std::function<std::optional<Region>(const LegResult&)>& region_of,
-                               LegObserver* observer,
-                               const std::function<void(const std::optional<Sample>&)>& on_tick) {
+Result<MeasuredLeg> MeasureLeg(
+    Device& device, LegExecutor& executor, const LegSpec& spec, const WindowOptions& opt,
+    const std::function<std::optional<Region>(const LegResult&)>& region_of, LegObserver* observer,
+    const std::function<void(const std::optional<Sample>&)>& on_tick) {
   std::vector<int> gpus = opt.gpus.empty() ? AllGpus(device) : opt.gpus;
   if (gpus.empty()) return MakeError("the device has no GPU to sample");
   if (auto s = MakeDirs(opt.dir); !s) return s.error();
@@ -54,7 +53,8 @@ Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegS
     std::vector<std::string>& errors;
     ~Reset() {
       for (int x : g)
-        if (auto s = d.ResetClocks(x); !s) errors.push_back("resetting the clock lock: " + s.error().message);
+        if (auto s = d.ResetClocks(x); !s)
+          errors.push_back("resetting the clock lock: " + s.error().message);
     }
   } reset{device, locked, m.errors};
   if (opt.lock_clocks_mhz) {
@@ -63,9 +63,9 @@ Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegS
       if (!s) {
         if (opt.require_lock_clocks)
           return MakeError("clock locking was required and refused: {}", s.error().message);
-        m.window.caveats.push_back(fmt::format(
-            "clock lock at {} MHz refused ({}); fell back to sampling the clock", *opt.lock_clocks_mhz,
-            s.error().message));
+        m.window.caveats.push_back(
+            fmt::format("clock lock at {} MHz refused ({}); fell back to sampling the clock",
+                        *opt.lock_clocks_mhz, s.error().message));
         break;
       }
       locked.push_back(g);
@@ -84,7 +84,8 @@ Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegS
     const std::function<void(const std::optional<Sample>&)>& tick;
     Sampler& sampler;
     int gpu;
-    Tick(LegObserver* i, const std::function<void(const std::optional<Sample>&)>& t, Sampler& s, int g)
+    Tick(LegObserver* i, const std::function<void(const std::optional<Sample>&)>& t, Sampler& s,
+         int g)
         : inner(i), tick(t), sampler(s), gpu(g) {}
     void OnStart(int pid) override {
       if (inner) inner->OnStart(pid);
@@ -134,20 +135,18 @@ Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegS
   if (m.window.verdict.status == WindowStatus::kIdle) {
     // An idle window gives no summary; its evidence and reason are still written.
     m.summary_path = (std::filesystem::path(opt.dir) / "window-idle.json").string();
-    nlohmann::json idle = {{"schema", "vouch.window-idle"},
-                           {"schema_version", 1},
-                           {"simulated", m.window.simulated},
-                           {"device", m.window.device},
-                           {"command", m.window.command},
-                           {"started_unix_s", m.window.started_unix_s},
-                           {"ended_unix_s", m.window.ended_unix_s},
-                           {"samples_file", m.window.samples_file},
-                           {"reasons", m.window.verdict.reasons}};
+    nlohmann::json idle = {
+        {"schema", "vouch.window-idle"},         {"schema_version", 1},
+        {"simulated", m.window.simulated},       {"device", m.window.device},
+        {"command", m.window.command},           {"started_unix_s", m.window.started_unix_s},
+        {"ended_unix_s", m.window.ended_unix_s}, {"samples_file", m.window.samples_file},
+        {"reasons", m.window.verdict.reasons}};
     j = idle;
   } else {
     m.summary_path = (std::filesystem::path(opt.dir) / "window.json").string();
   }
-  if (auto s = WriteFileAtomic(m.summary_path, j.dump(2) + "\n"); !s) m.errors.push_back(s.error().message);
+  if (auto s = WriteFileAtomic(m.summary_path, j.dump(2) + "\n"); !s)
+    m.errors.push_back(s.error().message);
   return m;
 }
 

@@ -36,18 +36,17 @@ struct MeasuredLeg {
   SamplerStats sampler;
   std::optional<std::uint64_t> peak_device_mem_bytes;  // the leg's process tree, from NVML
   std::string samples_path;
-  std::string summary_path;  // window.json, or window-idle.json for an idle window
+  std::string summary_path;         // window.json, or window-idle.json for an idle window
   std::vector<std::string> errors;  // evidence that could not be written, lock reset failures
 };
 
 // REGION_OF, when given, is asked after the leg ends for the measured region (from the
 // metrics channel); the window is then judged over it while the whole window is recorded.
 // OBSERVER sees the leg's polls (progress lines).
-Result<MeasuredLeg> MeasureLeg(Device& device, LegExecutor& executor, const LegSpec& spec,
-                               const WindowOptions& options,
-                               const std::function<std::optional<Region>(const LegResult&)>& region_of,
-                               LegObserver* observer,
-                               const std::function<void(const std::optional<Sample>&)>& on_tick = nullptr);
+Result<MeasuredLeg> MeasureLeg(
+    Device& device, LegExecutor& executor, const LegSpec& spec, const WindowOptions& options,
+    const std::function<std::optional<Region>(const LegResult&)>& region_of, LegObserver* observer,
+    const std::function<void(const std::optional<Sample>&)>& on_tick = nullptr);
 
 // Static state and host facts of a window, without samples (for doctor and records).
 WindowSummary DescribeDevice(Device& device, const std::vector<int>& gpus);

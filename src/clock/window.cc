@@ -74,9 +74,10 @@ std::vector<std::string> JudgeFold(const Fold& f, const Policy& p, const std::st
         prefix, Pct(f.busy_fraction), f.busy_readings, f.readings, Pct(p.min_busy_fraction)));
   }
   if (!f.sm_mhz) {
-    r.push_back(fmt::format("{}no SM clock reading in the busy part of the window: the device did "
-                            "not report the SM clock, so no number can be clock-attributed",
-                            prefix));
+    r.push_back(
+        fmt::format("{}no SM clock reading in the busy part of the window: the device did "
+                    "not report the SM clock, so no number can be clock-attributed",
+                    prefix));
   } else if (f.spread && *f.spread > p.max_spread + kEps) {
     r.push_back(fmt::format(
         "{}SM clock spread {} ({:.0f}-{:.0f} MHz around a median of {:.0f}) is above the {} "
@@ -111,8 +112,8 @@ WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p) {
   for (const auto& g : gpus) {
     std::string prefix = several ? fmt::format("GPU {}: ", g.fold.gpu) : "";
     if (several && g.fold.busy_readings == 0) {
-      v.notes.push_back(fmt::format("GPU {} was idle throughout: not used by the command, not judged",
-                                    g.fold.gpu));
+      v.notes.push_back(fmt::format(
+          "GPU {} was idle throughout: not used by the command, not judged", g.fold.gpu));
       continue;
     }
     auto r = JudgeFold(g.fold, p, prefix);
@@ -121,9 +122,9 @@ WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p) {
       v.notes.push_back(fmt::format("{}{} driver readings fell between polls (sampler stalled?)",
                                     prefix, g.fold.missed_readings));
     if (!g.fold.period_measured)
-      v.notes.push_back(fmt::format(
-          "{}too few value changes to measure the update period; assumed {:.0f} ms", prefix,
-          1000 * g.fold.update_period_s));
+      v.notes.push_back(
+          fmt::format("{}too few value changes to measure the update period; assumed {:.0f} ms",
+                      prefix, 1000 * g.fold.update_period_s));
   }
   v.status = v.reasons.empty() ? WindowStatus::kValid : WindowStatus::kInvalid;
   return v;
@@ -131,23 +132,25 @@ WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p) {
 
 nlohmann::json ToJson(const WindowSummary& w) {
   nlohmann::json gpus = nlohmann::json::array();
-  for (const auto& g : w.gpus) gpus.push_back({{"static", ToJson(g.state)}, {"fold", ToJson(g.fold)}});
-  nlohmann::json j = {{"schema", "vouch.window"},
-                      {"schema_version", w.schema_version},
-                      {"simulated", w.simulated},
-                      {"device", w.device},
-                      {"host", {{"hostname", w.hostname}, {"kernel", w.kernel}, {"boot_id", w.boot_id}}},
-                      {"command", w.command},
-                      {"started_unix_s", w.started_unix_s},
-                      {"ended_unix_s", w.ended_unix_s},
-                      {"policy", ToJson(w.policy)},
-                      {"gpus", gpus},
-                      {"caveats", w.caveats},
-                      {"samples_file", w.samples_file},
-                      {"verdict",
-                       {{"status", ToString(w.verdict.status)},
-                        {"reasons", w.verdict.reasons},
-                        {"notes", w.verdict.notes}}}};
+  for (const auto& g : w.gpus)
+    gpus.push_back({{"static", ToJson(g.state)}, {"fold", ToJson(g.fold)}});
+  nlohmann::json j = {
+      {"schema", "vouch.window"},
+      {"schema_version", w.schema_version},
+      {"simulated", w.simulated},
+      {"device", w.device},
+      {"host", {{"hostname", w.hostname}, {"kernel", w.kernel}, {"boot_id", w.boot_id}}},
+      {"command", w.command},
+      {"started_unix_s", w.started_unix_s},
+      {"ended_unix_s", w.ended_unix_s},
+      {"policy", ToJson(w.policy)},
+      {"gpus", gpus},
+      {"caveats", w.caveats},
+      {"samples_file", w.samples_file},
+      {"verdict",
+       {{"status", ToString(w.verdict.status)},
+        {"reasons", w.verdict.reasons},
+        {"notes", w.verdict.notes}}}};
   if (w.region_begin_unix_s && w.region_end_unix_s)
     j["region"] = {{"begin_unix_s", *w.region_begin_unix_s}, {"end_unix_s", *w.region_end_unix_s}};
   else
@@ -213,8 +216,10 @@ Result<WindowSummary> ReadWindowSummary(const std::string& path) {
 
 std::string RenderWindowText(const WindowSummary& w) {
   std::string out;
-  if (w.simulated) out += fmt::format("SIMULATED DEVICE: {}\n", w.device);
-  else out += fmt::format("device: {}\n", w.device);
+  if (w.simulated)
+    out += fmt::format("SIMULATED DEVICE: {}\n", w.device);
+  else
+    out += fmt::format("device: {}\n", w.device);
   out += fmt::format("host {} boot {}\n", w.hostname, w.boot_id);
   if (w.region_begin_unix_s)
     out += fmt::format("judged over the measured region ({:.2f} s of a {:.2f} s window)\n",
@@ -223,14 +228,17 @@ std::string RenderWindowText(const WindowSummary& w) {
   for (const auto& g : w.gpus) {
     const Fold& f = g.fold;
     out += fmt::format("GPU {} {} ({})\n", f.gpu, g.state.name, g.state.uuid);
-    out += fmt::format("  readings {} ({} polls, update period {:.0f} ms{}), busy {} ({:.1f} %), idle {}, missed {}\n",
-                       f.readings, f.polls, 1000 * f.update_period_s,
-                       f.period_measured ? " measured" : " assumed", f.busy_readings,
-                       100 * f.busy_fraction, f.idle_readings, f.missed_readings);
+    out += fmt::format(
+        "  readings {} ({} polls, update period {:.0f} ms{}), busy {} ({:.1f} %), idle {}, missed "
+        "{}\n",
+        f.readings, f.polls, 1000 * f.update_period_s, f.period_measured ? " measured" : " assumed",
+        f.busy_readings, 100 * f.busy_fraction, f.idle_readings, f.missed_readings);
     if (f.sm_mhz)
-      out += fmt::format("  SM clock (busy) min {:.0f} median {:.0f} mean {:.1f} max {:.0f} MHz, spread {:.2f} %\n",
-                         f.sm_mhz->min, f.sm_mhz->median, f.sm_mhz->mean, f.sm_mhz->max,
-                         100 * f.spread.value_or(0));
+      out += fmt::format(
+          "  SM clock (busy) min {:.0f} median {:.0f} mean {:.1f} max {:.0f} MHz, spread {:.2f} "
+          "%\n",
+          f.sm_mhz->min, f.sm_mhz->median, f.sm_mhz->mean, f.sm_mhz->max,
+          100 * f.spread.value_or(0));
     if (f.mem_mhz) out += fmt::format("  memory clock median {:.0f} MHz\n", f.mem_mhz->median);
     if (f.power_mw)
       out += fmt::format("  power median {:.1f} W, max {:.1f} W\n", f.power_mw->median / 1000,
@@ -257,7 +265,8 @@ std::string RenderWindowText(const WindowSummary& w) {
 PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Policy& p,
                         bool allow_cross_boot) {
   PairVerdict v;
-  auto add = [&](std::string rule, std::string va, std::string vb, bool pass, bool waivable = false) {
+  auto add = [&](std::string rule, std::string va, std::string vb, bool pass,
+                 bool waivable = false) {
     PairRule r{std::move(rule), std::move(va), std::move(vb), pass, false};
     if (!pass && waivable && allow_cross_boot) r.waived = true;
     v.rules.push_back(std::move(r));
@@ -311,10 +320,11 @@ PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Po
   v.paired = true;
   for (const auto& r : v.rules) {
     if (r.waived)
-      v.caveats.push_back(fmt::format(
-          "cross-boot pair ({} vs {}) allowed by --allow-cross-boot: the SM clock can differ between "
-          "boots without announcing it; only the boot id was waived",
-          a.boot_id, b.boot_id));
+      v.caveats.push_back(
+          fmt::format("cross-boot pair ({} vs {}) allowed by --allow-cross-boot: the SM clock can "
+                      "differ between "
+                      "boots without announcing it; only the boot id was waived",
+                      a.boot_id, b.boot_id));
     else if (!r.pass)
       v.paired = false;
   }
@@ -324,7 +334,8 @@ PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Po
 nlohmann::json ToJson(const PairVerdict& p) {
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& r : p.rules)
-    rules.push_back({{"rule", r.rule}, {"a", r.a}, {"b", r.b}, {"pass", r.pass}, {"waived", r.waived}});
+    rules.push_back(
+        {{"rule", r.rule}, {"a", r.a}, {"b", r.b}, {"pass", r.pass}, {"waived", r.waived}});
   return {{"paired", p.paired}, {"rules", rules}, {"caveats", p.caveats}};
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>

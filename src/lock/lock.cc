@@ -71,7 +71,8 @@ Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::str
                                     {"host", h.host}}
                          .dump() +
                      "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
     int e = errno;
     ::close(fd);
     return MakeError("cannot write the holder into lock file {}: {}", path, std::strerror(e));
@@ -79,7 +80,9 @@ Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::str
   return MeasureLock(path, fd);
 }
 
-MeasureLock::MeasureLock(MeasureLock&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_) { o.fd_ = -1; }
+MeasureLock::MeasureLock(MeasureLock&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_) {
+  o.fd_ = -1;
+}
 
 MeasureLock::~MeasureLock() {
   if (fd_ >= 0) {

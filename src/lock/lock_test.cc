@@ -10,7 +10,8 @@ namespace vouch {
 namespace {
 
 std::string LockPath(const char* name) {
-  auto p = std::filesystem::temp_directory_path() / fmt::format("vouch_lock_test_{}_{}", name, ::getpid());
+  auto p = std::filesystem::temp_directory_path() /
+           fmt::format("vouch_lock_test_{}_{}", name, ::getpid());
   std::filesystem::remove(p);
   return p.string();
 }
@@ -42,7 +43,8 @@ TEST(Lock, SecondHolderTimesOutAndNamesTheFirst) {
   // flock is per open file description: a second open in this process conflicts too.
   auto second = MeasureLock::Acquire(path, "second", 0.3);
   ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.error().message.find("first-holder-cmd"), std::string::npos) << second.error().message;
+  EXPECT_NE(second.error().message.find("first-holder-cmd"), std::string::npos)
+      << second.error().message;
   EXPECT_NE(second.error().message.find(fmt::format("pid {}", ::getpid())), std::string::npos);
 }
 

@@ -41,8 +41,8 @@ std::vector<Metric> BuiltinMetrics(const LegResult& r, std::optional<std::uint64
 nlohmann::json ToJson(const LegRecord& l) {
   nlohmann::json metrics = nlohmann::json::array();
   for (const auto& m : l.metrics) {
-    nlohmann::json j = {{"name", m.name}, {"unit", m.unit}, {"better", BetterName(m.better)},
-                        {"source", m.source}};
+    nlohmann::json j = {
+        {"name", m.name}, {"unit", m.unit}, {"better", BetterName(m.better)}, {"source", m.source}};
     if (m.text)
       j["text"] = *m.text;
     else
@@ -66,16 +66,23 @@ nlohmann::json ToJson(const LegRecord& l) {
       {"peak_rss_bytes", l.result.peak_rss_bytes},
       {"peak_device_mem_bytes",
        l.peak_device_mem_bytes ? nlohmann::json(*l.peak_device_mem_bytes) : nlohmann::json()},
-      {"stdout", {{"file", "stdout.txt"}, {"bytes", l.result.out.produced_bytes},
-                  {"dropped_bytes", l.result.out.dropped_bytes}, {"write_error", l.result.out.write_error}}},
-      {"stderr", {{"file", "stderr.txt"}, {"bytes", l.result.err.produced_bytes},
-                  {"dropped_bytes", l.result.err.dropped_bytes}, {"write_error", l.result.err.write_error}}},
+      {"stdout",
+       {{"file", "stdout.txt"},
+        {"bytes", l.result.out.produced_bytes},
+        {"dropped_bytes", l.result.out.dropped_bytes},
+        {"write_error", l.result.out.write_error}}},
+      {"stderr",
+       {{"file", "stderr.txt"},
+        {"bytes", l.result.err.produced_bytes},
+        {"dropped_bytes", l.result.err.dropped_bytes},
+        {"write_error", l.result.err.write_error}}},
       {"leftover_processes", leftovers},
       {"notes", l.result.notes}};
   return {{"index", l.index},
           {"arm", l.arm},
           {"role", l.role},
-          {"discard_cause", l.discard_cause.empty() ? nlohmann::json() : nlohmann::json(l.discard_cause)},
+          {"discard_cause",
+           l.discard_cause.empty() ? nlohmann::json() : nlohmann::json(l.discard_cause)},
           {"dir", l.dir},
           {"result", res},
           {"metrics", metrics},
@@ -147,7 +154,8 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   rec.peak_device_mem_bytes = m->peak_device_mem_bytes;
   rec.evidence_errors = m->errors;
 
-  if (!rec.result.Succeeded()) rec.reasons.push_back(fmt::format("the command {}", rec.result.Describe()));
+  if (!rec.result.Succeeded())
+    rec.reasons.push_back(fmt::format("the command {}", rec.result.Describe()));
   if (rec.window.verdict.status != WindowStatus::kValid) {
     if (rec.window.verdict.reasons.empty())
       rec.reasons.push_back(fmt::format("window {}", ToString(rec.window.verdict.status)));

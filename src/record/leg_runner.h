@@ -33,11 +33,11 @@ struct LegConfig {
 };
 
 struct LegRecord {
-  int index = 0;            // position in the run
-  std::string arm;          // arm name
-  std::string role;         // "warmup" or "measured"
+  int index = 0;              // position in the run
+  std::string arm;            // arm name
+  std::string role;           // "warmup" or "measured"
   std::string discard_cause;  // "warmup", or "" for a measured leg
-  std::string dir;          // relative to the run directory
+  std::string dir;            // relative to the run directory
   LegResult result;
   std::optional<std::uint64_t> peak_device_mem_bytes;
   std::vector<Metric> metrics;  // including the built-in ones

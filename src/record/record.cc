@@ -17,10 +17,11 @@ namespace vouch {
 namespace {
 
 // Variables that change what a GPU benchmark measures; recorded when set.
-const char* kRelevantVars[] = {"CUDA_VISIBLE_DEVICES", "CUBLAS_WORKSPACE_CONFIG", "CUDA_LAUNCH_BLOCKING",
-                               "NVIDIA_TF32_OVERRIDE", "TORCH_CUDNN_V8_API_ENABLED", "OMP_NUM_THREADS",
-                               "NCCL_NVLS_ENABLE", "PYTORCH_CUDA_ALLOC_CONF", "LD_LIBRARY_PATH",
-                               "CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS"};
+const char* kRelevantVars[] = {
+    "CUDA_VISIBLE_DEVICES", "CUBLAS_WORKSPACE_CONFIG",    "CUDA_LAUNCH_BLOCKING",
+    "NVIDIA_TF32_OVERRIDE", "TORCH_CUDNN_V8_API_ENABLED", "OMP_NUM_THREADS",
+    "NCCL_NVLS_ENABLE",     "PYTORCH_CUDA_ALLOC_CONF",    "LD_LIBRARY_PATH",
+    "CUDA_MODULE_LOADING",  "CUDA_DEVICE_MAX_CONNECTIONS"};
 
 std::string Popen(const std::string& cmd, int* rc) {
   std::string out;
@@ -69,25 +70,32 @@ Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_
   for (int g : gpus) {
     auto procs = device.Processes(g);
     if (!procs) {
-      p.warnings.push_back(fmt::format("GPU {}: cannot list compute processes: {}", g, procs.error().message));
+      p.warnings.push_back(
+          fmt::format("GPU {}: cannot list compute processes: {}", g, procs.error().message));
     } else {
       for (const auto& q : *procs) {
         if (q.pid == static_cast<std::uint32_t>(::getpid())) continue;
-        p.busy_processes.push_back({{"gpu", g}, {"pid", q.pid}, {"name", q.name},
-                                    {"used_bytes", q.used_bytes ? nlohmann::json(*q.used_bytes) : nlohmann::json()}});
+        p.busy_processes.push_back(
+            {{"gpu", g},
+             {"pid", q.pid},
+             {"name", q.name},
+             {"used_bytes", q.used_bytes ? nlohmann::json(*q.used_bytes) : nlohmann::json()}});
         std::string what = fmt::format("GPU {} is busy: compute process {} ({})", g, q.pid, q.name);
         if (allow_busy)
           p.warnings.push_back(what + " (allowed by --allow-busy; numbers may be corrupted)");
         else
-          p.problems.push_back(what + ": a busy GPU corrupts numbers; stop it, or pass --allow-busy to record it and go on");
+          p.problems.push_back(what +
+                               ": a busy GPU corrupts numbers; stop it, or pass --allow-busy to "
+                               "record it and go on");
       }
     }
     auto mem = device.Memory(g);
     if (mem && mem->free_bytes < (1ull << 30))
-      p.warnings.push_back(fmt::format(
-          "GPU {}: only {} device memory free: on unified-memory and WDDM systems allocations spill "
-          "silently and bandwidth falls off a cliff",
-          g, HumanBytes(static_cast<double>(mem->free_bytes))));
+      p.warnings.push_back(
+          fmt::format("GPU {}: only {} device memory free: on unified-memory and WDDM systems "
+                      "allocations spill "
+                      "silently and bandwidth falls off a cliff",
+                      g, HumanBytes(static_cast<double>(mem->free_bytes))));
   }
   // The run directory may not exist yet: measure the nearest existing parent.
   std::error_code ec;
@@ -100,10 +108,12 @@ Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_
   if (!free)
     p.problems.push_back(free.error().message);
   else if (*free < disk_budget_bytes)
-    p.problems.push_back(fmt::format(
-        "only {} free under {} (budget {}): a full disk voids evidence without failing loudly; free "
-        "space or lower --disk-budget-gib",
-        HumanBytes(static_cast<double>(*free)), probe, HumanBytes(static_cast<double>(disk_budget_bytes))));
+    p.problems.push_back(
+        fmt::format("only {} free under {} (budget {}): a full disk voids evidence without failing "
+                    "loudly; free "
+                    "space or lower --disk-budget-gib",
+                    HumanBytes(static_cast<double>(*free)), probe,
+                    HumanBytes(static_cast<double>(disk_budget_bytes))));
   p.ok = p.problems.empty();
   return p;
 }
@@ -115,9 +125,16 @@ nlohmann::json CaptureEnvironment(Device& device, const std::vector<int>& gpus) 
   nlohmann::json vars = nlohmann::json::object();
   for (const char* v : kRelevantVars)
     if (const char* val = std::getenv(v)) vars[v] = IsSecretName(v) ? "<redacted>" : val;
-  return {{"hostname", h.hostname}, {"kernel", h.kernel}, {"cpu", h.cpu}, {"cpu_count", h.cpu_count},
-          {"host_boot_id", h.boot_id}, {"boot_id", device.BootId()}, {"device", device.Describe()},
-          {"simulated", device.Simulated()}, {"gpus", gj}, {"variables", vars}};
+  return {{"hostname", h.hostname},
+          {"kernel", h.kernel},
+          {"cpu", h.cpu},
+          {"cpu_count", h.cpu_count},
+          {"host_boot_id", h.boot_id},
+          {"boot_id", device.BootId()},
+          {"device", device.Describe()},
+          {"simulated", device.Simulated()},
+          {"gpus", gj},
+          {"variables", vars}};
 }
 
 nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos) {
@@ -126,8 +143,10 @@ nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::s
   all.insert(all.end(), repos.begin(), repos.end());
   for (const auto& r : all) {
     int rc1 = 0, rc2 = 0;
-    std::string commit = Popen(fmt::format("git -C {} rev-parse HEAD 2>/dev/null", ShellQuote(r)), &rc1);
-    std::string dirty = Popen(fmt::format("git -C {} status --porcelain 2>/dev/null | head -50", ShellQuote(r)), &rc2);
+    std::string commit =
+        Popen(fmt::format("git -C {} rev-parse HEAD 2>/dev/null", ShellQuote(r)), &rc1);
+    std::string dirty = Popen(
+        fmt::format("git -C {} status --porcelain 2>/dev/null | head -50", ShellQuote(r)), &rc2);
     if (rc1 != 0 || commit.empty()) {
       out.push_back({{"path", r}, {"git", false}});
       continue;
@@ -175,7 +194,9 @@ nlohmann::json ToJson(const RunRecord& r) {
   for (const auto& a : r.arms) {
     nlohmann::json env = nlohmann::json::object();
     for (const auto& [k, v] : a.env) env[k] = IsSecretName(k) ? "<redacted>" : v;
-    arms.push_back({{"name", a.name}, {"argv", a.argv}, {"env", env},
+    arms.push_back({{"name", a.name},
+                    {"argv", a.argv},
+                    {"env", env},
                     {"cwd", a.cwd.empty() ? std::filesystem::current_path().string() : a.cwd},
                     {"shell", a.shell}});
   }
@@ -185,14 +206,24 @@ nlohmann::json ToJson(const RunRecord& r) {
   for (const auto& [arm, sums] : SummariesByArm(r)) {
     nlohmann::json a = nlohmann::json::array();
     for (const auto& s : sums)
-      a.push_back({{"name", s.name}, {"unit", s.unit}, {"better", BetterName(s.better)}, {"n", s.n},
-                   {"median", s.median}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},
-                   {"spread_pct", s.spread_pct ? nlohmann::json(*s.spread_pct) : nlohmann::json()}});
+      a.push_back(
+          {{"name", s.name},
+           {"unit", s.unit},
+           {"better", BetterName(s.better)},
+           {"n", s.n},
+           {"median", s.median},
+           {"min", s.min},
+           {"max", s.max},
+           {"mean", s.mean},
+           {"spread_pct", s.spread_pct ? nlohmann::json(*s.spread_pct) : nlohmann::json()}});
     summary[arm] = a;
   }
   nlohmann::json viol = nlohmann::json::array();
   for (const auto& v : r.violations)
-    viol.push_back({{"leg", v.leg}, {"metric", v.metric}, {"expected", v.expected}, {"got", v.got},
+    viol.push_back({{"leg", v.leg},
+                    {"metric", v.metric},
+                    {"expected", v.expected},
+                    {"got", v.got},
                     {"message", v.message}});
   int valid = 0, measured = 0;
   for (const auto& l : r.legs)
@@ -228,13 +259,15 @@ nlohmann::json ToJson(const RunRecord& r) {
 }
 
 Status WriteRecord(const std::string& dir, const RunRecord& r) {
-  return WriteFileAtomic((std::filesystem::path(dir) / "record.json").string(), ToJson(r).dump(2) + "\n");
+  return WriteFileAtomic((std::filesystem::path(dir) / "record.json").string(),
+                         ToJson(r).dump(2) + "\n");
 }
 
 Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
   std::string path = path_or_dir;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) path = (std::filesystem::path(path) / "record.json").string();
+  if (std::filesystem::is_directory(path, ec))
+    path = (std::filesystem::path(path) / "record.json").string();
   auto text = ReadFile(path, 512ull << 20);
   if (!text) return text.error();
   auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -243,8 +276,8 @@ Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
     return MakeError("{}: not a vouch record (schema is not 'vouch.record')", path);
   int v = j.value("schema_version", 0);
   if (v != kRecordSchemaVersion)
-    return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch", path, v,
-                     kRecordSchemaVersion);
+    return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch",
+                     path, v, kRecordSchemaVersion);
   if (!j.contains("legs") || !j["legs"].is_array() || !j.contains("summary"))
     return MakeError("{}: record lacks 'legs' or 'summary'", path);
   return j;
@@ -255,7 +288,8 @@ std::map<std::string, std::pair<double, std::string>> RecordMedians(const nlohma
   std::map<std::string, std::pair<double, std::string>> out;
   auto it = rec["summary"].find(arm);
   if (it == rec["summary"].end()) return out;
-  for (const auto& m : *it) out[m.value("name", "")] = {m.value("median", 0.0), m.value("unit", "")};
+  for (const auto& m : *it)
+    out[m.value("name", "")] = {m.value("median", 0.0), m.value("unit", "")};
   return out;
 }
 
@@ -263,7 +297,8 @@ ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
   ClockState c;
   std::vector<double> med, mean;
   for (const auto& l : rec["legs"]) {
-    if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false)) continue;
+    if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false))
+      continue;
     const auto& w = l["window"];
     if (!w.contains("gpus") || w["gpus"].empty()) continue;
     const auto& g = w["gpus"][0];
@@ -287,23 +322,31 @@ ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
 std::string RenderRecordText(const nlohmann::json& rec) {
   std::string out;
   const auto& env = rec["environment"];
-  if (env.value("simulated", false)) out += fmt::format("SIMULATED DEVICE: {}\n", env.value("device", ""));
+  if (env.value("simulated", false))
+    out += fmt::format("SIMULATED DEVICE: {}\n", env.value("device", ""));
   out += fmt::format("{} {} started {}: {} of {} measured legs valid\n", rec.value("kind", "run"),
                      rec.value("status", "?"), rec.value("started", ""), rec.value("valid_legs", 0),
                      rec.value("measured_legs", 0));
-  for (const auto& m : rec.value("missing", std::vector<std::string>{})) out += fmt::format("  missing: {}\n", m);
+  for (const auto& m : rec.value("missing", std::vector<std::string>{}))
+    out += fmt::format("  missing: {}\n", m);
   out += "legs:\n";
   for (const auto& l : rec["legs"]) {
     std::string clock = "";
     const auto& w = l["window"];
     if (w.contains("gpus") && !w["gpus"].empty() && !w["gpus"][0]["fold"]["sm_mhz"].is_null())
-      clock = fmt::format(" SM median {:.0f} mean {:.1f} MHz", w["gpus"][0]["fold"]["sm_mhz"].value("median", 0.0),
+      clock = fmt::format(" SM median {:.0f} mean {:.1f} MHz",
+                          w["gpus"][0]["fold"]["sm_mhz"].value("median", 0.0),
                           w["gpus"][0]["fold"]["sm_mhz"].value("mean", 0.0));
-    std::string state = l.value("role", "") == "warmup" ? "discarded (warmup)" : (l.value("valid", false) ? "valid" : "INVALID");
-    out += fmt::format("  {:>3} {:<6} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0), l.value("arm", ""),
-                       l.value("role", ""), state, static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9, clock);
+    std::string state = l.value("role", "") == "warmup"
+                            ? "discarded (warmup)"
+                            : (l.value("valid", false) ? "valid" : "INVALID");
+    out += fmt::format("  {:>3} {:<6} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0),
+                       l.value("arm", ""), l.value("role", ""), state,
+                       static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9,
+                       clock);
     if (l.value("role", "") == "measured")
-      for (const auto& r : l.value("reasons", std::vector<std::string>{})) out += fmt::format("        - {}\n", r);
+      for (const auto& r : l.value("reasons", std::vector<std::string>{}))
+        out += fmt::format("        - {}\n", r);
   }
   for (const auto& [arm, sums] : rec["summary"].items()) {
     out += fmt::format("summary over valid legs ({}):\n", arm);
@@ -311,14 +354,18 @@ std::string RenderRecordText(const nlohmann::json& rec) {
     for (const auto& s : sums) {
       if (StartsWith(s.value("name", ""), "vouch.exit_status")) continue;
       out += fmt::format("  {:<34} median {:>12.6g} {:<6} min {:.6g} max {:.6g} spread {} (n={})\n",
-                         s.value("name", ""), s.value("median", 0.0), s.value("unit", ""), s.value("min", 0.0),
-                         s.value("max", 0.0),
-                         s["spread_pct"].is_null() ? std::string("n/a") : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
+                         s.value("name", ""), s.value("median", 0.0), s.value("unit", ""),
+                         s.value("min", 0.0), s.value("max", 0.0),
+                         s["spread_pct"].is_null()
+                             ? std::string("n/a")
+                             : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
                          s.value("n", 0));
     }
   }
-  for (const auto& v : rec["expectation_violations"]) out += fmt::format("VIOLATION: {}\n", v.value("message", ""));
-  for (const auto& c : rec.value("caveats", std::vector<std::string>{})) out += fmt::format("caveat: {}\n", c);
+  for (const auto& v : rec["expectation_violations"])
+    out += fmt::format("VIOLATION: {}\n", v.value("message", ""));
+  for (const auto& c : rec.value("caveats", std::vector<std::string>{}))
+    out += fmt::format("caveat: {}\n", c);
   out += fmt::format("reproduce: {}\n", rec["recipe"].value("reproduce", ""));
   return out;
 }

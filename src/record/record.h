@@ -27,13 +27,13 @@ Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_
                        std::uint64_t disk_budget_bytes, const std::string& dir);
 
 struct RunRecord {
-  std::string kind = "run";                // run | baseline | gate | ab
-  std::vector<std::string> vouch_argv;     // as typed (secrets redacted), for the reproduce line
+  std::string kind = "run";             // run | baseline | gate | ab
+  std::vector<std::string> vouch_argv;  // as typed (secrets redacted), for the reproduce line
   std::vector<Arm> arms;
   std::vector<LegRecord> legs;
   int planned_legs = 0;
-  std::string status = "running";          // running | complete | interrupted | failed
-  std::vector<std::string> missing;        // what an interrupted run lacks
+  std::string status = "running";    // running | complete | interrupted | failed
+  std::vector<std::string> missing;  // what an interrupted run lacks
   std::vector<std::string> caveats;
   Policy policy;
   nlohmann::json preflight, environment, revisions, artifacts, contention;

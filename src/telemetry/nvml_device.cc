@@ -161,7 +161,8 @@ class NvmlDevice final : public Device {
       s.util_mem_pct = static_cast<int>(u.memory);
     }
     unsigned long long r = 0;
-    if (Ok("nvmlDeviceGetCurrentClocksEventReasons", api_.DeviceGetEventReasons, d, &r)) s.reasons = r;
+    if (Ok("nvmlDeviceGetCurrentClocksEventReasons", api_.DeviceGetEventReasons, d, &r))
+      s.reasons = r;
     if (!with_slow) return s;
     nvmlMemory_t m{};
     if (Ok("nvmlDeviceGetMemoryInfo", api_.DeviceGetMemoryInfo, d, &m)) s.mem_used_bytes = m.used;
@@ -183,11 +184,13 @@ class NvmlDevice final : public Device {
       nvmlReturn_t rc = api_.DeviceGetComputeProcesses(d, &n, buf);
       if (rc == NVML_ERROR_INSUFFICIENT_SIZE) continue;
       if (rc != NVML_SUCCESS)
-        return MakeError("nvmlDeviceGetComputeRunningProcesses(GPU {}): {}", gpu, api_.ErrorString(rc));
+        return MakeError("nvmlDeviceGetComputeRunningProcesses(GPU {}): {}", gpu,
+                         api_.ErrorString(rc));
       for (unsigned i = 0; i < n; ++i) {
         GpuProcess p;
         p.pid = api_.process_v1_layout ? v1[i].pid : v2[i].pid;
-        unsigned long long used = api_.process_v1_layout ? v1[i].usedGpuMemory : v2[i].usedGpuMemory;
+        unsigned long long used =
+            api_.process_v1_layout ? v1[i].usedGpuMemory : v2[i].usedGpuMemory;
         if (used != kNotAvailable) p.used_bytes = used;
         p.name = ProcessName(p.pid);
         out.push_back(p);
@@ -215,7 +218,8 @@ class NvmlDevice final : public Device {
   }
   Status ResetClocks(int gpu) override {
     nvmlReturn_t rc = Call(api_.DeviceResetGpuLockedClocks, handles_.at(static_cast<size_t>(gpu)));
-    if (rc != NVML_SUCCESS) return MakeError("nvmlDeviceResetGpuLockedClocks(GPU {}): {}", gpu, Text(rc));
+    if (rc != NVML_SUCCESS)
+      return MakeError("nvmlDeviceResetGpuLockedClocks(GPU {}): {}", gpu, Text(rc));
     return OkStatus();
   }
 
@@ -274,8 +278,8 @@ class NvmlDevice final : public Device {
     nvmlReturn_t rc = Call(fn, args...);
     if (rc == NVML_SUCCESS) return true;
     std::lock_guard<std::mutex> l(mu_);
-    unsupported_.insert(fmt::format("{}: {}", what,
-                                    rc == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : Text(rc)));
+    unsupported_.insert(
+        fmt::format("{}: {}", what, rc == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : Text(rc)));
     return false;
   }
 
@@ -303,7 +307,8 @@ Result<std::unique_ptr<Device>> OpenNvml() {
   Load(a.lib, a.SystemGetCudaDriverVersion,
        {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
   Load(a.lib, a.DeviceGetCount, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
-  Load(a.lib, a.DeviceGetHandleByIndex, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
+  Load(a.lib, a.DeviceGetHandleByIndex,
+       {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   Load(a.lib, a.DeviceGetName, {"nvmlDeviceGetName"});
   Load(a.lib, a.DeviceGetUUID, {"nvmlDeviceGetUUID"});
   Load(a.lib, a.DeviceGetPciInfo, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});

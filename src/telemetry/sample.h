@@ -2,9 +2,8 @@
 // Field names carry units. A field the device does not support is std::nullopt, never 0.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>

@@ -32,7 +32,8 @@ void AppendJsonLine(const Sample& s, std::string* out) {
 
 }  // namespace
 
-Sampler::Sampler(Device& device, SamplerOptions options) : device_(device), opt_(std::move(options)) {}
+Sampler::Sampler(Device& device, SamplerOptions options)
+    : device_(device), opt_(std::move(options)) {}
 
 Sampler::~Sampler() { (void)Stop(); }
 
@@ -44,7 +45,8 @@ Status Sampler::Start() {
                        device_.Count() - 1);
   if (!opt_.jsonl_path.empty()) {
     out_ = std::fopen(opt_.jsonl_path.c_str(), "we");
-    if (!out_) return MakeError("cannot create samples file {}: {}", opt_.jsonl_path, std::strerror(errno));
+    if (!out_)
+      return MakeError("cannot create samples file {}: {}", opt_.jsonl_path, std::strerror(errno));
   }
   stop_ = false;
   running_ = true;
@@ -88,7 +90,8 @@ void Sampler::Flush() {
 void Sampler::Loop() {
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  auto interval = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(opt_.interval_s));
+  auto interval =
+      std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(opt_.interval_s));
   auto next = t0;
   double next_procs_s = 0, next_flush_s = opt_.flush_interval_s;
   double cost_sum_us = 0;

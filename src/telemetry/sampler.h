@@ -25,10 +25,10 @@ struct SamplerOptions {
 };
 
 struct SamplerStats {
-  long polls = 0;           // poll rounds (all GPUs)
-  long late_polls = 0;      // rounds that started more than one interval late
+  long polls = 0;       // poll rounds (all GPUs)
+  long late_polls = 0;  // rounds that started more than one interval late
   double poll_cost_mean_us = 0, poll_cost_max_us = 0;  // one round
-  double thread_cpu_s = 0;  // CPU time of the sampler thread
+  double thread_cpu_s = 0;                             // CPU time of the sampler thread
   double wall_s = 0;
   std::string write_error;  // first error writing the stream ("" if none)
 };

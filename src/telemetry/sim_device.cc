@@ -52,7 +52,8 @@ class SimDevice final : public Device {
     int lock = locked_[static_cast<size_t>(gpu)];
     if (lock > 0 && out.sm_mhz && out.util_gpu_pct.value_or(0) > 0) out.sm_mhz = lock;
     ReadControl();
-    if (sm_offset_mhz_ != 0 && out.sm_mhz && out.util_gpu_pct.value_or(0) > 0) *out.sm_mhz += sm_offset_mhz_;
+    if (sm_offset_mhz_ != 0 && out.sm_mhz && out.util_gpu_pct.value_or(0) > 0)
+      *out.sm_mhz += sm_offset_mhz_;
     return out;
   }
 
@@ -180,7 +181,8 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
   bool lock_allowed = true;
   std::string control_file;
   std::string sp = static_path;
-  if (sp.empty() && std::filesystem::exists(stream_path + ".static.json")) sp = stream_path + ".static.json";
+  if (sp.empty() && std::filesystem::exists(stream_path + ".static.json"))
+    sp = stream_path + ".static.json";
   if (!sp.empty()) {
     auto text = ReadFile(sp, 1 << 20);
     if (!text) return MakeError("simulated device static state: {}", text.error().message);

@@ -35,8 +35,9 @@ TEST(SimDevice, ReplaysFromAnOffsetAndManyGpus) {
   std::string text;
   for (int i = 0; i < 100; ++i)
     for (int g = 0; g < 3; ++g)
-      text += fmt::format("{{\"gpu\":{},\"t_s\":{:.2f},\"sm_mhz\":{},\"util_gpu_pct\":90,\"reasons\":0}}\n", g,
-                          i * 0.01, 1000 + g * 100 + (i >= 50 ? 1 : 0));
+      text += fmt::format(
+          "{{\"gpu\":{},\"t_s\":{:.2f},\"sm_mhz\":{},\"util_gpu_pct\":90,\"reasons\":0}}\n", g,
+          i * 0.01, 1000 + g * 100 + (i >= 50 ? 1 : 0));
   auto path = Write("multi.jsonl", text);
   auto d = OpenSimulated(path, "", 0.755);
   ASSERT_TRUE(d.ok()) << d.error().message;
@@ -89,7 +90,8 @@ TEST(SimDevice, BadStreamsAreErrorsThatNameTheFile) {
 
 TEST(Sampler, StreamsSamplesAndProcessesToJsonl) {
   auto path = Write("smp.jsonl", "{\"t_s\":0,\"sm_mhz\":1980,\"util_gpu_pct\":50,\"reasons\":0}\n");
-  auto st = Write("smp.json", R"({"processes":{"0":[{"pid":7,"name":"bench","used_bytes":2048}]}})");
+  auto st =
+      Write("smp.json", R"({"processes":{"0":[{"pid":7,"name":"bench","used_bytes":2048}]}})");
   auto d = OpenSimulated(path, st, 0);
   ASSERT_TRUE(d.ok());
   auto out = (std::filesystem::temp_directory_path() / "vouch_sampler_out.jsonl").string();

@@ -47,7 +47,8 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
 
 Result<std::string> ReadFile(const std::string& path, std::uint64_t max_bytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return MakeError("{}: is a directory, not a file", path);
+  if (std::filesystem::is_directory(path, ec))
+    return MakeError("{}: is a directory, not a file", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return MakeError("cannot open {}: {}", path, std::strerror(errno));
   auto size = std::filesystem::file_size(path, ec);

@@ -45,7 +45,7 @@ double UnixNowSeconds() {
 
 std::string IsoTimeUtc(double unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
-  std::tm tm {};
+  std::tm tm{};
   ::gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);

@@ -87,7 +87,8 @@ std::string HumanBytes(double bytes) {
     bytes /= 1024;
     ++u;
   }
-  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u]) : fmt::format("{:.1f} {}", bytes, units[u]);
+  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u])
+                : fmt::format("{:.1f} {}", bytes, units[u]);
 }
 
 }  // namespace vouch
