@@ -175,7 +175,7 @@ TEST(Cli, FailingCommandsAreReportedAndKeepTheirEvidence) {
 }
 
 TEST(Cli, LockHeldByAnotherIsNamedAndWaitingTimesOut) {
-  auto path = (fs::temp_directory_path() / "vouch_cli_test.lock").string();
+  auto path = TestLockPath();
   auto held = MeasureLock::Acquire(path, "someone-elses-benchmark", 0);
   ASSERT_TRUE(held.ok());
   auto st = Vouch("lock status");
