@@ -20,10 +20,18 @@ struct Run {
   std::string out;  // stdout and stderr together
 };
 
+// Each test has its own lock file: ctest runs tests in parallel, and a shared lock would
+// make one test's measurement another's "lock held".
+std::string TestLockPath() {
+  return (fs::temp_directory_path() /
+          ("vouch_cli_" +
+           std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".lock"))
+      .string();
+}
+
 Run Vouch(const std::string& args, const std::string& env = "") {
   std::string cmd =
-      fmt::format("{} VOUCH_LOCK_FILE={} {} {} 2>&1", env,
-                  (fs::temp_directory_path() / "vouch_cli_test.lock").string(), VOUCH_BINARY, args);
+      fmt::format("{} VOUCH_LOCK_FILE={} {} {} 2>&1", env, TestLockPath(), VOUCH_BINARY, args);
   Run r;
   FILE* p = ::popen(cmd.c_str(), "r");
   char buf[4096];
