@@ -9,16 +9,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
+
 namespace vouch {
 namespace {
 
 namespace fs = std::filesystem;
 const std::string kBusy = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy.jsonl";
 
-struct Res {
-  int rc = -1;
-  std::string out;
-};
+using testing_util::Has;
+using Res = testing_util::ShellResult;
 
 class AbCli : public ::testing::Test {
  protected:
@@ -51,17 +51,9 @@ class AbCli : public ::testing::Test {
     fs::permissions(D(name), fs::perms::owner_all);
   }
   Res Vouch(const std::string& args) const {
-    Res r;
-    std::string cmd = fmt::format(
-        "cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} ab --min-busy-readings 5 {} 2>&1", D(),
-        D(), D("sim.jsonl"), VOUCH_BINARY, args);
-    FILE* p = ::popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    int st = ::pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+    return testing_util::Shell(
+        fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} ab --min-busy-readings 5 {}",
+                    D(), D(), D("sim.jsonl"), VOUCH_BINARY, args));
   }
   nlohmann::json Verdict(const std::string& rel) const {
     std::ifstream in(D(rel) + "/record.json");
@@ -69,8 +61,6 @@ class AbCli : public ::testing::Test {
   }
   fs::path dir_;
 };
-
-bool Has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
 
 TEST_F(AbCli, PlantedFivePercentIsFoundInTheRightDirection) {
   auto r = Vouch(

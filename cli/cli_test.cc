@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lock/lock.h"
+#include "test_util.h"
 
 namespace vouch {
 namespace {
@@ -15,10 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 constexpr const char* kScenario = VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl";
 
-struct Run {
-  int rc = -1;
-  std::string out;  // stdout and stderr together
-};
+using testing_util::Has;
+using Run = testing_util::ShellResult;
 
 // Each test has its own lock file: ctest runs tests in parallel, and a shared lock would
 // make one test's measurement another's "lock held".
@@ -30,16 +29,8 @@ std::string TestLockPath() {
 }
 
 Run Vouch(const std::string& args, const std::string& env = "") {
-  std::string cmd =
-      fmt::format("{} VOUCH_LOCK_FILE={} {} {} 2>&1", env, TestLockPath(), VOUCH_BINARY, args);
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing_util::Shell(
+      fmt::format("{} VOUCH_LOCK_FILE={} {} {}", env, TestLockPath(), VOUCH_BINARY, args));
 }
 
 std::string TempDir(const std::string& name) {
@@ -47,10 +38,6 @@ std::string TempDir(const std::string& name) {
   fs::remove_all(d);
   fs::create_directories(d);
   return d.string();
-}
-
-bool Has(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
 }
 
 TEST(Cli, HelpListsCommandsAndTyposGetASuggestion) {

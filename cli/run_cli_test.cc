@@ -10,6 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
+
 namespace vouch {
 namespace {
 
@@ -17,21 +19,9 @@ namespace fs = std::filesystem;
 const std::string kBusy = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy.jsonl";
 const std::string kScenario = VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl";
 
-struct Res {
-  int rc = -1;
-  std::string out;
-};
-
-Res Sh(const std::string& script) {
-  Res r;
-  FILE* p = ::popen((script + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using testing_util::Has;
+using Res = testing_util::ShellResult;
+const auto& Sh = testing_util::Shell;
 
 class RunCli : public ::testing::Test {
  protected:
@@ -58,8 +48,6 @@ class RunCli : public ::testing::Test {
   }
   fs::path dir_;
 };
-
-bool Has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
 
 constexpr const char* kFast = "--min-busy-readings 5";
 

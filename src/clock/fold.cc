@@ -130,9 +130,6 @@ Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy) {
   std::vector<std::pair<double, int>> sm, mem, power;
   std::map<int, int> busy_by_bit;
   for (const auto& r : rs.runs) {
-    if (r.value.mem_used_bytes)
-      f.peak_mem_used_bytes = std::max(f.peak_mem_used_bytes.value_or(0), *r.value.mem_used_bytes);
-    if (r.value.temp_c) f.max_temp_c = std::max(f.max_temp_c.value_or(-1000), *r.value.temp_c);
     if (!r.busy) {
       f.idle_readings += r.count;
       continue;
@@ -147,7 +144,7 @@ Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy) {
         if (*r.value.reasons & (1ull << b)) busy_by_bit[b] += r.count;
     }
   }
-  // Peak memory and temperature may change between runs of the key; take every poll.
+  // Peak memory and temperature are not part of the run key: take them from every poll.
   for (const auto& s : samples) {
     if (s.mem_used_bytes)
       f.peak_mem_used_bytes = std::max(f.peak_mem_used_bytes.value_or(0), *s.mem_used_bytes);
