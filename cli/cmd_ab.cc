@@ -58,10 +58,8 @@ const Metric* Headline(const LegRecord& l, const std::string& name) {
   return FindMetric(l.metrics, name);
 }
 
-double MeanClock(const LegRecord& l) {
-  if (l.window.gpus.empty() || !l.window.gpus[0].fold.sm_mhz) return 0;
-  return l.window.gpus[0].fold.sm_mhz->mean;
-}
+// Over several GPUs, the slowest busy GPU's clock paces the leg (clock/window.h).
+double MeanClock(const LegRecord& l) { return PacingClockMean(l.window).value_or(0); }
 
 PairResult Judge(const RunContext& ctx, int ia, int ib, const std::string& headline,
                  bool cross_boot) {
@@ -393,10 +391,10 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   auto clock_of = [&](const std::string& arm) {
     std::vector<double> med, mean;
     for (const auto& l : ctx.record.legs)
-      if (l.arm == arm && l.role == "measured" && l.valid && !l.window.gpus.empty() &&
-          l.window.gpus[0].fold.sm_mhz) {
-        med.push_back(l.window.gpus[0].fold.sm_mhz->median);
-        mean.push_back(l.window.gpus[0].fold.sm_mhz->mean);
+      if (l.arm == arm && l.role == "measured" && l.valid && PacingClockMedian(l.window) &&
+          PacingClockMean(l.window)) {
+        med.push_back(*PacingClockMedian(l.window));
+        mean.push_back(*PacingClockMean(l.window));
       }
     double m1 = 0, m2 = 0;
     for (double x : med) m1 += x;

@@ -53,7 +53,9 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   bool require_lock = false, json = false, quiet = false;
   PolicyFlags pf;
   app.add_option("--out", out, "evidence directory (default vouch-clock-DATE-TIME)");
-  app.add_option("--gpu", gpus, "GPUs to sample (default: all)");
+  app.add_option("--gpu", gpus,
+                 "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
+                 "else all)");
   app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--timeout", timeout_s, "kill the command after this many seconds (0: never)");
@@ -74,11 +76,12 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   }
   auto dev = OpenDevice(g);
   if (!dev) return kExitError;
-  auto checked = CheckGpus(gpus, dev->Count());
+  auto checked = ChooseGpus(gpus, *dev, {});
   if (!checked) {
     fmt::print(stderr, "vouch clock sample: {}\n", checked.error().message);
     return kExitUsage;
   }
+  for (const auto& n : checked->notes) fmt::print(stderr, "vouch clock sample: warning: {}\n", n);
   auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(cmd), lock_timeout_s);
   if (!lock) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
@@ -94,7 +97,9 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   spec.stderr_path = (std::filesystem::path(out) / "stderr.txt").string();
   spec.tee_stdout = spec.tee_stderr = !quiet;
   WindowOptions wo;
-  wo.gpus = *checked;
+  wo.gpus = checked->gpus;
+  wo.gpus_named = checked->named;
+  wo.gpu_source = checked->source;
   wo.interval_s = interval_ms / 1000;
   wo.policy = pf.Apply(Policy{});
   wo.dir = out;
@@ -154,7 +159,7 @@ int CmdClockCheck(const GlobalOptions&, std::vector<std::string> args) {
     return kExitError;
   }
   w->policy = pf.Apply(w->policy);
-  w->verdict = JudgeWindow(w->gpus, w->policy);
+  w->verdict = JudgeWindow(*w);
   PrintWindow(*w, json);
   return ExitFor(w->verdict.status);
 }
@@ -182,8 +187,8 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
       return kExitError;
     }
   Policy p = pf.Apply(wa->policy);
-  wa->verdict = JudgeWindow(wa->gpus, p);
-  wb->verdict = JudgeWindow(wb->gpus, p);
+  wa->verdict = JudgeWindow(wa->gpus, p, wa->gpu_source);
+  wb->verdict = JudgeWindow(wb->gpus, p, wb->gpu_source);
   auto v = PairWindows(*wa, *wb, p, cross);
   if (json) {
     auto j = ToJson(v);
@@ -222,7 +227,7 @@ int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
                (!samples ? samples.error() : dev.error()).message);
     return kExitError;
   }
-  auto checked = CheckGpus(gpus, (*dev)->Count());
+  auto checked = ChooseGpus(gpus, **dev, {}, false);
   if (!checked) {
     fmt::print(stderr, "vouch clock replay: {}\n", checked.error().message);
     return kExitUsage;
@@ -240,15 +245,20 @@ int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
         path, lo, hi, samples->front().unix_s, samples->back().unix_s);
     return kExitError;
   }
-  WindowSummary w = DescribeDevice(**dev, *checked);
+  WindowSummary w = DescribeDevice(**dev, checked->gpus);
+  w.gpu_source = checked->source;
   w.device = fmt::format("replay of recorded telemetry {}", path);
   w.simulated = true;
   w.policy = pf.Apply(Policy{});
   w.samples_file = path;
   w.started_unix_s = part.front().unix_s;
   w.ended_unix_s = part.back().unix_s;
-  for (auto& gw : w.gpus) gw.fold = FoldWindow(SelectGpu(part, gw.state.index), w.policy);
-  w.verdict = JudgeWindow(w.gpus, w.policy);
+  for (auto& gw : w.gpus) {
+    gw.fold = FoldWindow(SelectGpu(part, gw.state.index), w.policy);
+    gw.fold.gpu = gw.state.index;
+    gw.named = checked->named;
+  }
+  w.verdict = JudgeWindow(w);
   PrintWindow(w, json);
   if (!out.empty()) {
     if (auto s = WriteFileAtomic(out, ToJson(w).dump(2) + "\n"); !s) {

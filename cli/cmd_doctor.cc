@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,10 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   double disk_budget_gib = 1.0;
   double low_mem_gib = 1.0;
   std::string dir = ".";
+  std::vector<int> asked;
+  app.add_option("--gpu", asked,
+                 "GPUs you will measure on (default: those CUDA_VISIBLE_DEVICES names, else all); "
+                 "a busy GPU outside them is a warning, not a problem");
   app.add_flag("--json", json, "machine-readable output");
   app.add_option("--disk-budget-gib", disk_budget_gib,
                  "free disk needed where evidence goes (1 GiB)");
@@ -45,8 +50,26 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   report["simulated"] = d.Simulated();
   report["boot_id"] = d.BootId();
   if (d.Count() == 0) problems.push_back("no GPU found");
+  std::vector<int> chosen;
+  std::string source;
+  if (d.Count() > 0) {
+    auto sel = ChooseGpus(asked, d, {});
+    if (!sel) {
+      if (!asked.empty()) {
+        fmt::print(stderr, "vouch doctor: {}\n", sel.error().message);
+        return kExitUsage;
+      }
+      problems.push_back(sel.error().message);
+    } else {
+      chosen = sel->gpus;
+      source = sel->source;
+      for (const auto& n : sel->notes) warnings.push_back(n);
+    }
+  }
+  report["gpu_selection"] = {{"gpus", chosen}, {"source", source}};
   nlohmann::json gpus = nlohmann::json::array();
   for (int i = 0; i < d.Count(); ++i) {
+    bool measured = std::find(chosen.begin(), chosen.end(), i) != chosen.end();
     StaticState st = d.Static(i);
     Sample now = d.Poll(i);
     nlohmann::json gj = {{"static", ToJson(st)}, {"now", ToJson(now)}};
@@ -73,12 +96,13 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
             {{"pid", p.pid},
              {"name", p.name},
              {"used_bytes", p.used_bytes ? nlohmann::json(*p.used_bytes) : nlohmann::json()}});
-        problems.push_back(
-            fmt::format("GPU {} is busy: compute process {} ({}) holds {}; a busy GPU corrupts "
-                        "numbers. Stop it "
-                        "or wait for it",
-                        i, p.pid, p.name,
-                        p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory"));
+        std::string busy =
+            fmt::format("GPU {} is busy: compute process {} ({}) holds {}", i, p.pid, p.name,
+                        p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory");
+        if (measured)
+          problems.push_back(busy + "; a busy GPU corrupts numbers. Stop it or wait for it");
+        else
+          warnings.push_back(busy + fmt::format(" (not a GPU to measure on: {})", source));
       }
     } else {
       warnings.push_back(
@@ -130,6 +154,8 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
     else
       fmt::print("device: {}\n", d.Describe());
     fmt::print("host {} ({}), boot id {}\n", host.hostname, host.kernel, d.BootId());
+    if (!chosen.empty())
+      fmt::print("GPUs to measure on: {} ({})\n", fmt::join(chosen, ","), source);
     for (int i = 0; i < d.Count(); ++i) {
       const auto& gj = gpus[static_cast<size_t>(i)];
       const auto& st = gj["static"];

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace vouch::cli {
 
 std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
@@ -35,18 +37,20 @@ Policy PolicyFlags::Apply(Policy p) const {
   return p;
 }
 
-Result<std::vector<int>> CheckGpus(const std::vector<int>& asked, int count) {
-  std::vector<int> out;
-  if (asked.empty()) {
-    for (int i = 0; i < count; ++i) out.push_back(i);
-    return out;
-  }
-  for (int g : asked) {
-    if (g < 0 || g >= count)
-      return MakeError("--gpu {}: the device has {} GPU(s), numbered 0..{}", g, count, count - 1);
-    out.push_back(g);
-  }
-  return out;
+Result<GpuSelection> ChooseGpus(const std::vector<int>& asked, Device& device,
+                                const std::vector<std::pair<std::string, std::string>>& env,
+                                bool honour_cuda_visible) {
+  auto lookup = [&](const char* name) -> std::optional<std::string> {
+    std::optional<std::string> v;
+    if (const char* e = std::getenv(name)) v = e;
+    for (const auto& [k, val] : env)
+      if (k == name) v = val;
+    return v;
+  };
+  std::vector<StaticState> states;
+  for (int i = 0; i < device.Count(); ++i) states.push_back(device.Static(i));
+  return SelectGpus(asked, honour_cuda_visible ? lookup("CUDA_VISIBLE_DEVICES") : std::nullopt,
+                    lookup("CUDA_DEVICE_ORDER"), states);
 }
 
 }  // namespace vouch::cli

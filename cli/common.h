@@ -6,6 +6,7 @@
 #include "clock/policy.h"
 #include "command.h"
 #include "telemetry/device.h"
+#include "telemetry/gpu_select.h"
 
 namespace vouch::cli {
 
@@ -20,7 +21,11 @@ struct PolicyFlags {
   Policy Apply(Policy p) const;
 };
 
-// Parses "0,1" or "all" from --gpu values into indices checked against COUNT.
-Result<std::vector<int>> CheckGpus(const std::vector<int>& asked, int count);
+// The GPUs a window samples: --gpu when given, else the GPUs CUDA_VISIBLE_DEVICES lets the
+// command see (from ENV, the command's added variables, else vouch's own environment; only
+// when HONOUR_CUDA_VISIBLE), else all. telemetry/gpu_select.h has the rules.
+Result<GpuSelection> ChooseGpus(const std::vector<int>& asked, Device& device,
+                                const std::vector<std::pair<std::string, std::string>>& env,
+                                bool honour_cuda_visible = true);
 
 }  // namespace vouch::cli

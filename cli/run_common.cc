@@ -38,7 +38,9 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
                  "wait this long for the measurement lock (60 s)");
   app.add_option("--disk-budget-gib", disk_budget_gib,
                  "free disk needed under the run directory (1 GiB)");
-  app.add_option("--gpu", gpus, "GPUs to sample (default: all)");
+  app.add_option("--gpu", gpus,
+                 "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
+                 "else all, idle ones recorded as unused)");
   app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--lock-clocks", lock_clocks,
@@ -111,8 +113,27 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   }
   ctx->device = OpenDevice(g);
   if (!ctx->device) return kExitError;
-  auto gpus = CheckGpus(f.gpus, ctx->device->Count());
-  if (!gpus) return say(gpus.error().message), kExitUsage;
+  // Each arm's command sees the GPUs its CUDA_VISIBLE_DEVICES leaves it; arms on different
+  // GPUs could never pair, so they are refused here, before any leg runs.
+  std::optional<GpuSelection> chosen;
+  for (const auto& a : arms) {
+    auto sel = ChooseGpus(f.gpus, *ctx->device, a.env);
+    if (!sel)
+      return say(arms.size() > 1 ? fmt::format("arm {}: {}", a.name, sel.error().message)
+                                 : sel.error().message),
+             kExitUsage;
+    if (chosen && sel->gpus != chosen->gpus) {
+      say(fmt::format(
+          "arm {} would run on GPU(s) {} ({}) and arm {} on GPU(s) {} ({}): windows on different "
+          "GPUs never pair; run both arms on the same GPUs",
+          arms.front().name, fmt::join(chosen->gpus, ","), chosen->source, a.name,
+          fmt::join(sel->gpus, ","), sel->source));
+      return kExitInvalidWindow;
+    }
+    if (!chosen) chosen = std::move(*sel);
+  }
+  for (const auto& n : chosen->notes) say("warning: " + n);
+  const std::vector<int>* gpus = &chosen->gpus;
   ctx->dir = f.out.empty() ? DefaultRunDir(kind) : f.out;
   Preflight pre =
       RunPreflight(*ctx->device, *gpus, f.allow_busy,
@@ -150,9 +171,14 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   if (ctx->device->Simulated())
     r.caveats.push_back("simulated device: the clocks are a replay, not a measurement");
   for (const auto& w : pre.warnings) r.caveats.push_back(w);
+  for (const auto& n : chosen->notes) r.caveats.push_back(n);
+  r.environment["gpu_selection"] = {
+      {"gpus", chosen->gpus}, {"named", chosen->named}, {"source", chosen->source}};
 
   LegConfig& c = ctx->config;
   c.window.gpus = *gpus;
+  c.window.gpus_named = chosen->named;
+  c.window.gpu_source = chosen->source;
   c.window.interval_s = f.interval_ms / 1000;
   c.window.policy = r.policy;
   c.window.lock_clocks_mhz = f.lock_clocks;
@@ -192,8 +218,16 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   }
   const LegRecord& l = *leg;
   std::string clock;
-  if (!l.window.gpus.empty() && l.window.gpus[0].fold.sm_mhz)
+  if (l.window.gpus.size() == 1 && l.window.gpus[0].fold.sm_mhz) {
     clock = fmt::format(", SM median {:.0f} MHz", l.window.gpus[0].fold.sm_mhz->median);
+  } else if (l.window.gpus.size() > 1) {
+    std::vector<std::string> per;
+    for (const auto& g : l.window.gpus)
+      per.push_back(g.fold.busy_readings > 0 && g.fold.sm_mhz
+                        ? fmt::format("GPU {} {:.0f} MHz", g.fold.gpu, g.fold.sm_mhz->median)
+                        : fmt::format("GPU {} idle", g.fold.gpu));
+    clock = fmt::format(", SM median {}", fmt::join(per, ", "));
+  }
   fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}\n", index + 1, r.planned_legs,
              arm.name, role,
              role == "warmup" ? "discarded (warmup)" : (l.valid ? "valid" : "INVALID"),

@@ -13,10 +13,12 @@ struct ShellResult {
   std::string out;  // stdout and stderr together
 };
 
-// Runs SCRIPT with /bin/sh, stderr folded into stdout.
+// Runs SCRIPT with /bin/sh, stderr folded into stdout. The caller's CUDA_VISIBLE_DEVICES and
+// CUDA_DEVICE_ORDER are cleared: they choose the GPUs vouch samples, and a test sets its own.
 inline ShellResult Shell(const std::string& script) {
   ShellResult r;
-  FILE* p = ::popen((script + " 2>&1").c_str(), "r");
+  FILE* p =
+      ::popen(("unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER; " + script + " 2>&1").c_str(), "r");
   if (!p) return r;
   char buf[4096];
   size_t n;

@@ -42,6 +42,7 @@ Result<MeasuredLeg> MeasureLeg(
   m.window.policy = opt.policy;
   m.window.command = spec.argv;
   m.window.samples_file = "samples.jsonl";
+  m.window.gpu_source = opt.gpu_source;
   if (device.Simulated())
     m.window.caveats.push_back("simulated device: these clocks are a replay, not a measurement");
 
@@ -121,8 +122,9 @@ Result<MeasuredLeg> MeasureLeg(
     if (region) mine = Slice(mine, region->begin_unix_s, region->end_unix_s);
     g.fold = FoldWindow(mine, opt.policy);
     g.fold.gpu = g.state.index;
+    g.named = opt.gpus_named;
   }
-  m.window.verdict = JudgeWindow(m.window.gpus, opt.policy);
+  m.window.verdict = JudgeWindow(m.window);
   if (!region && m.window.verdict.status == WindowStatus::kInvalid) {
     for (const auto& r : m.window.verdict.reasons)
       if (r.find("busy readings are") != std::string::npos) {

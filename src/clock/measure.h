@@ -18,6 +18,8 @@ namespace vouch {
 
 struct WindowOptions {
   std::vector<int> gpus;      // empty: every GPU of the device
+  bool gpus_named = false;    // GPUS were named (--gpu, CUDA_VISIBLE_DEVICES): each must be busy
+  std::string gpu_source;     // how they were chosen, for the record and the reasons
   double interval_s = 0.010;  // sampler poll period
   Policy policy;
   std::string dir;  // evidence directory: samples.jsonl, window.json or window-idle.json

@@ -1,7 +1,9 @@
 #include "clock/window.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -89,51 +91,95 @@ std::vector<std::string> JudgeFold(const Fold& f, const Policy& p, const std::st
   return r;
 }
 
-WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p) {
+WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p,
+                          const std::string& source) {
   WindowVerdict v;
-  int busy_gpus = 0;
-  for (const auto& g : gpus)
-    if (g.fold.busy_readings > 0) ++busy_gpus;
   if (gpus.empty()) {
     v.status = WindowStatus::kIdle;
     v.reasons.push_back("no GPU was sampled");
     return v;
   }
-  if (busy_gpus == 0) {
-    v.status = WindowStatus::kIdle;
-    for (const auto& g : gpus)
-      v.reasons.push_back(fmt::format(
-          "GPU {}: no busy reading in {} readings ({} polls): the GPU was idle for the whole "
-          "window (idle reason set or utilization 0); did the command use this GPU?",
-          g.fold.gpu, g.fold.readings, g.fold.polls));
-    return v;
-  }
+  int busy_gpus = 0;
+  for (const auto& g : gpus)
+    if (g.fold.busy_readings > 0) ++busy_gpus;
   bool several = gpus.size() > 1;
+  std::string named_by = source.empty() ? "it was named" : fmt::format("{} names it", source);
   for (const auto& g : gpus) {
-    std::string prefix = several ? fmt::format("GPU {}: ", g.fold.gpu) : "";
-    if (several && g.fold.busy_readings == 0) {
-      v.notes.push_back(fmt::format(
-          "GPU {} was idle throughout: not used by the command, not judged", g.fold.gpu));
+    const Fold& f = g.fold;
+    GpuVerdict gv;
+    gv.gpu = f.gpu;
+    std::string prefix = several ? fmt::format("GPU {}: ", f.gpu) : "";
+    if (f.busy_readings == 0) {
+      if (several && !g.named && busy_gpus > 0) {
+        gv.status = "unused";
+        v.notes.push_back(fmt::format(
+            "GPU {} sat idle throughout ({} readings): not used by the command, not judged", f.gpu,
+            f.readings));
+      } else {
+        gv.status = "idle";
+        std::string why =
+            several && g.named
+                ? fmt::format(
+                      "GPU {} sat idle for the whole window (no busy reading in {}) although {}: "
+                      "the command did not use it (a rank that failed, waited or fell back?), so "
+                      "the window cannot stand for a run on these GPUs",
+                      f.gpu, f.readings, named_by)
+                : fmt::format(
+                      "GPU {}: no busy reading in {} readings ({} polls): the GPU was idle for "
+                      "the whole window (idle reason set or utilization 0); did the command use "
+                      "this GPU?",
+                      f.gpu, f.readings, f.polls);
+        gv.reasons.push_back(why);
+        v.reasons.push_back(why);
+      }
+      v.gpus.push_back(std::move(gv));
       continue;
     }
-    auto r = JudgeFold(g.fold, p, prefix);
-    v.reasons.insert(v.reasons.end(), r.begin(), r.end());
-    if (g.fold.missed_readings > 0)
+    gv.reasons = JudgeFold(f, p, prefix);
+    gv.status = gv.reasons.empty() ? "valid" : "invalid";
+    v.reasons.insert(v.reasons.end(), gv.reasons.begin(), gv.reasons.end());
+    if (f.missed_readings > 0)
       v.notes.push_back(fmt::format("{}{} driver readings fell between polls (sampler stalled?)",
-                                    prefix, g.fold.missed_readings));
-    if (!g.fold.period_measured)
+                                    prefix, f.missed_readings));
+    if (!f.period_measured)
       v.notes.push_back(
           fmt::format("{}too few value changes to measure the update period; assumed {:.0f} ms",
-                      prefix, 1000 * g.fold.update_period_s));
+                      prefix, 1000 * f.update_period_s));
+    v.gpus.push_back(std::move(gv));
   }
-  v.status = v.reasons.empty() ? WindowStatus::kValid : WindowStatus::kInvalid;
+  if (busy_gpus == 0)
+    v.status = WindowStatus::kIdle;
+  else
+    v.status = v.reasons.empty() ? WindowStatus::kValid : WindowStatus::kInvalid;
   return v;
 }
 
+namespace {
+std::optional<double> Pacing(const WindowSummary& w, bool mean) {
+  std::optional<double> out;
+  for (const auto& g : w.gpus) {
+    if (g.fold.busy_readings == 0 || !g.fold.sm_mhz) continue;
+    double x = mean ? g.fold.sm_mhz->mean : g.fold.sm_mhz->median;
+    if (!std::isfinite(x)) continue;
+    if (!out || x < *out) out = x;
+  }
+  return out;
+}
+}  // namespace
+
+std::optional<double> PacingClockMean(const WindowSummary& w) { return Pacing(w, true); }
+std::optional<double> PacingClockMedian(const WindowSummary& w) { return Pacing(w, false); }
+
 nlohmann::json ToJson(const WindowSummary& w) {
   nlohmann::json gpus = nlohmann::json::array();
-  for (const auto& g : w.gpus)
-    gpus.push_back({{"static", ToJson(g.state)}, {"fold", ToJson(g.fold)}});
+  for (size_t i = 0; i < w.gpus.size(); ++i) {
+    const auto& g = w.gpus[i];
+    nlohmann::json gj = {{"static", ToJson(g.state)}, {"fold", ToJson(g.fold)}, {"named", g.named}};
+    if (i < w.verdict.gpus.size())
+      gj["verdict"] = {{"status", w.verdict.gpus[i].status},
+                       {"reasons", w.verdict.gpus[i].reasons}};
+    gpus.push_back(std::move(gj));
+  }
   nlohmann::json j = {
       {"schema", "vouch.window"},
       {"schema_version", w.schema_version},
@@ -145,6 +191,7 @@ nlohmann::json ToJson(const WindowSummary& w) {
       {"ended_unix_s", w.ended_unix_s},
       {"policy", ToJson(w.policy)},
       {"gpus", gpus},
+      {"gpu_source", w.gpu_source},
       {"caveats", w.caveats},
       {"samples_file", w.samples_file},
       {"verdict",
@@ -185,8 +232,14 @@ Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::
       if (!st) return st.error();
       auto fo = FoldFromJson(g.at("fold"), where);
       if (!fo) return fo.error();
-      w.gpus.push_back({*st, *fo});
+      w.gpus.push_back({*st, *fo, g.value("named", false)});
+      if (g.contains("verdict")) {
+        const auto& gv = g.at("verdict");
+        w.verdict.gpus.push_back({fo->gpu, gv.at("status").get<std::string>(),
+                                  gv.value("reasons", std::vector<std::string>{})});
+      }
     }
+    w.gpu_source = j.value("gpu_source", "");
     w.caveats = j.value("caveats", std::vector<std::string>{});
     w.samples_file = j.value("samples_file", "");
     if (j.contains("region") && j["region"].is_object()) {
@@ -225,9 +278,18 @@ std::string RenderWindowText(const WindowSummary& w) {
     out += fmt::format("judged over the measured region ({:.2f} s of a {:.2f} s window)\n",
                        *w.region_end_unix_s - *w.region_begin_unix_s,
                        w.ended_unix_s - w.started_unix_s);
-  for (const auto& g : w.gpus) {
+  if (!w.gpu_source.empty()) out += fmt::format("GPUs sampled: {}\n", w.gpu_source);
+  for (size_t i = 0; i < w.gpus.size(); ++i) {
+    const auto& g = w.gpus[i];
     const Fold& f = g.fold;
-    out += fmt::format("GPU {} {} ({})\n", f.gpu, g.state.name, g.state.uuid);
+    std::string status;
+    if (i < w.verdict.gpus.size() && w.gpus.size() > 1) {
+      const std::string& st = w.verdict.gpus[i].status;
+      status = st == "unused" ? ": unused (idle, not named: not judged)"
+               : st == "idle" ? ": IDLE (named, but never busy)"
+                              : ": " + st;
+    }
+    out += fmt::format("GPU {} {} ({}){}\n", f.gpu, g.state.name, g.state.uuid, status);
     out += fmt::format(
         "  readings {} ({} polls, update period {:.0f} ms{}), busy {} ({:.1f} %), idle {}, missed "
         "{}\n",
@@ -277,14 +339,29 @@ PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Po
   if (a.simulated != b.simulated)
     add("both simulated or both real", a.simulated ? "simulated" : "real",
         b.simulated ? "simulated" : "real", false);
-  add("number of GPUs", fmt::format("{}", a.gpus.size()), fmt::format("{}", b.gpus.size()),
-      a.gpus.size() == b.gpus.size() && !a.gpus.empty());
-  size_t n = std::min(a.gpus.size(), b.gpus.size());
-  for (size_t i = 0; i < n; ++i) {
-    const auto& ga = a.gpus[i];
-    const auto& gb = b.gpus[i];
-    std::string g = n > 1 ? fmt::format("GPU {}: ", i) : "";
-    add(g + "GPU (UUID)", ga.state.uuid, gb.state.uuid, ga.state.uuid == gb.state.uuid);
+  // GPU by GPU, matched by UUID: the same GPUs, each with the same static state, and each
+  // busy GPU on the same clock. A GPU idle in both windows is not compared on its clock.
+  auto uuids = [](const WindowSummary& w) {
+    std::vector<std::string> u;
+    for (const auto& g : w.gpus) u.push_back(g.state.uuid);
+    return u;
+  };
+  auto sorted = [](std::vector<std::string> u) {
+    std::sort(u.begin(), u.end());
+    return u;
+  };
+  bool same_set = sorted(uuids(a)) == sorted(uuids(b)) && !a.gpus.empty();
+  bool several = a.gpus.size() > 1 || b.gpus.size() > 1;
+  if (!same_set || several)
+    add("the same GPUs (UUIDs)", fmt::format("{}", fmt::join(uuids(a), ",")),
+        fmt::format("{}", fmt::join(uuids(b), ",")), same_set);
+  for (const auto& ga : a.gpus) {
+    auto it = std::find_if(b.gpus.begin(), b.gpus.end(),
+                           [&](const GpuWindow& x) { return x.state.uuid == ga.state.uuid; });
+    if (it == b.gpus.end()) continue;
+    const auto& gb = *it;
+    std::string g = several ? fmt::format("GPU {}: ", ga.state.index) : "";
+    if (!several) add("GPU (UUID)", ga.state.uuid, gb.state.uuid, ga.state.uuid == gb.state.uuid);
     add(g + "driver", ga.state.driver_version, gb.state.driver_version,
         ga.state.driver_version == gb.state.driver_version);
     add(g + "max SM clock (MHz)", opt(ga.state.max_sm_mhz), opt(gb.state.max_sm_mhz),
@@ -293,6 +370,19 @@ PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Po
         ga.state.app_sm_mhz == gb.state.app_sm_mhz);
     add(g + "persistence mode", opt(ga.state.persistence), opt(gb.state.persistence),
         ga.state.persistence == gb.state.persistence);
+    bool busy_a = ga.fold.busy_readings > 0, busy_b = gb.fold.busy_readings > 0;
+    if (several && !busy_a && !busy_b) {
+      add(g + "used in either window", "idle (unused)", "idle (unused)", true);
+      continue;
+    }
+    if (several && busy_a != busy_b) {
+      auto used = [](const Fold& f) {
+        return f.busy_readings > 0 ? fmt::format("busy ({} readings)", f.busy_readings)
+                                   : std::string("idle throughout");
+      };
+      add(g + "used in both windows", used(ga.fold), used(gb.fold), false);
+      continue;
+    }
     const auto& sa = ga.fold.sm_mhz;
     const auto& sb = gb.fold.sm_mhz;
     if (!sa || !sb) {

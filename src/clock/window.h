@@ -16,13 +16,25 @@ namespace vouch {
 struct GpuWindow {
   StaticState state;
   Fold fold;
+  // Named by --gpu or CUDA_VISIBLE_DEVICES: the command was meant to use it, so it must be
+  // busy. A GPU sampled only because nothing was named may stay idle (it is then "unused").
+  bool named = false;
 };
 
 enum class WindowStatus { kValid, kInvalid, kIdle };
 const char* ToString(WindowStatus s);
 
+// Each GPU's own verdict: "valid", "invalid", "idle" (no busy reading; counts against the
+// window when the GPU was named or is the only one) or "unused" (idle, not named: not judged).
+struct GpuVerdict {
+  int gpu = 0;
+  std::string status;
+  std::vector<std::string> reasons;
+};
+
 struct WindowVerdict {
   WindowStatus status = WindowStatus::kIdle;
+  std::vector<GpuVerdict> gpus;      // one per GPU of the window, in its order
   std::vector<std::string> reasons;  // why it is not valid, in words a user can act on
   std::vector<std::string> notes;    // facts worth knowing that do not refuse it
 };
@@ -38,14 +50,25 @@ struct WindowSummary {
   std::optional<double> region_begin_unix_s, region_end_unix_s;
   Policy policy;
   std::vector<GpuWindow> gpus;
+  std::string gpu_source;  // how the GPUs were chosen: "CUDA_VISIBLE_DEVICES=0,1", "--gpu 1"
   std::vector<std::string> caveats;
   std::string samples_file;  // the raw samples, relative to the summary
   WindowVerdict verdict;
 };
 
-// Judges each GPU's fold. With several GPUs, a GPU with no busy reading is noted as not used
-// and left out, unless none was busy (then the window is idle).
-WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& policy);
+// Judges each GPU's fold, and the window from them: idle when no GPU was busy; invalid when a
+// busy GPU breaks a rule or a named GPU sat idle (the reason says which GPU); else valid. A
+// GPU that was not named and sat idle is recorded as unused and not judged. SOURCE says how
+// the GPUs were named, for the reasons.
+WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& policy,
+                          const std::string& source = "");
+inline WindowVerdict JudgeWindow(const WindowSummary& w) {
+  return JudgeWindow(w.gpus, w.policy, w.gpu_source);
+}
+// The SM clock mean that paces a leg over several GPUs: the lowest busy-clock mean of the
+// busy GPUs (ranks wait for the slowest at each collective). Nullopt when none was busy.
+std::optional<double> PacingClockMean(const WindowSummary& w);
+std::optional<double> PacingClockMedian(const WindowSummary& w);
 // The per-GPU reasons, prefixed with the GPU when PREFIX is set.
 std::vector<std::string> JudgeFold(const Fold& f, const Policy& policy, const std::string& prefix);
 

@@ -34,6 +34,10 @@ std::vector<Metric> BuiltinMetrics(const LegResult& r, std::optional<std::uint64
     double busy = 0;
     for (const auto& g : w.gpus) busy = std::max(busy, g.fold.busy_fraction);
     out.push_back(Builtin("vouch.gpu_busy_fraction", busy, "", Better::kNone));
+    if (w.gpus.size() > 1)
+      for (const auto& g : w.gpus)
+        out.push_back(Builtin(fmt::format("vouch.gpu{}_busy_fraction", g.fold.gpu),
+                              g.fold.busy_fraction, "", Better::kNone));
   }
   return out;
 }

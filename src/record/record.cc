@@ -1,11 +1,13 @@
 #include "record/record.h"
 
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
+#include "clock/window.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/host.h"
@@ -299,16 +301,19 @@ ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
   for (const auto& l : rec["legs"]) {
     if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false))
       continue;
-    const auto& w = l["window"];
-    if (!w.contains("gpus") || w["gpus"].empty()) continue;
-    const auto& g = w["gpus"][0];
-    const auto& sm = g["fold"]["sm_mhz"];
-    if (sm.is_null()) continue;
-    med.push_back(sm.value("median", 0.0));
-    mean.push_back(sm.value("mean", 0.0));
-    c.gpu_uuid = g["static"].value("uuid", "");
-    c.driver = g["static"].value("driver_version", "");
-    c.boot_id = w["host"].value("boot_id", "");
+    auto w = WindowSummaryFromJson(l["window"], "record");
+    if (!w || w->gpus.empty()) continue;
+    // Over several GPUs the slowest busy GPU's clock paces the leg; the GPUs are named by
+    // their UUIDs together.
+    auto pm = PacingClockMedian(*w), pmean = PacingClockMean(*w);
+    if (!pm || !pmean) continue;
+    med.push_back(*pm);
+    mean.push_back(*pmean);
+    std::vector<std::string> uuids;
+    for (const auto& g : w->gpus) uuids.push_back(g.state.uuid);
+    c.gpu_uuid = fmt::format("{}", fmt::join(uuids, ","));
+    c.driver = w->gpus.front().state.driver_version;
+    c.boot_id = w->boot_id;
   }
   if (med.empty()) return c;
   c.valid = true;
@@ -333,10 +338,19 @@ std::string RenderRecordText(const nlohmann::json& rec) {
   for (const auto& l : rec["legs"]) {
     std::string clock = "";
     const auto& w = l["window"];
-    if (w.contains("gpus") && !w["gpus"].empty() && !w["gpus"][0]["fold"]["sm_mhz"].is_null())
-      clock = fmt::format(" SM median {:.0f} mean {:.1f} MHz",
-                          w["gpus"][0]["fold"]["sm_mhz"].value("median", 0.0),
-                          w["gpus"][0]["fold"]["sm_mhz"].value("mean", 0.0));
+    const nlohmann::json& gpus = w.contains("gpus") ? w["gpus"] : nlohmann::json::array();
+    for (const auto& g : gpus) {
+      std::string who = gpus.size() > 1 ? fmt::format(" GPU {}", g["fold"].value("gpu", 0)) : "";
+      const auto& sm = g["fold"]["sm_mhz"];
+      if (g["fold"].value("busy_readings", 0) > 0 && !sm.is_null())
+        clock += fmt::format("{} SM median {:.0f} mean {:.1f} MHz", who, sm.value("median", 0.0),
+                             sm.value("mean", 0.0));
+      else if (gpus.size() > 1)
+        clock += fmt::format(
+            "{} {}", who,
+            g.contains("verdict") ? g["verdict"].value("status", "idle") : std::string("idle"));
+      if (gpus.size() > 1 && &g != &gpus.back()) clock += ";";
+    }
     std::string state = l.value("role", "") == "warmup"
                             ? "discarded (warmup)"
                             : (l.value("valid", false) ? "valid" : "INVALID");
