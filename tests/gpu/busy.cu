@@ -2,7 +2,10 @@
 // memory-bound, and reports its throughput. The GPU checks and A/B runs measure it.
 //
 //   busy --mode compute|memory [--seconds S | --iters N] [--work-scale X]
-//        [--idle-before S] [--markers]
+//        [--idle-before S] [--markers] [--all-devices]
+//
+// --all-devices: the same work on every GPU CUDA lets it see, at once, from this one process
+// (as a tensor-parallel engine loads its GPUs); the rate is the slowest GPU's.
 //
 // With VOUCH_METRICS set, it appends {"name","value","unit","better"} lines (and
 // {"event":"begin"}/{"event":"end"} around the timed loop with --markers).
@@ -14,6 +17,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #define CHECK(x)                                                                  \
   do {                                                                            \
@@ -52,7 +56,7 @@ int main(int argc, char** argv) {
   std::string mode = "compute";
   double seconds = 0, scale = 1.0, idle_before = 0;
   long iters = 0;
-  bool markers = false;
+  bool markers = false, all_devices = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -68,6 +72,7 @@ int main(int argc, char** argv) {
     else if (a == "--work-scale") scale = std::atof(next());
     else if (a == "--idle-before") idle_before = std::atof(next());
     else if (a == "--markers") markers = true;
+    else if (a == "--all-devices") all_devices = true;
     else {
       std::fprintf(stderr, "busy: unknown argument %s\n", a.c_str());
       return 64;
@@ -77,63 +82,97 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: busy --mode compute|memory (--seconds S | --iters N) [--work-scale X]\n");
     return 64;
   }
-  cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
-  float* out;
-  CHECK(cudaMalloc(&out, sizeof(float)));
-  size_t bytes = static_cast<size_t>(1ull << 30) * scale;  // memory mode: 1 GiB copies x scale
-  char *src = nullptr, *dst = nullptr;
-  if (mode == "memory") {
-    CHECK(cudaMalloc(&src, bytes));
-    CHECK(cudaMalloc(&dst, bytes));
-    CHECK(cudaMemset(src, 1, bytes));
-  }
-  int fma_iters = static_cast<int>(200000 * scale);
-  int blocks = prop.multiProcessorCount * 8;
-  auto step = [&]() {
-    if (mode == "compute")
-      fma_loop<<<blocks, 256>>>(out, fma_iters);
-    else
-      CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice));
+  int ndev = 1;
+  if (all_devices) CHECK(cudaGetDeviceCount(&ndev));
+  struct Dev {
+    float* out = nullptr;
+    char *src = nullptr, *dst = nullptr;
+    int blocks = 0;
+    cudaEvent_t e0, e1;
   };
-  step();  // warm: module load, first launch
-  CHECK(cudaDeviceSynchronize());
+  std::vector<Dev> devs(ndev);
+  size_t bytes = static_cast<size_t>(1ull << 30) * scale;  // memory mode: 1 GiB copies x scale
+  int fma_iters = static_cast<int>(200000 * scale);
+  for (int d = 0; d < ndev; ++d) {
+    CHECK(cudaSetDevice(d));
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, d));
+    Dev& g = devs[d];
+    g.blocks = prop.multiProcessorCount * 8;
+    CHECK(cudaMalloc(&g.out, sizeof(float)));
+    if (mode == "memory") {
+      CHECK(cudaMalloc(&g.src, bytes));
+      CHECK(cudaMalloc(&g.dst, bytes));
+      CHECK(cudaMemset(g.src, 1, bytes));
+    }
+    CHECK(cudaEventCreate(&g.e0));
+    CHECK(cudaEventCreate(&g.e1));
+    std::printf("busy: device %d: %s, PCI %02x:%02x\n", d, prop.name, prop.pciBusID, prop.pciDeviceID);
+  }
+  auto step = [&](int d) {
+    Dev& g = devs[d];
+    if (mode == "compute")
+      fma_loop<<<g.blocks, 256>>>(g.out, fma_iters);
+    else
+      CHECK(cudaMemcpyAsync(g.dst, g.src, bytes, cudaMemcpyDeviceToDevice));
+  };
+  auto sync_all = [&]() {
+    for (int d = 0; d < ndev; ++d) {
+      CHECK(cudaSetDevice(d));
+      CHECK(cudaDeviceSynchronize());
+    }
+  };
+  for (int d = 0; d < ndev; ++d) {  // warm: module load, first launch
+    CHECK(cudaSetDevice(d));
+    step(d);
+  }
+  sync_all();
   if (idle_before > 0) std::this_thread::sleep_for(std::chrono::duration<double>(idle_before));
   char line[512];
   if (markers) {
     std::snprintf(line, sizeof line, "{\"event\":\"begin\",\"unix_s\":%.6f}", Now());
     Emit(line);
   }
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  CHECK(cudaEventRecord(e0));
+  for (int d = 0; d < ndev; ++d) {
+    CHECK(cudaSetDevice(d));
+    CHECK(cudaEventRecord(devs[d].e0));
+  }
   auto t0 = std::chrono::steady_clock::now();
   long done = 0;
   while (true) {
-    for (int k = 0; k < 4; ++k, ++done) step();
-    CHECK(cudaDeviceSynchronize());
+    for (int d = 0; d < ndev; ++d) {
+      CHECK(cudaSetDevice(d));
+      for (int k = 0; k < 4; ++k) step(d);
+    }
+    done += 4;
+    sync_all();
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (iters > 0 ? done >= iters : el >= seconds) break;
   }
-  CHECK(cudaEventRecord(e1));
-  CHECK(cudaEventSynchronize(e1));
   float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  for (int d = 0; d < ndev; ++d) {
+    CHECK(cudaSetDevice(d));
+    CHECK(cudaEventRecord(devs[d].e1));
+    CHECK(cudaEventSynchronize(devs[d].e1));
+    float dms = 0;
+    CHECK(cudaEventElapsedTime(&dms, devs[d].e0, devs[d].e1));
+    if (ndev > 1) std::printf("busy: device %d gpu_ms=%.3f\n", d, dms);
+    if (dms > ms) ms = dms;
+  }
   if (markers) {
     std::snprintf(line, sizeof line, "{\"event\":\"end\",\"unix_s\":%.6f}", Now());
     Emit(line);
   }
   double per_s = done / (ms / 1000.0);
-  std::printf("busy: mode=%s iters=%ld gpu_ms=%.3f iters_per_s=%.4f scale=%.4f\n", mode.c_str(), done,
-              ms, per_s, scale);
+  std::printf("busy: mode=%s devices=%d iters=%ld gpu_ms=%.3f iters_per_s=%.4f scale=%.4f\n",
+              mode.c_str(), ndev, done, ms, per_s, scale);
   std::snprintf(line, sizeof line,
                 "{\"name\":\"iters_per_s\",\"value\":%.6f,\"unit\":\"1/s\",\"better\":\"higher\"}", per_s);
   Emit(line);
   std::snprintf(line, sizeof line, "{\"name\":\"gpu_ms\",\"value\":%.6f,\"unit\":\"ms\",\"better\":\"lower\"}", ms);
   Emit(line);
   if (mode == "memory") {
-    double gbs = 2.0 * bytes * done / (ms / 1000.0) / 1e9;
+    double gbs = 2.0 * bytes * done * ndev / (ms / 1000.0) / 1e9;
     std::printf("busy: copy_gb_per_s=%.1f\n", gbs);
     std::snprintf(line, sizeof line, "{\"name\":\"copy_gb_per_s\",\"value\":%.6f,\"unit\":\"GB/s\",\"better\":\"higher\"}", gbs);
     Emit(line);
