@@ -51,9 +51,11 @@ def rank_main(rank, world, seconds, mib, port):
     el = time.perf_counter() - t0
     if rank == 0:
         emit({"event": "end", "unix_s": time.time()})
-        busbw = 2 * (world - 1) / world * x.numel() * 4 * n / el / 1e9
-        print(f"allreduce: world={world} mib={mib} iters={n} seconds={el:.3f} busbw_gb_s={busbw:.2f}",
-              flush=True)
+        algbw = x.numel() * 4 * n / el / 1e9
+        busbw = 2 * (world - 1) / world * algbw
+        print(f"allreduce: world={world} mib={mib} iters={n} seconds={el:.3f} "
+              f"algbw_gb_s={algbw:.2f} busbw_gb_s={busbw:.2f}", flush=True)
+        emit({"name": "allreduce_algbw", "value": algbw, "unit": "GB/s", "better": "higher"})
         emit({"name": "allreduce_busbw", "value": busbw, "unit": "GB/s", "better": "higher"})
     dist.destroy_process_group()
 
@@ -63,10 +65,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--port", type=int, default=29517)
+    ap.add_argument("--min-world", type=int, default=2, help="GPUs needed (1 to try it on one)")
     a = ap.parse_args()
     world = torch.cuda.device_count()
-    if world < 2:
-        raise SystemExit(f"allreduce: needs 2 or more GPUs, sees {world}")
+    if world < a.min_world:
+        raise SystemExit(f"allreduce: needs {a.min_world} or more GPUs, sees {world}")
     mp.spawn(rank_main, args=(world, a.seconds, a.mib, a.port), nprocs=world, join=True)
 
 
