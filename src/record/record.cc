@@ -265,6 +265,133 @@ Status WriteRecord(const std::string& dir, const RunRecord& r) {
                          ToJson(r).dump(2) + "\n");
 }
 
+namespace {
+
+// What a reader of a record relies on: each field present with its type, so that a record
+// that lacks one is refused by name instead of shown as zeros.
+enum class Kind { kString, kNumber, kBool, kObject, kArray, kNumberOrNull };
+
+bool Is(const nlohmann::json& v, Kind k) {
+  switch (k) {
+    case Kind::kString:
+      return v.is_string();
+    case Kind::kNumber:
+      return v.is_number();
+    case Kind::kBool:
+      return v.is_boolean();
+    case Kind::kObject:
+      return v.is_object();
+    case Kind::kArray:
+      return v.is_array();
+    case Kind::kNumberOrNull:
+      return v.is_number() || v.is_null();
+  }
+  return false;
+}
+
+const char* KindName(Kind k) {
+  switch (k) {
+    case Kind::kString:
+      return "a string";
+    case Kind::kNumber:
+      return "a number";
+    case Kind::kBool:
+      return "true or false";
+    case Kind::kObject:
+      return "an object";
+    case Kind::kArray:
+      return "an array";
+    case Kind::kNumberOrNull:
+      return "a number or null";
+  }
+  return "?";
+}
+
+Status Need(const nlohmann::json& obj, const std::string& where,
+            std::initializer_list<std::pair<const char*, Kind>> fields) {
+  for (const auto& [name, kind] : fields) {
+    std::string at = where.empty() ? name : where + "." + name;
+    if (!obj.contains(name)) return MakeError("'{}' is missing", at);
+    if (!Is(obj[name], kind)) return MakeError("'{}' is not {}", at, KindName(kind));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status CheckRecordShape(const nlohmann::json& j) {
+  if (auto s = Need(j, "",
+                    {{"kind", Kind::kString},
+                     {"status", Kind::kString},
+                     {"started", Kind::kString},
+                     {"recipe", Kind::kObject},
+                     {"environment", Kind::kObject},
+                     {"measured_legs", Kind::kNumber},
+                     {"valid_legs", Kind::kNumber},
+                     {"legs", Kind::kArray},
+                     {"summary", Kind::kObject},
+                     {"expectation_violations", Kind::kArray},
+                     {"caveats", Kind::kArray}});
+      !s)
+    return s;
+  if (auto s = Need(j["recipe"], "recipe", {{"reproduce", Kind::kString}}); !s) return s;
+  for (size_t i = 0; i < j["legs"].size(); ++i) {
+    const auto& l = j["legs"][i];
+    std::string at = fmt::format("legs[{}]", i);
+    if (!l.is_object()) return MakeError("'{}' is not an object", at);
+    if (auto s = Need(l, at,
+                      {{"index", Kind::kNumber},
+                       {"arm", Kind::kString},
+                       {"role", Kind::kString},
+                       {"valid", Kind::kBool},
+                       {"reasons", Kind::kArray},
+                       {"result", Kind::kObject},
+                       {"metrics", Kind::kArray},
+                       {"window", Kind::kObject}});
+        !s)
+      return s;
+    if (auto s = Need(l["result"], at + ".result", {{"wall_ns", Kind::kNumber}}); !s) return s;
+    if (auto s = Need(l["window"], at + ".window", {{"gpus", Kind::kArray}}); !s) return s;
+    for (size_t k = 0; k < l["window"]["gpus"].size(); ++k) {
+      const auto& g = l["window"]["gpus"][k];
+      std::string gat = fmt::format("{}.window.gpus[{}]", at, k);
+      if (!g.is_object()) return MakeError("'{}' is not an object", gat);
+      if (auto s = Need(g, gat, {{"fold", Kind::kObject}, {"static", Kind::kObject}}); !s) return s;
+      if (auto s = Need(g["fold"], gat + ".fold",
+                        {{"gpu", Kind::kNumber}, {"busy_readings", Kind::kNumber}});
+          !s)
+        return s;
+    }
+    for (size_t k = 0; k < l["metrics"].size(); ++k) {
+      const auto& m = l["metrics"][k];
+      std::string mat = fmt::format("{}.metrics[{}]", at, k);
+      if (!m.is_object()) return MakeError("'{}' is not an object", mat);
+      if (auto s = Need(m, mat, {{"name", Kind::kString}}); !s) return s;
+      if (!m.contains("value") && !m.contains("text"))
+        return MakeError("'{}' has neither 'value' nor 'text'", mat);
+    }
+  }
+  for (const auto& [arm, sums] : j["summary"].items()) {
+    std::string at = fmt::format("summary.{}", arm);
+    if (!sums.is_array()) return MakeError("'{}' is not an array", at);
+    for (size_t k = 0; k < sums.size(); ++k) {
+      std::string sat = fmt::format("{}[{}]", at, k);
+      if (!sums[k].is_object()) return MakeError("'{}' is not an object", sat);
+      if (auto s = Need(sums[k], sat,
+                        {{"name", Kind::kString},
+                         {"unit", Kind::kString},
+                         {"n", Kind::kNumber},
+                         {"median", Kind::kNumber},
+                         {"min", Kind::kNumber},
+                         {"max", Kind::kNumber},
+                         {"spread_pct", Kind::kNumberOrNull}});
+          !s)
+        return s;
+    }
+  }
+  return OkStatus();
+}
+
 Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
   std::string path = path_or_dir;
   std::error_code ec;
@@ -280,8 +407,11 @@ Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
   if (v != kRecordSchemaVersion)
     return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch",
                      path, v, kRecordSchemaVersion);
-  if (!j.contains("legs") || !j["legs"].is_array() || !j.contains("summary"))
-    return MakeError("{}: record lacks 'legs' or 'summary'", path);
+  if (auto shape = CheckRecordShape(j); !shape)
+    return MakeError(
+        "{}: {} (hand-edited or written by another tool?); no figure is read from "
+        "it",
+        path, shape.error().message);
   return j;
 }
 

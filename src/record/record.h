@@ -56,6 +56,9 @@ nlohmann::json ToJson(const RunRecord& r);
 Status WriteRecord(const std::string& dir, const RunRecord& r);
 
 // Reads DIR/record.json (or a record.json path); checks schema and version.
+// Every field a reader of a record relies on is present with its type; the error names the
+// first one that is not ("'legs[2].result.wall_ns' is missing").
+Status CheckRecordShape(const nlohmann::json& record);
 Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir);
 // Medians per metric of an arm's valid legs, from a record document.
 std::map<std::string, std::pair<double, std::string>> RecordMedians(const nlohmann::json& rec,

@@ -1,1 +1,133 @@
+// Records read back: a record that lacks a field a reader relies on is refused by name (it
+// used to be shown with zeros), and over several GPUs the clock state is the slowest GPU's.
+#include "record/record.h"
 
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace vouch {
+namespace {
+
+GpuWindow Gpu(int index, double median, double mean) {
+  GpuWindow g;
+  g.state.index = index;
+  g.state.uuid = "GPU-" + std::to_string(index);
+  g.state.driver_version = "580.159.04";
+  g.fold.gpu = index;
+  g.fold.readings = 60;
+  g.fold.busy_readings = median > 0 ? 55 : 0;
+  g.fold.busy_fraction = median > 0 ? 55.0 / 60 : 0;
+  if (median > 0) g.fold.sm_mhz = ClockStats{median - 5, median, median + 5, mean};
+  return g;
+}
+
+RunRecord TwoLegs(std::vector<GpuWindow> gpus) {
+  RunRecord r;
+  r.status = "complete";
+  r.planned_legs = 2;
+  r.environment = {{"simulated", false}};
+  Arm arm;
+  arm.argv = {"./bench"};
+  r.arms.push_back(arm);
+  for (int i = 0; i < 2; ++i) {
+    LegRecord l;
+    l.index = i;
+    l.arm = "run";
+    l.role = "measured";
+    l.dir = "legs/00" + std::to_string(i);
+    l.valid = true;
+    l.result.exit_code = 0;
+    l.result.wall_ns = 2'500'000'000;
+    Metric m;
+    m.name = "tok_s";
+    m.value = 100 + i;
+    m.unit = "tok/s";
+    m.better = Better::kHigher;
+    l.metrics.push_back(m);
+    l.window.boot_id = "boot-1";
+    l.window.gpus = gpus;
+    l.window.verdict = JudgeWindow(l.window.gpus, Policy{});
+    r.legs.push_back(l);
+  }
+  return r;
+}
+
+class RecordRead : public ::testing::Test {
+ protected:
+  std::string Write(const nlohmann::json& j) {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("vouch_record_" +
+                std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::create_directories(dir);
+    std::ofstream((dir / "record.json").string()) << j.dump(2);
+    return dir.string();
+  }
+};
+
+TEST_F(RecordRead, AWellFormedRecordReadsAndShowsItsNumbers) {
+  auto dir = Write(ToJson(TwoLegs({Gpu(0, 1980, 1979.5)})));
+  auto j = ReadRecordJson(dir);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  std::string text = RenderRecordText(*j);
+  EXPECT_NE(text.find("2 of 2 measured legs valid"), std::string::npos) << text;
+  EXPECT_NE(text.find("2.50 s SM median 1980 mean 1979.5 MHz"), std::string::npos) << text;
+  EXPECT_NE(text.find("median        100.5 tok/s  min 100 max 101"), std::string::npos) << text;
+}
+
+TEST_F(RecordRead, AMissingOrMistypedFieldIsRefusedByName) {
+  const nlohmann::json good = ToJson(TwoLegs({Gpu(0, 1980, 1979.5)}));
+  struct Case {
+    nlohmann::json::json_pointer at;
+    bool erase;  // else set to a string
+    std::string says;
+  } cases[] = {
+      {nlohmann::json::json_pointer("/legs/1/result/wall_ns"), true,
+       "'legs[1].result.wall_ns' is missing"},
+      {nlohmann::json::json_pointer("/legs/0/valid"), false,
+       "'legs[0].valid' is not true or false"},
+      {nlohmann::json::json_pointer("/legs/0/window/gpus/0/fold/busy_readings"), true,
+       "'legs[0].window.gpus[0].fold.busy_readings' is missing"},
+      {nlohmann::json::json_pointer("/summary/run/0/median"), true,
+       "'summary.run[0].median' is missing"},
+      {nlohmann::json::json_pointer("/legs/0/metrics/0/value"), true,
+       "'legs[0].metrics[0]' has neither 'value' nor 'text'"},
+      {nlohmann::json::json_pointer("/valid_legs"), false, "'valid_legs' is not a number"},
+      {nlohmann::json::json_pointer("/recipe/reproduce"), true, "'recipe.reproduce' is missing"},
+      {nlohmann::json::json_pointer("/legs"), false, "'legs' is not an array"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.says);
+    nlohmann::json bad = good;
+    if (c.erase)
+      bad[c.at.parent_pointer()].erase(c.at.back());
+    else
+      bad[c.at] = "oops";
+    auto r = ReadRecordJson(Write(bad));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find(c.says), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("record.json"), std::string::npos) << r.error().message;
+  }
+}
+
+TEST_F(RecordRead, ClockStateOverTwoGpusIsTheSlowestBusyGpu) {
+  auto j = ToJson(TwoLegs({Gpu(0, 1980, 1978), Gpu(1, 1940, 1935)}));
+  ClockState c = RecordClockState(j, "run");
+  EXPECT_TRUE(c.valid);
+  EXPECT_DOUBLE_EQ(c.sm_median_mhz, 1940);
+  EXPECT_DOUBLE_EQ(c.sm_mean_mhz, 1935);
+  EXPECT_EQ(c.gpu_uuid, "GPU-0,GPU-1");
+  EXPECT_EQ(c.boot_id, "boot-1");
+  // An unused GPU (idle, not named) does not pace the run.
+  auto k = ToJson(TwoLegs({Gpu(0, 0, 0), Gpu(1, 1960, 1955)}));
+  ClockState d = RecordClockState(k, "run");
+  EXPECT_TRUE(d.valid);
+  EXPECT_DOUBLE_EQ(d.sm_median_mhz, 1960);
+  std::string text = RenderRecordText(k);
+  EXPECT_NE(text.find("GPU 0 unused; GPU 1 SM median 1960 mean 1955.0 MHz"), std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace vouch
