@@ -6,6 +6,7 @@
 
 #include "metrics/json_util.h"
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace vouch {
 namespace {
@@ -36,14 +37,12 @@ Result<std::string> OptionalString(const json& j, const char* key, std::string_v
 Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_view path) {
   ChannelContents out;
   std::vector<int> first_line_of;  // parallel to out.metrics
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    bool terminated = nl != std::string_view::npos;
-    std::string_view line = text.substr(pos, terminated ? nl - pos : std::string_view::npos);
-    pos = terminated ? nl + 1 : text.size();
-    ++line_no;
+  LineReader lines(text);
+  LineReader::Line l;
+  while (lines.Next(&l)) {
+    std::string_view line = l.text;
+    const bool terminated = l.terminated;
+    const int line_no = l.number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     std::string where = fmt::format("{}:{}", path, line_no);

@@ -180,13 +180,11 @@ Result<Metric> ExtractRegex(const MetricSpec& spec, std::string_view text, std::
   // The last match wins: tools print progress lines before the final figure.
   std::optional<std::string> found;
   int found_line = 0;
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
-    pos = nl == text.npos ? text.size() : nl + 1;
-    ++line_no;
+  LineReader lines(text);
+  LineReader::Line l;
+  while (lines.Next(&l)) {
+    std::string_view line = l.text;
+    const int line_no = l.number;
     if (line.size() > kMaxRegexLineBytes) continue;
     std::match_results<std::string_view::const_iterator> m;
     if (std::regex_search(line.begin(), line.end(), m, *re) && m[1].matched) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "metrics/json_util.h"
+#include "util/strings.h"
 
 namespace vouch {
 namespace {
@@ -131,19 +132,15 @@ static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
   // JSONL: one object per line. llama-bench's stdout may also carry other lines (e.g. a
   // progress line) only with --progress, which goes to stderr; so every non-blank line
   // must be an object.
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    bool terminated = nl != std::string_view::npos;
-    std::string_view line = text.substr(pos, terminated ? nl - pos : std::string_view::npos);
-    pos = terminated ? nl + 1 : text.size();
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  LineReader lines(text);
+  LineReader::Line l;
+  while (lines.Next(&l)) {
+    if (l.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const int line_no = l.number;
     try {
-      objs.push_back(json::parse(line));
+      objs.push_back(json::parse(l.text));
     } catch (const json::exception& e) {
-      if (!terminated)
+      if (!l.terminated)
         return MakeError(
             "{}:{}: the last line is truncated (no newline, not valid JSON): "
             "llama-bench likely stopped mid-write",

@@ -19,4 +19,30 @@ std::string ShellJoin(const std::vector<std::string>& argv);
 // Human-readable byte count (KiB, MiB, GiB).
 std::string HumanBytes(double bytes);
 
+// The lines of a text, one at a time, without their '\n'. A last line with no newline is
+// returned too, marked unterminated (a writer that stopped mid-line).
+class LineReader {
+ public:
+  struct Line {
+    std::string_view text;
+    int number = 0;  // 1-based
+    bool terminated = true;
+  };
+  explicit LineReader(std::string_view text) : text_(text) {}
+  bool Next(Line* line) {
+    if (pos_ >= text_.size()) return false;
+    size_t nl = text_.find('\n', pos_);
+    line->terminated = nl != std::string_view::npos;
+    line->text = text_.substr(pos_, line->terminated ? nl - pos_ : std::string_view::npos);
+    line->number = ++number_;
+    pos_ = line->terminated ? nl + 1 : text_.size();
+    return true;
+  }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+  int number_ = 0;
+};
+
 }  // namespace vouch

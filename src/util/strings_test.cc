@@ -31,3 +31,31 @@ TEST(Strings, HumanBytes) {
 }
 
 }  // namespace vouch
+
+namespace vouch {
+namespace {
+
+TEST(LineReader, LinesNumbersAndAnUnterminatedLast) {
+  LineReader r("a\n\nbc\r\nlast");
+  LineReader::Line l;
+  std::vector<std::string> text;
+  std::vector<int> numbers;
+  std::vector<bool> terminated;
+  while (r.Next(&l)) {
+    text.emplace_back(l.text);
+    numbers.push_back(l.number);
+    terminated.push_back(l.terminated);
+  }
+  EXPECT_EQ(text, (std::vector<std::string>{"a", "", "bc\r", "last"}));
+  EXPECT_EQ(numbers, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(terminated, (std::vector<bool>{true, true, true, false}));
+  LineReader empty("");
+  EXPECT_FALSE(empty.Next(&l));
+  LineReader one("x\n");
+  ASSERT_TRUE(one.Next(&l));
+  EXPECT_TRUE(l.terminated);
+  EXPECT_FALSE(one.Next(&l));  // no phantom empty line after the final newline
+}
+
+}  // namespace
+}  // namespace vouch
