@@ -107,6 +107,26 @@ TEST_F(MultiGpuCli, ClockSampleWritesOneWindowPerGpuAndPairsGpuByGpu) {
   EXPECT_EQ(gpu1_failed, 2) << j.out;  // median and mean
 }
 
+TEST_F(MultiGpuCli, AClockLockCoversEveryGpuOfTheWindowAndIsReset) {
+  // Simulated only: the clocks of a real, shared GPU are never touched by the tests.
+  auto r = Vouch(
+      fmt::format("clock sample {} --quiet --lock-clocks 1500 --out w -- sleep 1", kFast), kBoth);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto w = Json("w/window.json");
+  EXPECT_EQ(w["gpus"][0]["fold"]["sm_mhz"]["median"], 1500);
+  EXPECT_EQ(w["gpus"][1]["fold"]["sm_mhz"]["median"], 1500);
+  EXPECT_TRUE(Has(w["caveats"].dump(), "locked at 1500 MHz")) << w.dump();
+  // Only the GPU the leg may use is locked.
+  auto one =
+      Vouch(fmt::format("clock sample {} --quiet --lock-clocks 1500 --out o -- sleep 1", kFast),
+            kBoth, "CUDA_VISIBLE_DEVICES=1");
+  ASSERT_EQ(one.rc, 0) << one.out;
+  auto o = Json("o/window.json");
+  ASSERT_EQ(o["gpus"].size(), 1u);
+  EXPECT_EQ(o["gpus"][0]["static"]["index"], 1);
+  EXPECT_EQ(o["gpus"][0]["fold"]["sm_mhz"]["median"], 1500);
+}
+
 TEST_F(MultiGpuCli, RunRecordsOneWindowPerGpu) {
   auto r = Vouch(fmt::format("run {} --warmup 0 --reps 2 --out r -- sleep 0.8", kFast), kBoth);
   ASSERT_EQ(r.rc, 0) << r.out;

@@ -79,6 +79,17 @@ if [ "$N" -lt 2 ]; then
   grep -h "CUDA_VISIBLE" "$OUT/cvd_1_on_one.err" | tee -a "$OUT/status.txt"
   step cuda_itself_cvd_1 2 env CUDA_VISIBLE_DEVICES=1 "$BUSY" --mode compute --seconds 1
   cat "$OUT/cuda_itself_cvd_1.err" | tee -a "$OUT/status.txt"
+  step clock_cvd_0 0 env CUDA_VISIBLE_DEVICES=0 "$VOUCH" clock sample --quiet --out "$OUT/clock-cvd-0" -- "$BUSY" $W
+  report clock_cvd_0 "$OUT/clock-cvd-0/window.json" '{"gpus": [[0, "valid"]]}'
+  step doctor_gpu0 0 "$VOUCH" doctor --gpu 0
+  # The all-reduce script's plumbing (NCCL start-up, markers, metrics) on the one GPU; a
+  # one-rank all-reduce moves nothing, so its window is expected to be idle or invalid.
+  if python3 -c 'import torch' 2>/dev/null; then
+    step nccl_one_rank 1 "$VOUCH" run --warmup 0 --reps 1 --out "$OUT/nccl-one" -- python3 tests/gpu/allreduce.py --seconds 3 --min-world 1
+    grep -h "allreduce:" "$OUT"/nccl-one/legs/*/stdout.txt | tee -a "$OUT/status.txt"
+    grep -h "event\|allreduce" "$OUT"/nccl-one/legs/*/metrics.jsonl 2>/dev/null | tee -a "$OUT/status.txt"
+    grep -h "INVALID\|valid" "$OUT/nccl_one_rank.err" | tee -a "$OUT/status.txt"
+  fi
   echo "NOT RUN (one GPU): both GPUs loaded, one window per GPU, pairing GPU by GPU, a leg limited to GPU 1, GPU 1 idle in a two-GPU leg" | tee -a "$OUT/status.txt"
 else
   UUID1=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 1)
