@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <simdjson.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -217,8 +218,10 @@ std::string_view RawOrUnescaped(const char* raw, Unescape unescape) {
   return {raw, n};
 }
 
-std::string_view Key(simdjson::ondemand::field& field) {
-  return RawOrUnescaped(field.key().raw(), [&] { return std::string_view(field.unescaped_key()); });
+// FIELD as the iteration gives it (throws on error; no copy of the field).
+std::string_view Key(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  simdjson::ondemand::raw_json_string raw = field.key();
+  return RawOrUnescaped(raw.raw(), [&] { return std::string_view(field.unescaped_key()); });
 }
 
 std::string_view String(simdjson::ondemand::value& value) {
@@ -242,11 +245,9 @@ class Builder {
   // a batch is committed only once all of it has parsed (see ParseBatch).
   static void Read(simdjson::ondemand::object obj, EventFields* out) {
     EventFields& f = *out;
-    for (auto field_result : obj) {
-      simdjson::ondemand::field field;
-      if (auto err = std::move(field_result).get(field)) throw simdjson::simdjson_error(err);
+    for (auto field : obj) {
       std::string_view key = Key(field);
-      simdjson::ondemand::value& value = field.value();
+      simdjson::ondemand::value value = field.value();
       if (key == "ph") {
         f.ph = String(value);
       } else if (key == "cat") {
@@ -265,9 +266,7 @@ class Builder {
         f.tid = IntOr(value, -1);
       } else if (key == "args") {
         if (value.type() != simdjson::ondemand::json_type::object) continue;
-        for (auto arg_result : value.get_object()) {
-          simdjson::ondemand::field arg;
-          if (auto err = std::move(arg_result).get(arg)) throw simdjson::simdjson_error(err);
+        for (auto arg : value.get_object()) {
           std::string_view k = Key(arg);
           if (k == "correlation")
             f.correlation = IntOr(arg.value(), -1);
@@ -346,8 +345,14 @@ class Builder {
   void Reserve(double fraction_read) {
     auto grow = [&](auto& v) {
       double expected = static_cast<double>(v.size()) / fraction_read;
-      if (static_cast<double>(v.capacity()) < expected)
-        v.reserve(static_cast<std::size_t>(expected * 1.2));
+      if (static_cast<double>(v.capacity()) >= expected) return;
+      v.reserve(static_cast<std::size_t>(expected * 1.2));
+      // Transparent huge pages where the system leaves them to madvise: tens of MB are
+      // touched for the first time here, and a fault per 4 KiB page is dear on a VM.
+      const auto page = std::uintptr_t{2} << 20;
+      auto lo = (reinterpret_cast<std::uintptr_t>(v.data()) + page - 1) & ~(page - 1);
+      auto hi = reinterpret_cast<std::uintptr_t>(v.data() + v.capacity()) & ~(page - 1);
+      if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
     };
     grow(t_->ops);
     grow(t_->api);
