@@ -5,14 +5,17 @@
 #
 # usage: bench/trace/bench_kineto.sh [VOUCH] [WORKDIR]      (from the repository root)
 # Needs ~1.3 GB of disk in WORKDIR (default /tmp/vouch_trace_bench); deletes it after.
+# Environment: NO_PYTHON=1 skips the (slow) Python rows; KEEP=1 keeps WORKDIR and reuses
+# big.json and slice.json found there (to compare two builds on the same files: delete
+# WORKDIR by hand afterwards); REPS=N runs each vouch row N times (default 1).
 set -eu
 VOUCH=${1:-./build/vouch}
 W=${2:-/tmp/vouch_trace_bench}
 FIX=tests/fixtures/kineto_lm_small.json.gz
 mkdir -p "$W"
-trap 'rm -rf "$W"' EXIT
-python3 bench/trace/gen_kineto.py "$FIX" "$W/big.json" --mb 1080
-python3 bench/trace/gen_kineto.py "$FIX" "$W/slice.json" --mb 200
+if [ "${KEEP:-0}" != 1 ]; then trap 'rm -rf "$W"' EXIT; fi
+[ -s "$W/big.json" ] || python3 bench/trace/gen_kineto.py "$FIX" "$W/big.json" --mb 1080
+[ -s "$W/slice.json" ] || python3 bench/trace/gen_kineto.py "$FIX" "$W/slice.json" --mb 200
 
 measure() {  # measure LABEL BYTES COMMAND...
   local label=$1 bytes=$2
@@ -32,8 +35,11 @@ BIG=$(stat -c %s "$W/big.json")
 SLICE=$(stat -c %s "$W/slice.json")
 echo "| run | input | wall | cpu (user+sys) | MB/s of cpu | peak RSS | RSS / file |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-measure "vouch summarize --window decode_step (1 GB)" "$BIG" "$VOUCH" trace summarize "$W/big.json" --window decode_step --json
-measure "vouch summarize whole trace (1 GB)" "$BIG" "$VOUCH" trace summarize "$W/big.json" --json
-measure "vouch summarize --window decode_step (slice)" "$SLICE" "$VOUCH" trace summarize "$W/slice.json" --window decode_step --json
+for _ in $(seq "${REPS:-1}"); do
+  measure "vouch summarize --window decode_step (1 GB)" "$BIG" "$VOUCH" trace summarize "$W/big.json" --window decode_step --json
+  measure "vouch summarize whole trace (1 GB)" "$BIG" "$VOUCH" trace summarize "$W/big.json" --json
+  measure "vouch summarize --window decode_step (slice)" "$SLICE" "$VOUCH" trace summarize "$W/slice.json" --window decode_step --json
+done
+[ "${NO_PYTHON:-0}" = 1 ] && exit 0
 measure "python json, floats, --window (slice)" "$SLICE" python3 tests/data/trace/independent_summary.py "$W/slice.json" --window decode_step --float
 measure "python json, Decimal (exact), --window (slice)" "$SLICE" python3 tests/data/trace/independent_summary.py "$W/slice.json" --window decode_step

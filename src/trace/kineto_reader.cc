@@ -1,12 +1,17 @@
-// Kineto reader. Streaming design, so that memory does not grow with the file:
-// the file (plain or gzip, through zlib's gzread) is read in blocks; a small string-aware
-// scanner finds whole events inside "traceEvents": [...]; each block's run of complete
-// events is handed, in place and without a copy, to simdjson On-Demand as one JSON array.
+// Kineto reader. Streaming design, so that memory does not grow with the file: the file
+// is read in blocks (plain: read(2) into one reused buffer; gzip: zlib's gzread). Inside
+// "traceEvents": [...], each block's run of complete events ends at the last "}, {" of the
+// block, found by a backward search and checked by the parse itself; where that check fails
+// (the "}, {" was inside a string or a nested array), a string-aware forward scanner finds
+// the events exactly. The run is handed, in place and without a copy, to simdjson
+// On-Demand as one JSON array, and committed only once all of it has parsed.
 // Only the events the summary needs are kept, as compact structs (model.h).
 #include "trace/kineto_reader.h"
 
 #include <fcntl.h>
 #include <simdjson.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -14,7 +19,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <type_traits>
 
 #ifndef VOUCH_KINETO_BLOCK_MB
 #define VOUCH_KINETO_BLOCK_MB 1
@@ -71,7 +78,7 @@ Cat ClassifyLower(std::string_view lower) {
   return Cat::kUnknown;
 }
 
-// Reads bytes from a plain or gzip file (gzread is transparent for plain files).
+// Reads bytes from a plain or gzip file (plain ones straight into the caller's buffer).
 class Source {
  public:
   explicit Source(const std::string& path) : path_(path) {}
@@ -93,9 +100,14 @@ class Source {
       gzbuffer(gz_, 1 << 20);
     } else {
       ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+      struct stat st {};
+      if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        size_ = static_cast<std::uint64_t>(st.st_size);
     }
     return OkStatus();
   }
+  // The size of a plain regular file; 0 for gzip or when unknown.
+  std::uint64_t size() const { return size_; }
   // Appends up to N bytes at DST; returns the count, 0 at the end.
   Result<std::size_t> Read(char* dst, std::size_t n) {
     std::size_t total = 0;
@@ -135,6 +147,7 @@ class Source {
   std::string path_;
   int fd_ = -1;
   gzFile gz_ = nullptr;
+  std::uint64_t size_ = 0;
 };
 
 // Skips a JSON string starting at P (on the opening quote); returns the byte after the
@@ -185,113 +198,141 @@ const char* SkipSpace(const char* p, const char* end) {
   return p;
 }
 
+// JSON whitespace (the forward scanner keeps std::isspace, as before).
+bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The text of a JSON string whose opening quote is just before RAW: the bytes themselves when
+// they hold no backslash (then they are the unescaped text), otherwise UNESCAPE(), which
+// also checks the escapes. Stage 1 guarantees the closing quote.
+template <class Unescape>
+std::string_view RawOrUnescaped(const char* raw, Unescape unescape) {
+  // Short text (keys, categories) byte by byte; past 16 bytes, memchr's SIMD search.
+  const char* q = raw;
+  for (const char* stop = raw + 16; q < stop; ++q) {
+    if (*q == '"') return {raw, static_cast<std::size_t>(q - raw)};
+    if (*q == '\\') return unescape();
+  }
+  q = static_cast<const char*>(::rawmemchr(q, '"'));
+  std::size_t n = static_cast<std::size_t>(q - raw);
+  if (std::memchr(raw, '\\', n)) return unescape();
+  return {raw, n};
+}
+
+// FIELD as the iteration gives it (throws on error; no copy of the field).
+std::string_view Key(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  simdjson::ondemand::raw_json_string raw = field.key();
+  return RawOrUnescaped(raw.raw(), [&] { return std::string_view(field.unescaped_key()); });
+}
+
+std::string_view String(simdjson::ondemand::value& value) {
+  simdjson::ondemand::raw_json_string raw = value.get_raw_json_string();
+  return RawOrUnescaped(raw.raw(), [&] { return std::string_view(value.get_string()); });
+}
+
+// What one event says, as read; views point into the parse (valid until the next batch).
+struct EventFields {
+  std::string_view ph, cat, name;
+  std::int64_t ts = 0, dur = 0, pid = -1, tid = -1;
+  std::int64_t correlation = -1, stream = -1, device = -1, bytes = 0, external = -1;
+  bool has_ts = false, has_dur = false;
+};
+
 class Builder {
  public:
   explicit Builder(Trace* t) : t_(t), names_(&t->names) {}
 
-  void Event(simdjson::ondemand::object obj) {
-    std::string_view ph, cat, name;
-    std::int64_t ts = 0, dur = 0, pid = -1, tid = -1;
-    std::int64_t correlation = -1, stream = -1, device = -1, bytes = 0, external = -1;
-    bool has_ts = false, has_dur = false;
+  // Reads one event; throws simdjson_error on malformed JSON. Changes nothing in the trace:
+  // a batch is committed only once all of it has parsed (see ParseBatch).
+  static void Read(simdjson::ondemand::object obj, EventFields* out) {
+    EventFields& f = *out;
     for (auto field : obj) {
-      std::string_view key = field.unescaped_key();
+      std::string_view key = Key(field);
       simdjson::ondemand::value value = field.value();
       if (key == "ph") {
-        ph = value.get_string();
+        f.ph = String(value);
       } else if (key == "cat") {
-        cat = value.get_string();
+        f.cat = String(value);
       } else if (key == "name") {
-        if (value.type() == simdjson::ondemand::json_type::string) name = value.get_string();
+        if (value.type() == simdjson::ondemand::json_type::string) f.name = String(value);
       } else if (key == "ts") {
-        has_ts = ParseMicrosToNs(value.raw_json_token(), &ts);
-        if (!has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+        f.has_ts = ParseMicrosToNs(value.raw_json_token(), &f.ts);
+        if (!f.has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
       } else if (key == "dur") {
-        has_dur = ParseMicrosToNs(value.raw_json_token(), &dur);
-        if (!has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+        f.has_dur = ParseMicrosToNs(value.raw_json_token(), &f.dur);
+        if (!f.has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
       } else if (key == "pid") {
-        pid = IntOr(value, -1);
+        f.pid = IntOr(value, -1);
       } else if (key == "tid") {
-        tid = IntOr(value, -1);
+        f.tid = IntOr(value, -1);
       } else if (key == "args") {
         if (value.type() != simdjson::ondemand::json_type::object) continue;
         for (auto arg : value.get_object()) {
-          std::string_view k = arg.unescaped_key();
+          std::string_view k = Key(arg);
           if (k == "correlation")
-            correlation = IntOr(arg.value(), -1);
+            f.correlation = IntOr(arg.value(), -1);
           else if (k == "stream")
-            stream = IntOr(arg.value(), -1);
+            f.stream = IntOr(arg.value(), -1);
           else if (k == "device")
-            device = IntOr(arg.value(), -1);
+            f.device = IntOr(arg.value(), -1);
           else if (k == "bytes")
-            bytes = IntOr(arg.value(), 0);
+            f.bytes = IntOr(arg.value(), 0);
           else if (k == "External id")
-            external = IntOr(arg.value(), -1);
+            f.external = IntOr(arg.value(), -1);
         }
       }
     }
+  }
+
+  void Commit(const EventFields& f) {
     ++t_->event_count;
-    if (cat.empty()) {
-      Skip(ph == "M" ? "(metadata)" : "(no category)");
+    if (f.cat.empty()) {
+      Skip(f.ph == "M" ? "(metadata)" : "(no category)");
       return;
     }
-    Cat kind = Classify(cat);
+    Cat kind = Classify(f.cat);
     if (kind == Cat::kSkip) {
-      Skip(cat);
+      Skip(f.cat);
       return;
     }
     if (kind == Cat::kUnknown) {
-      ++unknown_[std::string(cat)];
+      ++unknown_[std::string(f.cat)];
       return;
     }
-    if (ph != "X" || !has_ts || !has_dur || dur < 0) {
-      Skip(std::string(cat) + " (not a complete event with ts and dur)");
+    if (f.ph != "X" || !f.has_ts || !f.has_dur || f.dur < 0) {
+      Skip(std::string(f.cat) + " (not a complete event with ts and dur)");
       return;
     }
-    std::uint32_t name_id = names_.Intern(name);
+    std::uint32_t name_id = names_.Intern(f.name);
+    // The extent over every kept event (what ComputeExtent would find afterwards).
+    first_ns_ = std::min(first_ns_, f.ts);
+    last_ns_ = std::max(last_ns_, f.ts + f.dur);
     switch (kind) {
       case Cat::kKernel:
       case Cat::kMemcpy:
       case Cat::kMemset: {
-        GpuOp op;
+        GpuOp& op = Keep(t_->ops, f, name_id);
         op.kind = kind == Cat::kKernel   ? GpuOpKind::kKernel
                   : kind == Cat::kMemcpy ? GpuOpKind::kMemcpy
                                          : GpuOpKind::kMemset;
-        op.start_ns = ts;
-        op.end_ns = ts + dur;
-        op.correlation = correlation;
-        op.stream = stream >= 0 ? stream : tid;
-        op.device = static_cast<std::int32_t>(device >= 0 ? device : pid);
-        op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(bytes, 0));
-        op.name_id = name_id;
-        t_->ops.push_back(op);
+        op.correlation = f.correlation;
+        op.stream = f.stream >= 0 ? f.stream : f.tid;
+        op.device = static_cast<std::int32_t>(f.device >= 0 ? f.device : f.pid);
+        op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(f.bytes, 0));
         break;
       }
       case Cat::kRuntime:
       case Cat::kDriver: {
-        ApiCall a;
+        ApiCall& a = Keep(t_->api, f, name_id);
         a.kind = kind == Cat::kRuntime ? ApiKind::kRuntime : ApiKind::kDriver;
-        a.start_ns = ts;
-        a.end_ns = ts + dur;
-        a.correlation = correlation;
-        a.pid = pid;
-        a.tid = tid;
-        a.name_id = name_id;
-        a.is_launch = IsLaunchApi(name);
-        t_->api.push_back(a);
+        a.correlation = f.correlation;
+        a.is_launch = IsLaunchApi(f.name);
         break;
       }
       case Cat::kCpuRange:
       case Cat::kGpuRange: {
-        Range r;
+        Range& r = Keep(t_->ranges, f, name_id);
         r.kind = kind == Cat::kCpuRange ? RangeKind::kCpu : RangeKind::kGpu;
-        r.start_ns = ts;
-        r.end_ns = ts + dur;
-        r.pid = pid;
-        r.tid = tid;
-        r.external_id = external;
-        r.name_id = name_id;
-        t_->ranges.push_back(r);
+        r.external_id = f.external;
         break;
       }
       default:
@@ -299,58 +340,146 @@ class Builder {
     }
   }
 
+  // Keeps room for the events still to come, guessed from the share of the input read so
+  // far (FRACTION_READ in (0, 1]): saves the copies and fresh pages of repeated doubling.
+  void Reserve(double fraction_read) {
+    auto grow = [&](auto& v) {
+      double expected = static_cast<double>(v.size()) / fraction_read;
+      if (static_cast<double>(v.capacity()) >= expected) return;
+      v.reserve(static_cast<std::size_t>(expected * 1.2));
+      // Transparent huge pages where the system leaves them to madvise: tens of MB are
+      // touched for the first time here, and a fault per 4 KiB page is dear on a VM.
+      const auto page = std::uintptr_t{2} << 20;
+      auto lo = (reinterpret_cast<std::uintptr_t>(v.data()) + page - 1) & ~(page - 1);
+      auto hi = reinterpret_cast<std::uintptr_t>(v.data() + v.capacity()) & ~(page - 1);
+      if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+    };
+    grow(t_->ops);
+    grow(t_->api);
+    grow(t_->ranges);
+  }
+
   void Finish() {
+    if (first_ns_ > last_ns_) first_ns_ = last_ns_ = 0;
+    t_->first_ns = first_ns_;
+    t_->last_ns = last_ns_;
     for (auto& [k, v] : skipped_) t_->skipped_by_category[k] += v;
     for (auto& [k, v] : unknown_) t_->unknown_categories[k] += v;
   }
 
  private:
+  // Appends a kept event to V with what every kind has: its span, name and (API calls and
+  // ranges) its process and thread. A GPU op's pid is the launching process, not Kineto's.
+  template <class T>
+  static T& Keep(std::vector<T>& v, const EventFields& f, std::uint32_t name_id) {
+    T& x = v.emplace_back();
+    x.start_ns = f.ts;
+    x.end_ns = f.ts + f.dur;
+    x.name_id = name_id;
+    if constexpr (!std::is_same_v<T, GpuOp>) {
+      x.pid = f.pid;
+      x.tid = f.tid;
+    }
+    return x;
+  }
+
   static std::int64_t IntOr(simdjson::ondemand::value v, std::int64_t fallback) {
+    // The common case, a plain integer of up to 18 digits, straight from the token; anything
+    // else (fractions, exponents, other types, malformed numbers) through simdjson.
+    std::string_view tok = v.raw_json_token();
+    std::size_t i = tok.size() && tok[0] == '-' ? 1 : 0, first = i;
+    std::int64_t n = 0;
+    while (i < tok.size() && i - first < 18 && tok[i] >= '0' && tok[i] <= '9')
+      n = n * 10 + (tok[i++] - '0');
+    std::size_t digits = i - first;
+    while (i < tok.size() && IsJsonSpace(tok[i])) ++i;
+    if (i == tok.size() && digits > 0 && (digits == 1 || tok[first] != '0')) return first ? -n : n;
+    std::int64_t k = 0;
+    if (!v.get_int64().get(k)) return k;
     auto type = v.type();
     if (type.error() || type.value_unsafe() != simdjson::ondemand::json_type::number)
       return fallback;
-    std::int64_t i = 0;
-    if (!v.get_int64().get(i)) return i;
     double d = 0;
     if (!v.get_double().get(d) && std::isfinite(d)) return static_cast<std::int64_t>(d);
     return fallback;
   }
   void Skip(std::string_view cat) {
+    if (last_skip_ != skipped_.end() && last_skip_->first == cat) {
+      ++last_skip_->second;
+      return;
+    }
     auto it = skipped_.find(cat);
     if (it == skipped_.end()) it = skipped_.emplace(std::string(cat), 0).first;
     ++it->second;
+    last_skip_ = it;
   }
 
   Trace* t_;
   NameTable names_;
+  std::int64_t first_ns_ = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last_ns_ = std::numeric_limits<std::int64_t>::min();
   std::map<std::string, std::int64_t, std::less<>> skipped_;
+  std::map<std::string, std::int64_t, std::less<>>::iterator last_skip_ = skipped_.end();
   std::map<std::string, std::int64_t, std::less<>> unknown_;
 };
 
-// Parses "[" + events + "]" where the brackets overwrite the bytes just around the events
-// (restored after). BUF must have SIMDJSON_PADDING readable bytes after END.
-Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder, char* begin, char* end,
+// Parses "[" + events + "]" where the brackets overwrite the bytes just around the events,
+// and a space the byte after the ']' (simdjson reads that first padding byte), restored
+// after. CAPACITY_AFTER readable bytes must follow END, at least SIMDJSON_PADDING.
+// The events are committed to BUILDER only when the whole batch has parsed: on an error
+// nothing is, so that the caller may retry the same bytes another way.
+Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder,
+                  std::vector<EventFields>& pending, char* begin, char* end,
                   std::size_t capacity_after, const std::string& label, std::uint64_t offset) {
   char saved_before = begin[-1];
-  char saved_after = *end;
+  char saved_end = end[0];
+  char saved_after = end[1];
   begin[-1] = '[';
-  *end = ']';
+  end[0] = ']';
+  end[1] = ' ';
+  pending.clear();
   Status status = OkStatus();
   try {
     simdjson::padded_string_view view(begin - 1, static_cast<std::size_t>(end - begin) + 2,
                                       static_cast<std::size_t>(end - begin) + 1 + capacity_after);
-    auto doc = parser.iterate(view);
-    for (auto element : doc.get_array()) {
-      auto obj = element.get_object();
-      builder.Event(obj.value());
-    }
+    simdjson::ondemand::document doc = parser.iterate(view);
+    for (auto element : doc.get_array())
+      Builder::Read(element.get_object(), &pending.emplace_back());
+    // Every token used: a batch cut inside an event cannot end early (OUT_OF_BOUNDS is
+    // current_location()'s way of saying "at the end").
+    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
+      throw simdjson::simdjson_error(simdjson::TRAILING_CONTENT);
   } catch (const simdjson::simdjson_error& e) {
     status = MakeError("{}: malformed trace event between bytes {} and {}: {}", label, offset,
                        offset + static_cast<std::uint64_t>(end - begin), e.what());
   }
   begin[-1] = saved_before;
-  *end = saved_after;
+  end[0] = saved_end;
+  end[1] = saved_after;
+  if (status.ok())
+    for (const auto& f : pending) builder.Commit(f);
   return status;
+}
+
+// The '}' of the last "}" "," "{" (JSON whitespace allowed between) in (BEGIN, END), or
+// nullptr. It may lie inside a string or a nested array: the parse of the batch it ends
+// tells (an unclosed string or unclosed brackets), and the caller then scans exactly.
+char* LastEventSeparator(char* begin, char* end) {
+  char* hi = end;
+  while (hi > begin + 1) {
+    auto* open =
+        static_cast<char*>(memrchr(begin + 1, '{', static_cast<std::size_t>(hi - begin - 1)));
+    if (!open) return nullptr;
+    char* q = open - 1;
+    while (q > begin && IsJsonSpace(*q)) --q;
+    if (*q == ',') {
+      --q;
+      while (q > begin && IsJsonSpace(*q)) --q;
+      if (*q == '}') return q;
+    }
+    hi = open;
+  }
+  return nullptr;
 }
 
 void ReadDeviceNames(std::string_view json, Trace* t) {
@@ -371,14 +500,17 @@ void ReadDeviceNames(std::string_view json, Trace* t) {
 }
 
 // The streaming driver over any byte source: READ(dst, n) appends up to n bytes.
+// TOTAL_BYTES, when known (0 if not), sizes the event vectors once from the first blocks.
 template <class ReadFn>
-Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t block_bytes) {
+Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t block_bytes,
+                          std::uint64_t total_bytes = 0) {
   const std::size_t kBlockBytes = block_bytes ? block_bytes : kDefaultBlockBytes;
   Trace t;
   t.path = label;
   t.format = "kineto";
   Builder builder(&t);
   simdjson::ondemand::parser parser;
+  std::vector<EventFields> pending;  // one batch's events, reused
   // One byte in front for '[', the block, and simdjson's padding behind.
   // Reads start small and double up to the block size, so that small files stay cheap.
   std::size_t read_bytes = std::min<std::size_t>(kBlockBytes, 1 << 16);
@@ -398,6 +530,9 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
       return MakeError(
           "{}: an element near byte {} is larger than {} MiB: not a Kineto trace event", label,
           consumed, kMaxEventBytes >> 20);
+    // Once 8 MiB are read of a large input, keep the vectors sized for all of it.
+    if (total_bytes > consumed && consumed >= (std::uint64_t{8} << 20))
+      builder.Reserve(static_cast<double>(consumed) / static_cast<double>(total_bytes));
     if (lo > 1) std::memmove(buf.data() + 1, buf.data() + lo, keep);
     lo = 1;
     hi = 1 + keep;
@@ -521,6 +656,23 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
         break;
       }
       case State::kEvents: {
+        // Fast path: the batch ends at the last "}, {" of the block, found backwards, and
+        // the parse of the batch checks that guess. Where it fails (the "}, {" was inside a
+        // string or a nested array, or the JSON is malformed), nothing was committed and
+        // the exact forward scan below takes the same bytes.
+        {
+          char* r = p;
+          if (*r == ',' && expect_comma) r = const_cast<char*>(SkipSpace(r + 1, end));
+          char* cut = r < end && *r == '{' ? LastEventSeparator(r, end) : nullptr;
+          if (cut && ParseBatch(parser, builder, pending, r, cut + 1,
+                                static_cast<std::size_t>(buf.data() + buf.size() - (cut + 1)),
+                                label, consumed + static_cast<std::uint64_t>(r - p))
+                         .ok()) {
+            advance(cut + 1);
+            expect_comma = true;
+            break;
+          }
+        }
         // A run of complete events "{...} , {...}" up to the first incomplete one.
         char* first = nullptr;
         char* last_end = nullptr;
@@ -555,7 +707,7 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
         if (first) {
           // Bytes between events that a parsed batch leaves behind are commas and spaces.
           std::size_t after = static_cast<std::size_t>(buf.data() + buf.size() - last_end);
-          if (auto s = ParseBatch(parser, builder, first, last_end, after, label,
+          if (auto s = ParseBatch(parser, builder, pending, first, last_end, after, label,
                                   consumed + static_cast<std::uint64_t>(first - p));
               !s.ok())
             return s.error();
@@ -579,8 +731,7 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
     }
   }
   if (!saw_events) return MakeError("{}: no traceEvents array: not a Kineto/Chrome trace", label);
-  builder.Finish();
-  ComputeExtent(&t);
+  builder.Finish();  // also the extent
   return t;
 }
 
@@ -637,7 +788,8 @@ bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
 Result<Trace> ReadKinetoTrace(const std::string& path) {
   Source src(path);
   if (auto s = src.Open(); !s.ok()) return s.error();
-  return ParseStream([&](char* dst, std::size_t n) { return src.Read(dst, n); }, path, 0);
+  return ParseStream([&](char* dst, std::size_t n) { return src.Read(dst, n); }, path, 0,
+                     src.size());
 }
 
 Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
@@ -650,7 +802,7 @@ Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
         pos += k;
         return k;
       },
-      label, block_bytes);
+      label, block_bytes, json.size());
 }
 
 }  // namespace vouch::trace

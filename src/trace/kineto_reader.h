@@ -15,7 +15,7 @@ namespace vouch::trace {
 Result<Trace> ReadKinetoTrace(const std::string& path);
 
 // The same over JSON text already in memory (tests, benchmarks). LABEL names it in errors.
-// BLOCK_BYTES (0: the default 32 MiB) is the read block; tests make it tiny to cross
+// BLOCK_BYTES (0: the default 1 MiB) is the read block; tests make it tiny to cross
 // block boundaries everywhere.
 Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
                               std::size_t block_bytes = 0);

@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "trace/test_util.h"
 
 namespace vouch::trace {
@@ -29,6 +34,138 @@ std::int64_t Count(const Trace& t, GpuOpKind k) {
   std::int64_t n = 0;
   for (const auto& o : t.ops) n += o.kind == k;
   return n;
+}
+
+// Every field of two traces, for "the same result whichever way the bytes were batched".
+void ExpectSameTrace(const Trace& a, const Trace& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.names, b.names);
+  EXPECT_EQ(a.devices, b.devices);
+  EXPECT_EQ(a.skipped_by_category, b.skipped_by_category);
+  EXPECT_EQ(a.unknown_categories, b.unknown_categories);
+  EXPECT_EQ(a.event_count, b.event_count);
+  EXPECT_EQ(a.first_ns, b.first_ns);
+  EXPECT_EQ(a.last_ns, b.last_ns);
+  auto op = [](const GpuOp& o) {
+    return std::tuple(o.start_ns, o.end_ns, o.correlation, o.stream, o.bytes, o.name_id, o.device,
+                      o.pid, o.kind);
+  };
+  auto api = [](const ApiCall& c) {
+    return std::tuple(c.start_ns, c.end_ns, c.correlation, c.pid, c.tid, c.name_id, c.kind,
+                      c.is_launch);
+  };
+  auto range = [](const Range& r) {
+    return std::tuple(r.start_ns, r.end_ns, r.pid, r.tid, r.external_id, r.name_id, r.kind);
+  };
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) EXPECT_EQ(op(a.ops[i]), op(b.ops[i])) << i;
+  ASSERT_EQ(a.api.size(), b.api.size());
+  for (std::size_t i = 0; i < a.api.size(); ++i) EXPECT_EQ(api(a.api[i]), api(b.api[i])) << i;
+  ASSERT_EQ(a.ranges.size(), b.ranges.size());
+  for (std::size_t i = 0; i < a.ranges.size(); ++i)
+    EXPECT_EQ(range(a.ranges[i]), range(b.ranges[i])) << i;
+}
+
+// Events whose strings and nested values hold what a batch end is looked for ("}, {",
+// braces, escaped quotes and backslashes), an escaped key, numbers simdjson must take
+// (1.0, 2e0, a leading zero, a string) and a block size for every byte: a batch ends
+// everywhere, and every guess at a batch end that is wrong must be caught.
+const char kTrickyBatches[] = R"({"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "k1 },{ \"},{\" {[", "pid": 0, "tid": 7, "ts": 10.5, "dur": 2.25, "args": {"correlation": 1, "stream": 7, "device": 0}},
+{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 9, "dur": 30, "args": {"Input Dims": [[1, 2], []], "list": [{"a": "},{"},{"b": 2}], "External id": 3}},
+{"ph": "X", "cat": "kernel", "name": "k2 \\", "pid": 0, "tid": 8, "ts": 13, "dur": 1, "args": {"correlation": 2, "nested": [{"x": 1},{"y": [{"z": 2}, {}]}], "stream": 8, "device": 0}},
+{"ph": "X", "c\u0061t": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1.0, "tid": 1, "ts": 9.5, "dur": 0.75, "args": {"correlation": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "1", "ts": 12.0004, "dur": 0.5, "args": {"correlation": 2e0}},
+{"ph": "X", "cat": "kernel", "name": "caf\u00e9 \"quoted\" {}", "pid": 007, "tid": 9, "ts": 15, "dur": 3, "args": {"correlation": -5, "stream": 9, "bytes": 12}},
+{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 20, "dur": 4, "args": {"bytes": 4096, "stream": 7, "device": 0}},
+{"ph": "X", "cat": "user_annotation", "name": "step}, {", "pid": 1, "tid": 1, "ts": 8, "dur": 20, "args": {"External id": 42}},
+{"ph": "X", "cat": "brand_new", "name": "x", "ts": 1, "dur": 1, "args": {"a": [{"b": "}, {"},{"c": "\\\\"}]}},
+{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "}, {"}}
+],
+"deviceProperties": [{"id": 0, "name": "GPU }, {"}]}
+)";
+
+TEST(KinetoReader, BatchEndsInsideStringsAndNestedArraysGiveExactResults) {
+  const std::string json = kTrickyBatches;
+  auto whole = ParseKinetoJson(json, "tricky.json");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  const Trace& t = *whole;
+  EXPECT_EQ(t.event_count, 10);
+  EXPECT_EQ(t.names,
+            (std::vector<std::string>{"k1 },{ \"},{\" {[", "k2 \\", "cudaLaunchKernel",
+                                      "caf\xc3\xa9 \"quoted\" {}", "Memcpy HtoD", "step}, {"}));
+  ASSERT_EQ(t.ops.size(), 4u);
+  EXPECT_EQ(t.ops[0].start_ns, 10500);
+  EXPECT_EQ(t.ops[0].end_ns, 12750);
+  EXPECT_EQ(t.ops[0].correlation, 1);
+  EXPECT_EQ(t.ops[0].stream, 7);
+  EXPECT_EQ(t.ops[0].device, 0);
+  EXPECT_EQ(t.ops[1].start_ns, 13000);
+  EXPECT_EQ(t.ops[1].correlation, 2);
+  EXPECT_EQ(t.ops[1].stream, 8);
+  EXPECT_EQ(t.ops[2].correlation, -5);
+  EXPECT_EQ(t.ops[2].stream, 9);
+  EXPECT_EQ(t.ops[2].device, -1);  // pid 007 is not a JSON number: unknown, as before
+  EXPECT_EQ(t.ops[2].bytes, 12u);
+  EXPECT_EQ(t.ops[3].kind, GpuOpKind::kMemcpy);
+  EXPECT_EQ(t.ops[3].bytes, 4096u);
+  EXPECT_EQ(t.ops[3].end_ns, 24000);
+  ASSERT_EQ(t.api.size(), 2u);
+  EXPECT_EQ(t.api[0].pid, 1);  // 1.0
+  EXPECT_EQ(t.api[0].start_ns, 9500);
+  EXPECT_EQ(t.api[0].end_ns, 10250);
+  EXPECT_TRUE(t.api[0].is_launch);
+  EXPECT_EQ(t.api[1].tid, -1);  // "1" is a string
+  EXPECT_EQ(t.api[1].start_ns, 12000);
+  EXPECT_EQ(t.api[1].correlation, 2);  // 2e0
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.ranges[0].external_id, 42);
+  EXPECT_EQ(t.ranges[0].end_ns, 28000);
+  EXPECT_EQ(t.skipped_by_category,
+            (std::map<std::string, std::int64_t>{{"(metadata)", 1}, {"cpu_op", 1}}));
+  EXPECT_EQ(t.unknown_categories, (std::map<std::string, std::int64_t>{{"brand_new", 1}}));
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0], "GPU }, {");
+  EXPECT_EQ(t.first_ns, 8000);
+  EXPECT_EQ(t.last_ns, 28000);
+  for (std::size_t block = 1; block <= json.size(); ++block) {
+    auto b = ParseKinetoJson(json, "tricky.json", block);
+    ASSERT_TRUE(b.ok()) << block << ": " << b.error().message;
+    ExpectSameTrace(t, *b, "block " + std::to_string(block));
+  }
+}
+
+TEST(KinetoReader, MalformedEventsAreErrorsWhateverTheBatching) {
+  const std::string ev =
+      R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1})";
+  const std::string stray = "{\"traceEvents\": [" + ev + "," + ev + ",," + ev + "," + ev + "]}";
+  const std::string escape =
+      "{\"traceEvents\": [" + ev + "," + ev +
+      R"(, {"ph": "X", "cat": "kernel", "name": "bad \q", "ts": 1, "dur": 1},)" + ev + "]}";
+  for (std::size_t block : {std::size_t{0}, std::size_t{5}, std::size_t{40}, std::size_t{100}}) {
+    auto s = ParseKinetoJson(stray, "stray.json", block);
+    ASSERT_FALSE(s.ok()) << block;
+    EXPECT_NE(s.error().message.find("stray ','"), std::string::npos) << s.error().message;
+    auto e = ParseKinetoJson(escape, "escape.json", block);
+    ASSERT_FALSE(e.ok()) << block;
+    EXPECT_NE(e.error().message.find("escape.json: malformed trace event"), std::string::npos)
+        << e.error().message;
+  }
+}
+
+TEST(KinetoReader, PlainFileAndGzipGiveTheSameTrace) {
+  std::string json = Gunzip(kFixture);
+  std::string plain = TempPath("same.json");
+  Spit(plain, json);
+  auto fromplain = ReadKinetoTrace(plain);
+  auto fromgz = ReadKinetoTrace(kFixture);
+  auto frommem = ParseKinetoJson(json, kFixture, 4096);
+  ASSERT_TRUE(fromplain.ok()) << fromplain.error().message;
+  ASSERT_TRUE(fromgz.ok()) << fromgz.error().message;
+  ASSERT_TRUE(frommem.ok()) << frommem.error().message;
+  ExpectSameTrace(*fromgz, *fromplain, "plain file");
+  ExpectSameTrace(*fromgz, *frommem, "4 KiB blocks");
+  std::remove(plain.c_str());
 }
 
 TEST(ParseMicrosToNs, ExactForSixteenDigits) {

@@ -397,6 +397,29 @@ std::optional<double> HeadlineRow::percent_change() const {
   return 100.0 * (b - a) / a;
 }
 
+namespace {
+
+// Pairs the rows of A and B by name (in name order): total time and COUNT of each side,
+// and the status "both", "added" (only in B) or "removed" (only in A).
+template <class Row>
+std::map<std::string, DiffRow> PairByName(const std::vector<Row>& a, const std::vector<Row>& b,
+                                          std::int64_t Row::*count) {
+  std::map<std::string, DiffRow> rows;
+  for (bool in_b : {false, true}) {
+    for (const Row& x : in_b ? b : a) {
+      DiffRow& r = rows[x.name];
+      r.name = x.name;
+      (in_b ? r.b_ns : r.a_ns) = x.total_ns;
+      (in_b ? r.b_count : r.a_count) = x.*count;
+    }
+  }
+  for (auto& [n, r] : rows)
+    r.status = r.a_count && r.b_count ? "both" : r.b_count ? "added" : "removed";
+  return rows;
+}
+
+}  // namespace
+
 Result<Diff> DiffSummaries(const Summary& a, const Summary& b,
                            std::optional<std::pair<double, double>> lengths) {
   Diff d;
@@ -440,42 +463,14 @@ Result<Diff> DiffSummaries(const Summary& a, const Summary& b,
     else
       r.growth = "shrinks";
   };
-  std::map<std::string, DiffRow> comps;
-  for (const auto& c : a.components) {
-    auto& r = comps[c.name];
-    r.name = c.name;
-    r.a_ns = c.total_ns;
-    r.a_count = c.launches;
-  }
-  for (const auto& c : b.components) {
-    auto& r = comps[c.name];
-    r.name = c.name;
-    r.b_ns = c.total_ns;
-    r.b_count = c.launches;
-  }
-  for (auto& [n, r] : comps) {
-    r.status = r.a_count && r.b_count ? "both" : r.b_count ? "added" : "removed";
+  for (auto& [n, r] : PairByName(a.components, b.components, &ComponentRow::launches)) {
     finish(r);
     d.components.push_back(r);
   }
   std::sort(d.components.begin(), d.components.end(), [](const DiffRow& x, const DiffRow& y) {
     return std::max(x.a_ns, x.b_ns) > std::max(y.a_ns, y.b_ns);
   });
-  std::map<std::string, DiffRow> kernels;
-  for (const auto& k : a.kernels) {
-    auto& r = kernels[k.name];
-    r.name = k.name;
-    r.a_ns = k.total_ns;
-    r.a_count = k.count;
-  }
-  for (const auto& k : b.kernels) {
-    auto& r = kernels[k.name];
-    r.name = k.name;
-    r.b_ns = k.total_ns;
-    r.b_count = k.count;
-  }
-  for (auto& [n, r] : kernels) {
-    r.status = r.a_count && r.b_count ? "both" : r.b_count ? "added" : "removed";
+  for (auto& [n, r] : PairByName(a.kernels, b.kernels, &KernelRow::count)) {
     if (r.status == "added") d.added.push_back(n);
     if (r.status == "removed") d.removed.push_back(n);
     finish(r);
