@@ -219,6 +219,20 @@ TEST_F(MultiGpuCli, AnIdleGpuIsJudgedPerGpuAndNamed) {
   EXPECT_TRUE(Has(check.out, "GPU 0 NVIDIA H200 (simulated) (GPU-SIMULATED-0): IDLE")) << check.out;
 }
 
+TEST_F(MultiGpuCli, AnotherJobOnAGpuTheLegCannotSeeDoesNotRefuseTheRun) {
+  fs::copy_file(kBoth, D("s.jsonl"));
+  std::ofstream(D("s.jsonl.static.json"))
+      << R"({"processes":{"0":[{"pid":4242,"name":"other-job"}]}})";
+  auto all = Vouch("run --warmup 0 --reps 1 --out a -- sleep 0.5", D("s.jsonl"));
+  EXPECT_EQ(all.rc, 1) << all.out;
+  EXPECT_TRUE(Has(all.out, "preflight refused: GPU 0 is busy: compute process 4242 (other-job)"))
+      << all.out;
+  auto one = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out o -- sleep 0.8", kFast),
+                   D("s.jsonl"), "CUDA_VISIBLE_DEVICES=1");
+  EXPECT_EQ(one.rc, 0) << one.out;
+  EXPECT_EQ(Json("o/record.json")["preflight"]["busy_processes"].size(), 0u);
+}
+
 TEST_F(MultiGpuCli, ACudaVisibleDevicesThatLeavesNoGpuIsAUsageError) {
   auto r = Vouch("run --warmup 0 --reps 1 --out r -- sleep 0.1", kBoth, "CUDA_VISIBLE_DEVICES=5");
   EXPECT_EQ(r.rc, 64) << r.out;
