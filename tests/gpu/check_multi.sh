@@ -19,15 +19,7 @@ unset CUDA_VISIBLE_DEVICES
 : > "$OUT/status.txt"
 fail=0
 [ -x "$BUSY" ] || nvcc -O3 -arch=sm_90 -o "$BUSY" tests/gpu/busy.cu || exit 1
-step() {  # step NAME WANTED_RC COMMAND...
-  local name=$1 want=$2
-  shift 2
-  local t0=$(date +%s)
-  "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
-  local rc=$?
-  printf '%-24s rc=%-3s want=%-3s %4ss  %s\n' "$name" "$rc" "$want" "$(( $(date +%s) - t0 ))" "$*" | tee -a "$OUT/status.txt"
-  [ "$rc" = "$want" ] || fail=1
-}
+. "$(dirname "$0")/common.sh"
 # Prints, per leg of a run record (or for a window), each GPU: index, UUID, PCI bus, verdict,
 # busy readings, SM clock median; and checks the expectations given as JSON.
 report() {  # report NAME PATH EXPECT_JSON

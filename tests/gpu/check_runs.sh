@@ -13,15 +13,7 @@ export VOUCH_LOCK_FILE=${VOUCH_LOCK_FILE:-/tmp/vouch-gpu-check.lock}
 : > "$OUT/status.txt"
 fail=0
 [ -x "$BUSY" ] || nvcc -O3 -arch=sm_90 -o "$BUSY" tests/gpu/busy.cu || exit 1
-step() {  # step NAME WANTED_RC COMMAND...
-  local name=$1 want=$2
-  shift 2
-  local t0=$(date +%s)
-  "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
-  local rc=$?
-  printf '%-22s rc=%-3s want=%-3s %4ss  %s\n' "$name" "$rc" "$want" "$(( $(date +%s) - t0 ))" "$*" | tee -a "$OUT/status.txt"
-  [ "$rc" = "$want" ] || fail=1
-}
+. "$(dirname "$0")/common.sh"
 W="--mode compute --seconds 4"
 step run 0 "$VOUCH" run --warmup 1 --reps 3 --out "$OUT/run" -- "$BUSY" $W
 step region_unmarked 1 "$VOUCH" run --warmup 0 --reps 1 --out "$OUT/region-unmarked" -- "$BUSY" $W --idle-before 6
