@@ -23,31 +23,18 @@ constexpr const char* kFast = "--min-busy-readings 5";
 using testing_util::Has;
 using Res = testing_util::ShellResult;
 
-class MultiGpuCli : public ::testing::Test {
+class MultiGpuCli : public testing_util::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("vouch_multi_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  std::string D(const std::string& rel = "") const { return (dir_ / rel).string(); }
   // ENV goes before the binary (e.g. CUDA_VISIBLE_DEVICES=1).
   Res Vouch(const std::string& args, const std::string& sim, const std::string& env = "") const {
     return testing_util::Shell(fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {} {}",
                                            D(), D(), sim, env, VOUCH_BINARY, args));
-  }
-  nlohmann::json Json(const std::string& rel) const {
-    std::ifstream in(D(rel));
-    return nlohmann::json::parse(in);
   }
   static std::vector<std::string> Statuses(const nlohmann::json& window) {
     std::vector<std::string> out;
     for (const auto& g : window["gpus"]) out.push_back(g["verdict"]["status"]);
     return out;
   }
-  fs::path dir_;
 };
 
 TEST_F(MultiGpuCli, DoctorShowsBothGpusAndChecksOnlyTheOnesToMeasure) {

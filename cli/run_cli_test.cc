@@ -23,30 +23,14 @@ using testing_util::Has;
 using Res = testing_util::ShellResult;
 const auto& Sh = testing_util::Shell;
 
-class RunCli : public ::testing::Test {
+class RunCli : public testing_util::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("vouch_run_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  std::string D(const std::string& rel = "") const { return (dir_ / rel).string(); }
   Res Vouch(const std::string& args, const std::string& sim = kBusy,
             const std::string& env = "") const {
     return Sh(fmt::format("cd {} && {} VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {}", D(), env, D(),
                           sim, VOUCH_BINARY, args));
   }
-  nlohmann::json Record(const std::string& rel) const {
-    std::ifstream in(D(rel) + "/record.json");
-    return nlohmann::json::parse(in);
-  }
-  void Script(const std::string& name, const std::string& body) const {
-    std::ofstream(D(name)) << "#!/bin/sh\n" << body;
-    fs::permissions(D(name), fs::perms::owner_all);
-  }
-  fs::path dir_;
+  nlohmann::json Record(const std::string& rel) const { return Json(rel + "/record.json"); }
 };
 
 constexpr const char* kFast = "--min-busy-readings 5";

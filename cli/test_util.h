@@ -1,9 +1,13 @@
 // Shared by the tests that drive the real vouch binary.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace vouch::testing_util {
@@ -31,5 +35,29 @@ inline ShellResult Shell(const std::string& script) {
 inline bool Has(const std::string& s, const std::string& what) {
   return s.find(what) != std::string::npos;
 }
+
+// A fresh scratch directory per test, named after the suite and the test, with helpers to
+// fill it and read what vouch wrote there.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           (std::string("vouch_") + info->test_suite_name() + "_" + info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  std::string D(const std::string& rel = "") const { return (dir_ / rel).string(); }
+  // An executable /bin/sh script NAME with BODY.
+  void Script(const std::string& name, const std::string& body) const {
+    std::ofstream(D(name)) << "#!/bin/sh\n" << body;
+    std::filesystem::permissions(D(name), std::filesystem::perms::owner_all);
+  }
+  nlohmann::json Json(const std::string& rel) const {
+    std::ifstream in(D(rel));
+    return nlohmann::json::parse(in);
+  }
+  std::filesystem::path dir_;
+};
 
 }  // namespace vouch::testing_util
