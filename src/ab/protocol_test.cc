@@ -26,7 +26,7 @@ struct FakeLegs {
   std::deque<LegRecord> legs;  // stable addresses
   int calls = 0;
 
-  static GpuWindow Gpu(int index, double mhz) {
+  static GpuWindow Gpu(int index, double mhz, double mean_mhz) {
     GpuWindow g;
     g.state.index = index;
     g.state.uuid = "GPU-" + std::to_string(index);
@@ -39,7 +39,7 @@ struct FakeLegs {
     g.fold.readings = 40;
     g.fold.busy_readings = 40;
     g.fold.busy_fraction = 1;
-    g.fold.sm_mhz = ClockStats{mhz, mhz, mhz, mhz};
+    g.fold.sm_mhz = ClockStats{mean_mhz, mhz, mhz, mean_mhz};
     g.fold.spread = 0;
     return g;
   }
@@ -53,8 +53,11 @@ struct FakeLegs {
     l.role = role;
     l.window.boot_id = "boot-1";
     double mhz = clock_mhz.count(arm.name) ? clock_mhz[arm.name] : 1980;
-    l.window.gpus.push_back(Gpu(0, mhz));
-    if (second_gpu_mhz.count(arm.name)) l.window.gpus.push_back(Gpu(1, second_gpu_mhz[arm.name]));
+    l.window.gpus.push_back(Gpu(0, mhz, mhz));
+    if (second_gpu_mhz.count(arm.name)) {
+      double m2 = second_gpu_mhz[arm.name];
+      l.window.gpus.push_back(Gpu(1, m2, m2 - 1));  // a mean 1 MHz below its median
+    }
     l.window.verdict.status = WindowStatus::kValid;
     double u = std::uniform_real_distribution<double>(-1, 1)(rng);
     Metric m;
@@ -140,10 +143,13 @@ TEST(AbProtocol, OrientationsFollowTheSeedAsBefore) {
       }
     }
   }
-  // Pinned: seed 1 over four blocks.
+  // Pinned: the blocks the old binary printed for seeds 1 and 9 ("blocks ABBA ABBA",
+  // "blocks BAAB ABBA" in the verdict block of `vouch ab --seed 1|9`).
   FakeLegs legs;
-  auto out = RunFake(Plan(8, 1), legs);
-  EXPECT_EQ(out.orientations, OldOrientations(1, 4));
+  auto out = RunFake(Plan(4, 1), legs);
+  EXPECT_EQ(out.orientations, (std::vector<std::string>{"ABBA", "ABBA"}));
+  FakeLegs legs9;
+  EXPECT_EQ(RunFake(Plan(4, 9), legs9).orientations, (std::vector<std::string>{"BAAB", "ABBA"}));
   EXPECT_EQ(AbPlannedLegs(Plan(8, 1)), 18);
 }
 
@@ -456,21 +462,24 @@ TEST(AbProtocol, TwoGpusArePacedByTheSlowerGpusMeanClock) {
   legs.second_gpu_mhz = {{"A", 1960}, {"B", 1950}};  // 0.5 % apart: still paired
   auto out = RunFake(Plan(8, 3), legs);
   ASSERT_EQ(out.pairs_used, 8u) << (out.refused.empty() ? "" : out.refused[0]);
+  // The pairs carry the slower GPU's mean (its median is 1 MHz higher).
   for (const auto& p : out.pairs) {
-    EXPECT_DOUBLE_EQ(p.clock_a, 1960);
-    EXPECT_DOUBLE_EQ(p.clock_b, 1950);
+    EXPECT_DOUBLE_EQ(p.clock_a, 1959);
+    EXPECT_DOUBLE_EQ(p.clock_b, 1949);
   }
-  EXPECT_DOUBLE_EQ(out.clock_a.mean_mhz, 1960);
+  EXPECT_DOUBLE_EQ(out.clock_a.mean_mhz, 1959);
+  EXPECT_DOUBLE_EQ(out.clock_a.median_mhz, 1960);
+  EXPECT_DOUBLE_EQ(out.clock_b.mean_mhz, 1949);
   EXPECT_DOUBLE_EQ(out.clock_b.median_mhz, 1950);
   ASSERT_TRUE(out.comparison.clock_explained_log);
-  EXPECT_NEAR(*out.comparison.clock_explained_log, Log(1950.0 / 1960.0), 1e-12);
-  // Every pair's normalised d is its d less ln(1950/1960): the means differ by exactly that.
+  EXPECT_NEAR(*out.comparison.clock_explained_log, Log(1949.0 / 1959.0), 1e-12);
+  // Every pair's normalised d is its d less ln(1949/1959): the means differ by exactly that.
   ASSERT_TRUE(out.comparison.plain.interval && out.comparison.clock_normalised.interval);
   EXPECT_NEAR(
       out.comparison.clock_normalised.interval->mean_log - out.comparison.plain.interval->mean_log,
-      -Log(1950.0 / 1960.0), 1e-12);
+      -Log(1949.0 / 1959.0), 1e-12);
   EXPECT_NEAR(out.comparison.clock_normalised.interval->Ratio(),
-              out.decision.interval->Ratio() * 1960.0 / 1950.0, 1e-9);
+              out.decision.interval->Ratio() * 1959.0 / 1949.0, 1e-9);
 }
 
 TEST(AbProtocol, CommandWordsSplitLikeBefore) {
