@@ -1,0 +1,268 @@
+#include "ab/protocol.h"
+
+#include <fmt/format.h>
+
+#include <random>
+#include <utility>
+
+#include "clock/window.h"
+
+namespace vouch {
+
+Result<std::vector<std::string>> CommandWords(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool any = false;
+  char quote = 0;
+  for (char c : s) {
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      any = true;
+    } else if (c == ' ' || c == '\t') {
+      if (any || !cur.empty()) out.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (quote) return MakeError("unbalanced quote in '{}'", s);
+  if (any || !cur.empty()) out.push_back(cur);
+  return out;
+}
+
+int AbMeasuredBlocks(const AbPlan& plan) {
+  return plan.max_pairs ? (*plan.max_pairs + 1) / 2 : (plan.pairs + 1) / 2;
+}
+int AbCalibrationBlocks(const AbPlan& plan) { return (plan.calibrate + 1) / 2; }
+int AbPlannedLegs(const AbPlan& plan) {
+  return 2 * plan.warmup + 4 * AbCalibrationBlocks(plan) + 4 * AbMeasuredBlocks(plan);
+}
+
+namespace {
+
+MetricDirection Direction(Better b) {
+  return b == Better::kLower ? MetricDirection::kLowerIsBetter : MetricDirection::kHigherIsBetter;
+}
+
+// Over several GPUs, the slowest busy GPU's clock paces the leg (clock/window.h).
+double MeanClock(const LegRecord& l) { return PacingClockMean(l.window).value_or(0); }
+
+// The pair of legs IA (arm A's side) and IB: both legs valid, the headline in both, and
+// every pairing rule holding (or waived).
+AbPairResult Judge(const std::vector<LegRecord>& legs, int ia, int ib, const std::string& headline,
+                   const Policy& policy, bool cross_boot) {
+  const auto& la = legs[static_cast<size_t>(ia)];
+  const auto& lb = legs[static_cast<size_t>(ib)];
+  AbPairResult p;
+  p.a_leg = ia;
+  p.b_leg = ib;
+  std::vector<std::string> why;
+  if (!la.valid)
+    why.push_back(fmt::format("leg {} (A) invalid: {}", ia, fmt::join(la.reasons, "; ")));
+  if (!lb.valid)
+    why.push_back(fmt::format("leg {} (B) invalid: {}", ib, fmt::join(lb.reasons, "; ")));
+  const Metric* ma = FindMetric(la.metrics, headline);
+  const Metric* mb = FindMetric(lb.metrics, headline);
+  if (la.valid && !ma) why.push_back(fmt::format("leg {} has no '{}'", ia, headline));
+  if (lb.valid && !mb) why.push_back(fmt::format("leg {} has no '{}'", ib, headline));
+  if (why.empty()) {
+    auto pv = PairWindows(la.window, lb.window, policy, cross_boot);
+    if (!pv.paired)
+      for (const auto& r : pv.rules)
+        if (!r.pass && !r.waived)
+          why.push_back(fmt::format("pairing rule '{}' failed: A {} / B {}", r.rule, r.a, r.b));
+  }
+  if (!why.empty()) {
+    p.reason = fmt::format("pair of legs {} and {}: {}", ia, ib, fmt::join(why, "; "));
+    return p;
+  }
+  p.valid = true;
+  p.a = ma->value;
+  p.b = mb->value;
+  p.clock_a = MeanClock(la);
+  p.clock_b = MeanClock(lb);
+  return p;
+}
+
+ArmClock ClockOf(const std::vector<LegRecord>& legs, const std::string& arm) {
+  std::vector<double> med, mean;
+  for (const auto& l : legs)
+    if (l.arm == arm && l.role == "measured" && l.valid && PacingClockMedian(l.window) &&
+        PacingClockMean(l.window)) {
+      med.push_back(*PacingClockMedian(l.window));
+      mean.push_back(*PacingClockMean(l.window));
+    }
+  double m1 = 0, m2 = 0;
+  for (double x : med) m1 += x;
+  for (double x : mean) m2 += x;
+  return {med.empty() ? 0 : m1 / static_cast<double>(med.size()),
+          mean.empty() ? 0 : m2 / static_cast<double>(mean.size())};
+}
+
+// The protocol's state while it runs: the legs so far and the orientation generator.
+class Protocol {
+ public:
+  Protocol(const AbPlan& plan, const LegRunner& run_leg, AbOutcome& out)
+      : plan_(plan), run_leg_(run_leg), out_(out), rng_(plan.seed) {
+    out_.headline = plan.headline;
+  }
+
+  // Runs one leg; false when the protocol must stop.
+  bool Leg(const Arm& arm, const char* role) {
+    LegStep step = run_leg_(arm, role);
+    if (step.leg) out_.legs.push_back(*step.leg);
+    return step.leg && !step.stop;
+  }
+
+  // One block: two pairs in ABBA or BAAB order. False when it must stop (then unjudged).
+  bool Block(const Arm& x, const Arm& y, std::vector<AbPairResult>& pairs, const char* role) {
+    bool abba = (rng_() & 1) == 0;
+    out_.orientations.push_back(abba ? "ABBA" : "BAAB");
+    const Arm* order[4] = {&x, &y, &y, &x};
+    if (!abba) order[0] = &y, order[1] = &x, order[2] = &x, order[3] = &y;
+    int first = static_cast<int>(out_.legs.size());
+    for (const Arm* arm : order)
+      if (!Leg(*arm, role)) return false;
+    for (int k = first; k < first + 4; ++k) DetectHeadline(out_.legs[static_cast<size_t>(k)]);
+    int ia1 = abba ? first : first + 1, ib1 = abba ? first + 1 : first;
+    int ia2 = abba ? first + 3 : first + 2, ib2 = abba ? first + 2 : first + 3;
+    pairs.push_back(
+        Judge(out_.legs, ia1, ib1, out_.headline, plan_.policy, plan_.allow_cross_boot));
+    pairs.push_back(
+        Judge(out_.legs, ia2, ib2, out_.headline, plan_.policy, plan_.allow_cross_boot));
+    return true;
+  }
+
+ private:
+  // Without --headline, the first leg with exactly one user metric (not text, not vouch.*)
+  // names it, once.
+  void DetectHeadline(const LegRecord& l) {
+    if (!out_.headline.empty()) return;
+    std::vector<std::string> user;
+    for (const auto& m : l.metrics)
+      if (!m.text && m.name.rfind("vouch.", 0) != 0) user.push_back(m.name);
+    if (user.size() == 1) out_.headline = user[0];
+  }
+
+  const AbPlan& plan_;
+  const LegRunner& run_leg_;
+  AbOutcome& out_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg, const LookObserver& on_look) {
+  AbOutcome out;
+  Protocol proto(plan, run_leg, out);
+  const int blocks = AbMeasuredBlocks(plan);
+  const int cal_blocks = AbCalibrationBlocks(plan);
+  out.sequential = plan.max_pairs.has_value();
+  NoiseBand band = plan.calibrate > 0 ? NoiseBand{} : plan.band;
+
+  bool go = true;
+  for (int i = 0; go && i < plan.warmup; ++i)
+    go = proto.Leg(plan.a, "warmup") && proto.Leg(plan.b, "warmup");
+  // A/A calibration with arm A on both sides (same protocol).
+  Arm a2 = plan.a;
+  a2.name = plan.a.name + "'";
+  for (int i = 0; go && i < cal_blocks; ++i)
+    go = proto.Block(plan.a, a2, out.calibration, "calibration");
+  if (go && plan.calibrate > 0) {
+    std::vector<double> aa;
+    for (const auto& p : out.calibration)
+      if (p.valid) {
+        auto d = PairLogRatio(p.a, p.b, MetricDirection::kHigherIsBetter);
+        if (d) aa.push_back(*d);
+      }
+    auto nb = NoiseBandFromCalibration(aa);
+    if (!nb) {
+      out.end = AbOutcome::End::kCalibrationFailed;
+      out.error = fmt::format("calibration gave {} valid A/A pairs of {}: too few for a band",
+                              aa.size(), out.calibration.size());
+      return out;
+    }
+    band = *nb;
+  }
+
+  std::optional<SequentialDesign> design;
+  AbOptions ab_opts;
+  ab_opts.confidence = plan.confidence;
+  if (plan.max_pairs) {
+    SequentialPlan sp;
+    sp.max_pairs = static_cast<size_t>(blocks * 2);
+    sp.confidence = plan.confidence;
+    design = MakeSequentialDesign(sp);
+    if (!design) {
+      out.end = AbOutcome::End::kDesignFailed;
+      out.error = "cannot build the sequential design";
+      return out;
+    }
+  }
+  bool stopped_by_runner = !go;
+  std::vector<AbPairResult>& res = out.pairs;
+  for (int i = 0; go && i < blocks; ++i) {
+    go = proto.Block(plan.a, plan.b, res, "measured");
+    if (!go) stopped_by_runner = true;
+    if (!go || !design || out.headline.empty()) continue;
+    size_t done_pairs = res.size();
+    while (out.looks < design->look_pairs.size() && done_pairs >= design->look_pairs[out.looks]) {
+      ++out.looks;
+      std::vector<double> d;
+      std::vector<std::string> bad;
+      for (const auto& p : res) {
+        if (!p.valid) {
+          bad.push_back(p.reason);
+          continue;
+        }
+        const Metric* m = FindMetric(out.legs[static_cast<size_t>(p.a_leg)].metrics, out.headline);
+        auto x = PairLogRatio(p.a, p.b, Direction(m->better));
+        if (x) d.push_back(*x);
+      }
+      out.last_step = SequentialLook(d, out.looks, *design, band, bad);
+      if (on_look) on_look(out.looks, done_pairs, out.last_step);
+      if (out.last_step && out.last_step->stop) go = false;
+    }
+    if (out.last_step && out.last_step->stop) break;
+  }
+  out.end = stopped_by_runner ? AbOutcome::End::kStopped : AbOutcome::End::kCompleted;
+  out.band = band;
+
+  // The verdict, plain and clock-normalised.
+  std::vector<AbPair> used;
+  for (const auto& p : res) {
+    if (!p.valid) {
+      out.refused.push_back(p.reason);
+      continue;
+    }
+    used.push_back({p.a, p.b, p.clock_a, p.clock_b});
+    const Metric* m = FindMetric(out.legs[static_cast<size_t>(p.a_leg)].metrics, out.headline);
+    if (m) out.better = m->better;
+  }
+  out.pairs_used = used.size();
+  std::vector<std::string> setup_reasons = out.refused;
+  if (out.headline.empty())
+    setup_reasons.push_back("no headline metric: give --headline NAME (and --metric)");
+  if (out.better == Better::kNone)
+    setup_reasons.push_back(
+        fmt::format("metric '{}' has no direction (higher or lower is better)", out.headline));
+  out.comparison = CompareArms(used, Direction(out.better), band, ab_opts, setup_reasons);
+  out.decision = out.comparison.plain;
+  if (design && out.last_step) {
+    out.decision = out.last_step->decision;  // the sequential look's verdict at its corrected level
+  }
+  if (out.headline.empty() || out.better == Better::kNone)
+    out.decision.verdict = AbVerdict::kRefused;
+
+  out.clock_a = ClockOf(out.legs, plan.a.name);
+  out.clock_b = ClockOf(out.legs, plan.b.name);
+  return out;
+}
+
+}  // namespace vouch

@@ -1,0 +1,141 @@
+// The reports of an A/B outcome: the verdict JSON, the text block and the Markdown block.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "ab/protocol.h"
+#include "util/strings.h"
+
+namespace vouch {
+namespace {
+
+nlohmann::json DecisionJson(const AbDecision& d) {
+  nlohmann::json j = {
+      {"verdict", ToString(d.verdict)},
+      {"reasons", d.reasons},
+      {"valid_pairs", d.valid_pairs},
+      {"band_pct", d.band.Percent()},
+      {"band_source", d.band.source == NoiseBand::Source::kCalibrated ? "calibrated" : "given"},
+      {"sign_count",
+       {{"favour_b", d.signs.favour_b},
+        {"favour_a", d.signs.favour_a},
+        {"ties", d.signs.ties},
+        {"p", d.signs.p_two_sided}}}};
+  if (d.interval)
+    j["ratio"] = {{"mean", d.interval->Ratio()},    {"lo", d.interval->RatioLo()},
+                  {"hi", d.interval->RatioHi()},    {"confidence", d.interval->confidence},
+                  {"t_p", d.interval->p_two_sided}, {"sd_log", d.interval->sd_log}};
+  if (d.wilcoxon)
+    j["wilcoxon"] = {{"p", d.wilcoxon->p_two_sided},
+                     {"method", ToString(d.wilcoxon->method)},
+                     {"w_plus", d.wilcoxon->w_plus},
+                     {"w_minus", d.wilcoxon->w_minus}};
+  if (d.further_pairs) j["further_pairs"] = *d.further_pairs;
+  return j;
+}
+
+std::string RatioText(const AbDecision& d) {
+  if (!d.interval) return "n/a";
+  return fmt::format("{:.4f} ({:.0f} % CI {:.4f} .. {:.4f})", d.interval->Ratio(),
+                     100 * d.interval->confidence, d.interval->RatioLo(), d.interval->RatioHi());
+}
+
+}  // namespace
+
+std::string RenderLookLine(std::size_t look, std::size_t pairs,
+                           const std::optional<SequentialStep>& step) {
+  return fmt::format("look {} after {} pairs: {}\n", look, pairs,
+                     step ? std::string(ToString(step->decision.verdict)) : "n/a");
+}
+
+nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
+                             const std::vector<std::string>& caveats) {
+  const AbDecision& decision = o.decision;
+  const AbComparison& cmp = o.comparison;
+  nlohmann::json v = {
+      {"verdict", ToString(decision.verdict)},
+      {"headline", o.headline},
+      {"better", BetterName(o.better)},
+      {"arms", {{"A", plan.a.name}, {"B", plan.b.name}}},
+      {"pairs_used", o.pairs_used},
+      {"pairs_refused", o.refused.size()},
+      {"refused_pairs", o.refused},
+      {"seed", plan.seed},
+      {"orientations", o.orientations},
+      {"mode", o.sequential ? "sequential" : "fixed"},
+      {"decision", DecisionJson(decision)},
+      {"clock_normalised", DecisionJson(cmp.clock_normalised)},
+      {"clock_explained_pct", cmp.clock_explained_log
+                                  ? nlohmann::json(100 * (std::exp(*cmp.clock_explained_log) - 1))
+                                  : nlohmann::json()},
+      {"sm_clock",
+       {{"A", {{"median_mhz", o.clock_a.median_mhz}, {"mean_mhz", o.clock_a.mean_mhz}}},
+        {"B", {{"median_mhz", o.clock_b.median_mhz}, {"mean_mhz", o.clock_b.mean_mhz}}}}},
+      {"caveats", caveats}};
+  if (o.sequential && o.last_step)
+    v["sequential"] = {{"looks", o.looks}, {"nominal_confidence", o.last_step->nominal_confidence}};
+  return v;
+}
+
+std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportContext& context) {
+  const AbDecision& decision = o.decision;
+  const AbComparison& cmp = o.comparison;
+  const Arm& a = plan.a;
+  const Arm& b = plan.b;
+  std::string text;
+  text += fmt::format("A/B verdict: {}\n", ToString(decision.verdict));
+  if (context.simulated) text += "  (SIMULATED DEVICE: clocks are a replay)\n";
+  text += fmt::format("  headline  {} ({} is better)\n", o.headline.empty() ? "?" : o.headline,
+                      BetterName(o.better));
+  text +=
+      fmt::format("  arms      A = {}: {}{}\n            B = {}: {}{}\n", a.name, ShellJoin(a.argv),
+                  context.a_env.empty() ? "" : fmt::format(" [{}]", fmt::join(context.a_env, " ")),
+                  b.name, ShellJoin(b.argv),
+                  context.b_env.empty() ? "" : fmt::format(" [{}]", fmt::join(context.b_env, " ")));
+  text += fmt::format("  pairs     {} used, {} refused ({} mode, seed {}, blocks {})\n",
+                      o.pairs_used, o.refused.size(), o.sequential ? "sequential" : "fixed",
+                      plan.seed, fmt::join(o.orientations, " "));
+  text += fmt::format("  ratio B/A {}\n", RatioText(decision));
+  text += fmt::format("  clock-normalised ratio {}{}\n", RatioText(cmp.clock_normalised),
+                      cmp.clock_explained_log
+                          ? fmt::format("; the clock explains {:+.3f} %",
+                                        100 * (std::exp(*cmp.clock_explained_log) - 1))
+                          : "");
+  text +=
+      fmt::format("  band      +/- {:.3f} % ({})\n", decision.band.Percent(),
+                  decision.band.source == NoiseBand::Source::kCalibrated
+                      ? fmt::format("calibrated from {} A/A pairs", decision.band.calibration_pairs)
+                      : std::string("given"));
+  if (decision.wilcoxon)
+    text += fmt::format("  Wilcoxon signed-rank p = {:.4g} ({}); paired t p = {:.4g}\n",
+                        decision.wilcoxon->p_two_sided, ToString(decision.wilcoxon->method),
+                        decision.interval ? decision.interval->p_two_sided : 1.0);
+  text +=
+      fmt::format("  sign count {} of {} pairs favour B (p = {:.4g})\n", decision.signs.favour_b,
+                  decision.signs.favour_a + decision.signs.favour_b + decision.signs.ties,
+                  decision.signs.p_two_sided);
+  text += fmt::format(
+      "  SM clock  A median {:.0f} mean {:.1f} MHz; B median {:.0f} mean {:.1f} MHz\n",
+      o.clock_a.median_mhz, o.clock_a.mean_mhz, o.clock_b.median_mhz, o.clock_b.mean_mhz);
+  if (decision.further_pairs)
+    text += fmt::format("  about {} more pairs would likely decide it\n", *decision.further_pairs);
+  for (const auto& r : decision.reasons) text += fmt::format("  - {}\n", r);
+  for (const auto& c : context.caveats) text += fmt::format("  caveat: {}\n", c);
+  return text;
+}
+
+std::string RenderAbMarkdown(const AbOutcome& o, const std::vector<std::string>& caveats) {
+  const AbDecision& decision = o.decision;
+  std::string md = fmt::format(
+      "### vouch A/B: **{}**\n\n| | |\n|---|---|\n| headline | `{}` ({} is better) |\n"
+      "| pairs | {} used, {} refused |\n| ratio B/A | {} |\n| clock-normalised | {} |\n"
+      "| band | ±{:.3f} % |\n| SM clock A / B (mean) | {:.1f} / {:.1f} MHz |\n",
+      ToString(decision.verdict), o.headline, BetterName(o.better), o.pairs_used, o.refused.size(),
+      RatioText(decision), RatioText(o.comparison.clock_normalised), decision.band.Percent(),
+      o.clock_a.mean_mhz, o.clock_b.mean_mhz);
+  for (const auto& c : caveats) md += fmt::format("\n- caveat: {}", c);
+  md += "\n";
+  return md;
+}
+
+}  // namespace vouch
