@@ -20,14 +20,10 @@ const std::string kBusy = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy.jsonl
 using testing_util::Has;
 using Res = testing_util::ShellResult;
 
-class AbCli : public ::testing::Test {
+class AbCli : public testing_util::ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("vouch_ab_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    ScratchDirTest::SetUp();
     fs::copy_file(kBusy, D("sim.jsonl"));
     std::ofstream(D("sim.jsonl.static.json")) << R"({"control_file":"control.json"})";
     std::ofstream(D("control.json")) << "{}";
@@ -45,11 +41,6 @@ class AbCli : public ::testing::Test {
            "s\\\",\\\"better\\\":\\\"higher\\\"}\" "
            ">> \"$VOUCH_METRICS\"\n");
   }
-  std::string D(const std::string& rel = "") const { return (dir_ / rel).string(); }
-  void Script(const std::string& name, const std::string& body) const {
-    std::ofstream(D(name)) << "#!/bin/sh\n" << body;
-    fs::permissions(D(name), fs::perms::owner_all);
-  }
   Res Vouch(const std::string& args) const {
     return testing_util::Shell(
         fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} ab --min-busy-readings 5 {}",
@@ -59,7 +50,6 @@ class AbCli : public ::testing::Test {
     std::ifstream in(D(rel) + "/record.json");
     return nlohmann::json::parse(in)["extra"]["verdict"];
   }
-  fs::path dir_;
 };
 
 TEST_F(AbCli, PlantedFivePercentIsFoundInTheRightDirection) {
@@ -166,6 +156,14 @@ TEST_F(AbCli, SequentialModeStopsEarlyOnAClearEffect) {
   EXPECT_EQ(v["mode"], "sequential");
   EXPECT_LT(v["pairs_used"].get<int>(), 16)
       << "a 10 % effect at 0.2 % noise must stop at an early look";
+  // Stopping early is how the design completes, not a failure.
+  std::ifstream in(D("r/record.json"));
+  auto rec = nlohmann::json::parse(in);
+  EXPECT_EQ(rec["status"], "complete") << rec["missing"].dump();
+  EXPECT_TRUE(rec["missing"].empty());
+  EXPECT_EQ(rec["planned_legs"].get<size_t>(), rec["legs"].size());
+  EXPECT_NE(rec["extra"]["stopped_early"].get<std::string>().find("planned legs were not needed"),
+            std::string::npos);
 }
 
 }  // namespace

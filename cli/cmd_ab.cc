@@ -183,6 +183,15 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   }
   if (out.end == AbOutcome::End::kDesignFailed) return say(out.error), kExitError;
 
+  if (out.completed() && out.last_step && out.last_step->stop) {
+    // A sequential look decided before the last block: the legs not run were never needed.
+    int run = static_cast<int>(ctx.record.legs.size());
+    ctx.record.extra["stopped_early"] = fmt::format(
+        "the sequential design decided at look {} after {} pairs; {} of {} planned legs were not "
+        "needed",
+        out.looks, out.pairs.size(), ctx.record.planned_legs - run, ctx.record.planned_legs);
+    ctx.record.planned_legs = run;
+  }
   nlohmann::json v = AbVerdictJson(plan, out, ctx.record.caveats);
   ctx.record.extra["verdict"] = v;
   int rc = FinishRun(ctx, false);
