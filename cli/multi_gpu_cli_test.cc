@@ -154,6 +154,11 @@ TEST_F(MultiGpuCli, ALegLimitedToGpu1SamplesGpu1) {
     EXPECT_EQ(w["gpus"][0]["static"]["uuid"], "GPU-SIMULATED-1");
     EXPECT_EQ(w["gpu_source"], "CUDA_VISIBLE_DEVICES=1");
     EXPECT_EQ(rec["environment"]["variables"]["CUDA_VISIBLE_DEVICES"], "1");
+    EXPECT_EQ(
+        rec["recipe"]["reproduce"].get<std::string>().rfind("CUDA_VISIBLE_DEVICES=1 vouch run ", 0),
+        0u)
+        << rec["recipe"]["reproduce"];
+    EXPECT_TRUE(Has(r.out, "GPUs sampled: 1 (CUDA_VISIBLE_DEVICES=1)")) << r.out;
   }
   // The same through the leg's own environment, and by full UUID.
   auto e = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out e --env "

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "util/fs.h"
@@ -154,6 +155,8 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   RunRecord& r = ctx->record;
   r.kind = kind;
   r.vouch_argv = vouch_argv;
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
+    if (const char* v = std::getenv(name)) r.reproduce_env.emplace_back(name, v);
   r.arms = std::move(arms);
   r.started_unix_s = UnixNowSeconds();
   r.policy = f.policy.Apply(Policy{});

@@ -24,3 +24,10 @@ out=$(mktemp -d)
 VOUCH_SIM_START=23.3 $V --sim "$S" --lock-file "$out/lock" clock sample --out "$out/window" -- sleep 3.5 \
   || echo "(exit $?)"
 echo "evidence written under $out/window (samples.jsonl, window.json, stdout.txt, stderr.txt)"
+say "5) two simulated GPUs, GPU 0 idle: the leg names both (CUDA_VISIBLE_DEVICES=0,1), so it is refused and the reason says which GPU (exit 1)"
+X=tests/data/sim/h200x2_gpu0_idle.jsonl
+CUDA_VISIBLE_DEVICES=0,1 $V --sim "$X" --lock-file "$out/lock" run --warmup 0 --reps 1 \
+  --out "$out/two-gpus" -- sleep 3.5 || echo "(exit $?)"
+say "6) the same leg limited to GPU 1 (CUDA_VISIBLE_DEVICES=1): one window, on GPU 1, valid (exit 0)"
+CUDA_VISIBLE_DEVICES=1 $V --sim "$X" --lock-file "$out/lock" run --warmup 0 --reps 1 \
+  --out "$out/gpu1" -- sleep 3.5 || echo "(exit $?)"

@@ -233,8 +233,12 @@ nlohmann::json ToJson(const RunRecord& r) {
       ++measured;
       valid += l.valid;
     }
+  std::string reproduce;  // NAME=VALUE ... vouch ARGS, as a shell would read it
+  for (const auto& [k, v] : r.reproduce_env)
+    reproduce += k + "=" + (IsSecretName(k) ? std::string("<redacted>") : ShellQuote(v)) + " ";
   std::vector<std::string> argv = {"vouch"};
   for (const auto& a : r.vouch_argv) argv.push_back(RedactArg(a));
+  reproduce += ShellJoin(argv);
   return {{"schema", "vouch.record"},
           {"schema_version", kRecordSchemaVersion},
           {"kind", r.kind},
@@ -243,7 +247,7 @@ nlohmann::json ToJson(const RunRecord& r) {
           {"started", IsoTimeUtc(r.started_unix_s)},
           {"started_unix_s", r.started_unix_s},
           {"ended_unix_s", r.ended_unix_s},
-          {"recipe", {{"arms", arms}, {"reproduce", ShellJoin(argv)}}},
+          {"recipe", {{"arms", arms}, {"reproduce", reproduce}}},
           {"revisions", r.revisions},
           {"artifacts", r.artifacts},
           {"environment", r.environment},
@@ -464,6 +468,14 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                      rec.value("measured_legs", 0));
   for (const auto& m : rec.value("missing", std::vector<std::string>{}))
     out += fmt::format("  missing: {}\n", m);
+  if (env.contains("gpu_selection") && env["gpu_selection"].is_object())
+    out += fmt::format(
+        "GPUs sampled: {} ({})\n",
+        env["gpu_selection"].value("gpus", std::vector<int>{}).empty()
+            ? std::string("?")
+            : fmt::format("{}",
+                          fmt::join(env["gpu_selection"].value("gpus", std::vector<int>{}), ",")),
+        env["gpu_selection"].value("source", ""));
   out += "legs:\n";
   for (const auto& l : rec["legs"]) {
     std::string clock = "";

@@ -29,6 +29,9 @@ Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_
 struct RunRecord {
   std::string kind = "run";             // run | baseline | gate | ab
   std::vector<std::string> vouch_argv;  // as typed (secrets redacted), for the reproduce line
+  // Variables of vouch's own environment that change what it does (CUDA_VISIBLE_DEVICES
+  // chooses the GPUs), written before the command in the reproduce line.
+  std::vector<std::pair<std::string, std::string>> reproduce_env;
   std::vector<Arm> arms;
   std::vector<LegRecord> legs;
   int planned_legs = 0;
