@@ -64,6 +64,11 @@ TEST_F(AbCli, PlantedFivePercentIsFoundInTheRightDirection) {
   EXPECT_NEAR(v["decision"]["ratio"]["mean"].get<double>(), 1.05, 0.005);
   EXPECT_EQ(v["seed"], 1);
   EXPECT_TRUE(fs::exists(D("pr.md")));
+  auto show = testing_util::Shell(fmt::format("{} show {}", VOUCH_BINARY, D("r")));
+  EXPECT_EQ(show.rc, 0) << show.out;
+  EXPECT_TRUE(Has(show.out, "A/B verdict: B faster (headline tok_s, higher is better)"))
+      << show.out;
+  EXPECT_TRUE(Has(show.out, "pairs 4 used, 0 refused")) << show.out;
   auto slower = Vouch(
       "--a-env SPEED=105 --b-env SPEED=100 --pairs 4 --seed 2 --band 1 --out s --fail-on slower -- "
       "./leg.sh");

@@ -50,7 +50,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                  "the metric the verdict is about (default: the only user metric)");
   app.add_option("--pairs", pairs,
                  "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
-      ->check(CLI::Range(2, 10000));
+      ->check(CLI::Range(static_cast<int>(kDefaultMinPairs), 10000));
   app.add_option("--max-pairs", max_pairs,
                  "sequential mode: decide after each block, at most this many pairs")
       ->check(CLI::Range(4, 1000));

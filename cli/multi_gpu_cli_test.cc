@@ -243,7 +243,7 @@ TEST_F(MultiGpuCli, ACudaVisibleDevicesThatLeavesNoGpuIsAUsageError) {
 
 TEST_F(MultiGpuCli, AbArmsOnDifferentGpusAreRefusedBeforeAnyLeg) {
   auto r = Vouch(
-      "ab --a-env CUDA_VISIBLE_DEVICES=0 --b-env CUDA_VISIBLE_DEVICES=1 --pairs 2 "
+      "ab --a-env CUDA_VISIBLE_DEVICES=0 --b-env CUDA_VISIBLE_DEVICES=1 --pairs 4 "
       "--out r -- sleep 0.1",
       kBoth);
   EXPECT_EQ(r.rc, 3) << r.out;

@@ -518,6 +518,28 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                          s.value("n", 0));
     }
   }
+  // An A/B record: its verdict, as vouch ab printed it in short.
+  if (rec.contains("extra") && rec["extra"].is_object() && rec["extra"].contains("verdict") &&
+      rec["extra"]["verdict"].is_object()) {
+    try {
+      const auto& v = rec["extra"]["verdict"];
+      out += fmt::format("A/B verdict: {} (headline {}, {} is better)\n", v.value("verdict", "?"),
+                         v.value("headline", "?"), v.value("better", "?"));
+      const nlohmann::json d = v.value("decision", nlohmann::json::object());
+      const nlohmann::json ratio = d.value("ratio", nlohmann::json::object());
+      if (ratio.is_object() && ratio.contains("mean"))
+        out += fmt::format("  ratio B/A {:.4f} ({:.0f} % CI {:.4f} .. {:.4f})\n",
+                           ratio.value("mean", 0.0), 100 * ratio.value("confidence", 0.0),
+                           ratio.value("lo", 0.0), ratio.value("hi", 0.0));
+      out += fmt::format("  pairs {} used, {} refused; band +/- {:.3f} % ({})\n",
+                         v.value("pairs_used", 0), v.value("pairs_refused", 0),
+                         d.value("band_pct", 0.0), d.value("band_source", "?"));
+      for (const auto& r : d.value("reasons", std::vector<std::string>{}))
+        out += fmt::format("  - {}\n", r);
+    } catch (const nlohmann::json::exception& e) {
+      out += fmt::format("A/B verdict: unreadable ({})\n", e.what());
+    }
+  }
   for (const auto& v : rec["expectation_violations"])
     out += fmt::format("VIOLATION: {}\n", v.value("message", ""));
   for (const auto& c : rec.value("caveats", std::vector<std::string>{}))
