@@ -5,11 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# VOUCH_TESTS=ON explicitly: the quick start configures the same build tree without tests,
+# and a cached OFF would leave nothing to run. --no-tests=error makes that loud anyway.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOUCH_TESTS=ON >/dev/null
 ninja -C build
-ctest --test-dir build --output-on-failure -j "$jobs"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOUCH_SANITIZE=ON >/dev/null
+ctest --test-dir build --output-on-failure --no-tests=error -j "$jobs"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOUCH_SANITIZE=ON -DVOUCH_TESTS=ON >/dev/null
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$jobs"
 echo "all tests passed (normal and ASan+UBSan builds)"
