@@ -48,6 +48,12 @@ TEST(Cli, HelpListsCommandsAndTyposGetASuggestion) {
   auto c = Vouch("help clock sample");
   EXPECT_EQ(c.rc, 0);
   EXPECT_TRUE(Has(c.out, "--lock-clocks"));
+  auto late = Vouch("doctor --sim x.jsonl");
+  EXPECT_EQ(late.rc, 64);
+  EXPECT_TRUE(Has(late.out,
+                  "--sim and --lock-file are global options: put them before the "
+                  "command (vouch --sim FILE doctor ...)"))
+      << late.out;
   auto t = Vouch("doctr");
   EXPECT_EQ(t.rc, 64);
   EXPECT_TRUE(Has(t.out, "did you mean 'doctor'")) << t.out;
