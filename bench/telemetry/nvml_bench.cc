@@ -58,6 +58,22 @@ nlohmann::json PeriodOf(const Series& s) {
           {"p90_ms", Pct(gaps, 0.9)}};
 }
 
+// Appends each polled quantity of S, at time T_S, to its series.
+void AddToSeries(const Sample& s, double t_s, std::map<std::string, Series>* series) {
+  auto put = [&](const char* n, auto opt) {
+    if (opt) {
+      (*series)[n].t_s.push_back(t_s);
+      (*series)[n].v.push_back(static_cast<double>(*opt));
+    }
+  };
+  put("sm_mhz", s.sm_mhz);
+  put("mem_mhz", s.mem_mhz);
+  put("power_mw", s.power_mw);
+  put("util_gpu_pct", s.util_gpu_pct);
+  put("util_mem_pct", s.util_mem_pct);
+  put("reasons", s.reasons);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,39 +110,14 @@ int main(int argc, char** argv) {
     auto b = Clock::now();
     Sample s = d.Poll(gpu);
     cost_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - b).count());
-    double t = std::chrono::duration<double>(b - t0).count();
-    auto put = [&](const char* n, auto opt) {
-      if (opt) {
-        fast[n].t_s.push_back(t);
-        fast[n].v.push_back(static_cast<double>(*opt));
-      }
-    };
-    put("sm_mhz", s.sm_mhz);
-    put("mem_mhz", s.mem_mhz);
-    put("power_mw", s.power_mw);
-    put("util_gpu_pct", s.util_gpu_pct);
-    put("util_mem_pct", s.util_mem_pct);
-    put("reasons", s.reasons);
+    AddToSeries(s, std::chrono::duration<double>(b - t0).count(), &fast);
     next += std::chrono::milliseconds(1);
     std::this_thread::sleep_until(next);
   }
   (void)sampler.Stop();
   auto slow_samples = sampler.Samples();
   std::map<std::string, Series> slow;
-  for (const auto& s : slow_samples) {
-    auto put = [&](const char* n, auto opt) {
-      if (opt) {
-        slow[n].t_s.push_back(s.t_s);
-        slow[n].v.push_back(static_cast<double>(*opt));
-      }
-    };
-    put("sm_mhz", s.sm_mhz);
-    put("mem_mhz", s.mem_mhz);
-    put("power_mw", s.power_mw);
-    put("util_gpu_pct", s.util_gpu_pct);
-    put("util_mem_pct", s.util_mem_pct);
-    put("reasons", s.reasons);
-  }
+  for (const auto& s : slow_samples) AddToSeries(s, s.t_s, &slow);
   nlohmann::json q;
   for (const char* n : names) {
     q[n]["polled_1ms"] = PeriodOf(fast[n]);
