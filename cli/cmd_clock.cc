@@ -47,23 +47,11 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
       "(summary with reasons), 4 the command failed, 1 error",
       "clock sample"};
   std::string out;
-  std::vector<int> gpus;
-  double interval_ms = 10, timeout_s = 0, lock_timeout_s = 60;
-  std::optional<int> lock_clocks;
-  bool require_lock = false, json = false, quiet = false;
+  WindowFlags wf;
+  bool json = false, quiet = false;
   PolicyFlags pf;
   app.add_option("--out", out, "evidence directory (default vouch-clock-DATE-TIME)");
-  app.add_option("--gpu", gpus,
-                 "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
-                 "else all)");
-  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
-      ->check(CLI::Range(1.0, 1000.0));
-  app.add_option("--timeout", timeout_s, "kill the command after this many seconds (0: never)");
-  app.add_option("--lock-timeout", lock_timeout_s,
-                 "wait this long for the measurement lock (60 s)");
-  app.add_option("--lock-clocks", lock_clocks,
-                 "lock the SM clock at MHZ for the command (opt-in; always reset after)");
-  app.add_flag("--require-lock-clocks", require_lock, "fail if the clock lock is refused");
+  wf.Add(app);
   app.add_flag("--json", json, "print the summary as JSON");
   app.add_flag("--quiet", quiet, "do not show the command's output on the terminal");
   pf.Add(app);
@@ -76,13 +64,13 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   }
   auto dev = OpenDevice(g);
   if (!dev) return kExitError;
-  auto checked = ChooseGpus(gpus, *dev, {});
+  auto checked = ChooseGpus(wf.gpus, *dev, {});
   if (!checked) {
     fmt::print(stderr, "vouch clock sample: {}\n", checked.error().message);
     return kExitUsage;
   }
   for (const auto& n : checked->notes) fmt::print(stderr, "vouch clock sample: warning: {}\n", n);
-  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(cmd), lock_timeout_s);
+  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(cmd), wf.lock_timeout_s);
   if (!lock) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
     return kExitError;
@@ -92,7 +80,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   LegSpec spec;
   spec.argv = cmd;
   spec.label = "clock sample";
-  spec.timeout_ns = static_cast<std::int64_t>(timeout_s * 1e9);
+  spec.timeout_ns = static_cast<std::int64_t>(wf.timeout_s * 1e9);
   spec.stdout_path = (std::filesystem::path(out) / "stdout.txt").string();
   spec.stderr_path = (std::filesystem::path(out) / "stderr.txt").string();
   spec.tee_stdout = spec.tee_stderr = !quiet;
@@ -100,11 +88,11 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   wo.gpus = checked->gpus;
   wo.gpus_named = checked->named;
   wo.gpu_source = checked->source;
-  wo.interval_s = interval_ms / 1000;
+  wo.interval_s = wf.interval_ms / 1000;
   wo.policy = pf.Apply(Policy{});
   wo.dir = out;
-  wo.lock_clocks_mhz = lock_clocks;
-  wo.require_lock_clocks = require_lock;
+  wo.lock_clocks_mhz = wf.lock_clocks;
+  wo.require_lock_clocks = wf.require_lock_clocks;
   if (auto s = MakeDirs(out); !s) {
     fmt::print(stderr, "vouch clock sample: {}\n", s.error().message);
     return kExitError;

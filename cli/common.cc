@@ -15,6 +15,21 @@ std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
   return std::move(*d);
 }
 
+void WindowFlags::Add(CLI::App& app) {
+  app.add_option("--gpu", gpus,
+                 "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
+                 "else all, idle ones recorded as unused)");
+  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
+      ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--timeout", timeout_s,
+                 "kill the command (a leg) after this many seconds (0: never)");
+  app.add_option("--lock-timeout", lock_timeout_s,
+                 "wait this long for the measurement lock (60 s)");
+  app.add_option("--lock-clocks", lock_clocks,
+                 "lock the SM clock at MHZ under the measurement lock (opt-in; always reset)");
+  app.add_flag("--require-lock-clocks", require_lock_clocks, "fail if the clock lock is refused");
+}
+
 void PolicyFlags::Add(CLI::App& app) {
   app.add_option("--min-busy-readings", min_busy_readings,
                  "policy: busy readings a window needs (30)");

@@ -13,6 +13,16 @@ namespace vouch::cli {
 // The simulated device when --sim/VOUCH_SIM is set, else NVML. Prints the error on failure.
 std::unique_ptr<Device> OpenDevice(const GlobalOptions& g);
 
+// The options of one judged window around a command, shared by `clock sample` and the
+// commands that run legs (run, baseline, gate, ab).
+struct WindowFlags {
+  std::vector<int> gpus;
+  double interval_ms = 10, timeout_s = 0, lock_timeout_s = 60;
+  std::optional<int> lock_clocks;
+  bool require_lock_clocks = false;
+  void Add(CLI::App& app);
+};
+
 // Policy overrides on the command line; percentages are given in percent.
 struct PolicyFlags {
   std::optional<int> min_busy_readings;

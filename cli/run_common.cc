@@ -34,19 +34,9 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_option("--repo", repos,
                  "git repository whose commit and dirty flag are recorded (repeatable)");
   app.add_option("--out", out, "run directory (default vouch-KIND-DATE-TIME)");
-  app.add_option("--timeout", timeout_s, "kill a leg after this many seconds (0: never)");
-  app.add_option("--lock-timeout", lock_timeout_s,
-                 "wait this long for the measurement lock (60 s)");
+  WindowFlags::Add(app);
   app.add_option("--disk-budget-gib", disk_budget_gib,
                  "free disk needed under the run directory (1 GiB)");
-  app.add_option("--gpu", gpus,
-                 "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
-                 "else all, idle ones recorded as unused)");
-  app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
-      ->check(CLI::Range(1.0, 1000.0));
-  app.add_option("--lock-clocks", lock_clocks,
-                 "lock the SM clock at MHZ under the lock (opt-in; reset after)");
-  app.add_flag("--require-lock-clocks", require_lock_clocks, "fail if the clock lock is refused");
   app.add_flag("--allow-busy", allow_busy,
                "run even if another compute process is on the GPU (recorded)");
   app.add_flag("--tee", tee, "show the command's output on the terminal");

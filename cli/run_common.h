@@ -11,16 +11,14 @@
 
 namespace vouch::cli {
 
-struct RunFlags {
+struct RunFlags : WindowFlags {
   int warmup = 1;
   int reps = 3;
   std::vector<std::string> metric_specs, expect_equal, expect, env, artifacts, repos;
   std::string out, cwd;
-  double timeout_s = 0, lock_timeout_s = 60, disk_budget_gib = 1, interval_ms = 10;
+  double disk_budget_gib = 1;
   bool allow_busy = false, tee = false, shell = false, json = false;
-  std::vector<int> gpus;
-  std::optional<int> lock_clocks;
-  bool require_lock_clocks = false, allow_cross_boot = false;
+  bool allow_cross_boot = false;
   std::optional<double> output_cap_mib;
   PolicyFlags policy;
   // WITH_REPS: add --warmup/--reps (baseline has --trials instead; ab has --pairs).
