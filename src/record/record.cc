@@ -468,14 +468,15 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                      rec.value("measured_legs", 0));
   for (const auto& m : rec.value("missing", std::vector<std::string>{}))
     out += fmt::format("  missing: {}\n", m);
-  if (env.contains("gpu_selection") && env["gpu_selection"].is_object())
-    out += fmt::format(
-        "GPUs sampled: {} ({})\n",
-        env["gpu_selection"].value("gpus", std::vector<int>{}).empty()
-            ? std::string("?")
-            : fmt::format("{}",
-                          fmt::join(env["gpu_selection"].value("gpus", std::vector<int>{}), ",")),
-        env["gpu_selection"].value("source", ""));
+  if (auto sel = env.find("gpu_selection"); sel != env.end() && sel->is_object()) {
+    std::vector<std::string> ids;
+    if (auto g = sel->find("gpus"); g != sel->end() && g->is_array())
+      for (const auto& i : *g) ids.push_back(i.dump());
+    auto src = sel->find("source");
+    out += fmt::format("GPUs sampled: {} ({})\n",
+                       ids.empty() ? "?" : fmt::format("{}", fmt::join(ids, ",")),
+                       src != sel->end() && src->is_string() ? src->get<std::string>() : "?");
+  }
   out += "legs:\n";
   for (const auto& l : rec["legs"]) {
     std::string clock = "";
