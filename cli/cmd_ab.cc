@@ -12,6 +12,7 @@
 #include "ab/protocol.h"
 #include "run_common.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 namespace {
@@ -204,7 +205,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   report.a_env = a_env;
   report.b_env = b_env;
   if (f.json)
-    fmt::print("{}\n", v.dump(2));
+    fmt::print("{}\n", DumpJson(v, 2));
   else
     fmt::print("{}", RenderAbText(plan, out, report));
   if (!markdown.empty()) {

@@ -144,9 +144,10 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     if (rc != kExitOk) return rc;
     rec = ToJson(ctx.record);
   }
+  auto medians = RecordMedians(rec, "run", record_path.empty() ? "this run" : record_path);
+  if (!medians) return fmt::print(stderr, "vouch gate: {}\n", medians.error().message), kExitError;
   std::map<std::string, CurrentMetric> now;
-  for (const auto& [name, v] : RecordMedians(rec, "run"))
-    now[name] = CurrentMetric{v.first, v.second};
+  for (const auto& [name, v] : *medians) now[name] = CurrentMetric{v.first, v.second};
   ClockState clock = RecordClockState(rec, "run");
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
   if (f.json)

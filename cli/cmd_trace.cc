@@ -6,6 +6,7 @@
 #include "command.h"
 #include "trace/reader.h"
 #include "trace/summary.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 namespace {
@@ -79,7 +80,7 @@ int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
   auto s = Load(file, c, *rules);
   if (!s) return kExitError;
   if (c.json) {
-    fmt::print("{}\n", trace::SummaryToJson(*s).dump(2));
+    fmt::print("{}\n", DumpJson(trace::SummaryToJson(*s), 2));
   } else {
     fmt::print("{}", trace::RenderSummaryText(*s, c.top));
     // The phase warning also goes to stderr so that it is seen when stdout is piped.
@@ -118,7 +119,7 @@ int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
     return kExitUsage;
   }
   if (c.json)
-    fmt::print("{}\n", trace::DiffToJson(*d).dump(2));
+    fmt::print("{}\n", DumpJson(trace::DiffToJson(*d), 2));
   else
     fmt::print("{}", trace::RenderDiffText(*d, c.top));
   return kExitOk;

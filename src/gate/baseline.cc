@@ -9,6 +9,7 @@
 #include <set>
 
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -215,8 +216,10 @@ Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const st
         return MakeError("baseline: metric '{}' has a non-finite value ({}); refusing to pin it",
                          in.name, v);
     if (in.better == Better::kNone)
-      return MakeError("baseline: metric '{}' has no direction (higher or lower is better); "
-                       "a gate needs one", in.name);
+      return MakeError(
+          "baseline: metric '{}' has no direction (higher or lower is better); "
+          "a gate needs one",
+          in.name);
     BaselineMetric m;
     m.name = in.name;
     m.unit = in.unit;
@@ -255,15 +258,14 @@ Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const st
 }
 
 Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
+  // The validated reader: depth-limited, and a number past a double (1E601) is an error
+  // naming the file, not an exception out of the parser.
+  auto parsed = ParseJson(json_text, "baseline " + origin);
+  if (!parsed)
     return MakeError(
-        "baseline {}: not valid JSON (byte {}: {}); the file may be truncated or hand-edited: "
-        "regenerate it with `vouch baseline`",
-        origin, e.byte, e.what());
-  }
+        "{}; the file may be truncated or hand-edited: regenerate it with `vouch baseline`",
+        parsed.error().message);
+  json doc = std::move(*parsed);
   if (!doc.is_object())
     return MakeError("baseline {}: expected a JSON object at the top, got {}", origin,
                      TypeName(doc));
@@ -344,7 +346,7 @@ std::string BaselineToJson(const Baseline& b) {
   }
   j["metrics"] = std::move(ms);
   // replace: a path with invalid UTF-8 must not throw out of the writer.
-  return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 Status WriteBaseline(const std::string& path, const Baseline& baseline) {

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "util/json_io.h"
+
 namespace vouch {
 namespace {
 
@@ -338,7 +340,7 @@ std::string RenderGateJson(const GateReport& report) {
   }
   j["rows"] = std::move(rows);
   j["not_in_baseline"] = report.not_in_baseline;
-  return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 int GateExitCode(const GateReport& report) { return report.overall == GateVerdict::kFail ? 1 : 0; }

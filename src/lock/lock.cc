@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "util/host.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -65,11 +66,10 @@ Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::str
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   LockHolder h{::getpid(), command, UnixNowSeconds(), ReadHostInfo().hostname};
-  std::string text = nlohmann::json{{"pid", h.pid},
-                                    {"command", h.command},
-                                    {"start_unix_s", h.start_unix_s},
-                                    {"host", h.host}}
-                         .dump() +
+  std::string text = DumpJson(nlohmann::json{{"pid", h.pid},
+                                             {"command", h.command},
+                                             {"start_unix_s", h.start_unix_s},
+                                             {"host", h.host}}) +
                      "\n";
   if (::ftruncate(fd, 0) != 0 ||
       ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {

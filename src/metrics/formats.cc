@@ -7,6 +7,7 @@
 #include <set>
 
 #include "metrics/json_util.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -24,6 +25,9 @@ Result<json> ParseJsonDocument(std::string_view text, std::string_view path,
         "{}: empty: the {} output has no results (did the tool fail or write "
         "elsewhere?)",
         path, tool);
+  if (auto at = FindExcessiveNesting(text, kMaxJsonDepth); at != std::string_view::npos)
+    return MakeError("{}: nested deeper than {} levels (at byte {}); not {} output", path,
+                     kMaxJsonDepth, at, tool);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -137,6 +141,9 @@ static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
   while (lines.Next(&l)) {
     if (l.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const int line_no = l.number;
+    if (FindExcessiveNesting(l.text, kMaxJsonDepth) != std::string_view::npos)
+      return MakeError("{}:{}: nested deeper than {} levels; not a llama-bench JSONL line", path,
+                       line_no, kMaxJsonDepth);
     try {
       objs.push_back(json::parse(l.text));
     } catch (const json::exception& e) {

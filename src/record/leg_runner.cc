@@ -4,6 +4,7 @@
 
 #include "metrics/channel.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -82,6 +83,7 @@ nlohmann::json ToJson(const LegRecord& l) {
         {"write_error", l.result.err.write_error}}},
       {"leftover_processes", leftovers},
       {"notes", l.result.notes}};
+  if (auto hex = HexIfNotUtf8(l.result.argv); !hex.is_null()) res["argv_hex"] = hex;
   return {{"index", l.index},
           {"arm", l.arm},
           {"role", l.role},
@@ -188,7 +190,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   rec.metrics.insert(rec.metrics.end(), builtin.begin(), builtin.end());
   rec.valid = rec.reasons.empty();
   // The leg's own record beside its evidence.
-  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n");
+  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), DumpJson(ToJson(rec), 2) + "\n");
   return rec;
 }
 

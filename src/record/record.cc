@@ -11,6 +11,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/host.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -37,12 +38,6 @@ std::string Popen(const std::string& cmd, int* rc) {
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0 && out.size() < (1 << 20)) out.append(buf, n);
   *rc = ::pclose(p);
   return Trim(out);
-}
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -201,6 +196,8 @@ nlohmann::json ToJson(const RunRecord& r) {
                     {"env", env},
                     {"cwd", a.cwd.empty() ? std::filesystem::current_path().string() : a.cwd},
                     {"shell", a.shell}});
+    // An argument that is not UTF-8 is written with U+FFFD in "argv"; its exact bytes here.
+    if (auto hex = HexIfNotUtf8(a.argv); !hex.is_null()) arms.back()["argv_hex"] = hex;
   }
   nlohmann::json legs = nlohmann::json::array();
   for (const auto& l : r.legs) legs.push_back(ToJson(l));
@@ -266,287 +263,7 @@ nlohmann::json ToJson(const RunRecord& r) {
 
 Status WriteRecord(const std::string& dir, const RunRecord& r) {
   return WriteFileAtomic((std::filesystem::path(dir) / "record.json").string(),
-                         ToJson(r).dump(2) + "\n");
-}
-
-namespace {
-
-// What a reader of a record relies on: each field present with its type, so that a record
-// that lacks one is refused by name instead of shown as zeros.
-enum class Kind { kString, kNumber, kBool, kObject, kArray, kNumberOrNull };
-
-bool Is(const nlohmann::json& v, Kind k) {
-  switch (k) {
-    case Kind::kString:
-      return v.is_string();
-    case Kind::kNumber:
-      return v.is_number();
-    case Kind::kBool:
-      return v.is_boolean();
-    case Kind::kObject:
-      return v.is_object();
-    case Kind::kArray:
-      return v.is_array();
-    case Kind::kNumberOrNull:
-      return v.is_number() || v.is_null();
-  }
-  return false;
-}
-
-const char* KindName(Kind k) {
-  switch (k) {
-    case Kind::kString:
-      return "a string";
-    case Kind::kNumber:
-      return "a number";
-    case Kind::kBool:
-      return "true or false";
-    case Kind::kObject:
-      return "an object";
-    case Kind::kArray:
-      return "an array";
-    case Kind::kNumberOrNull:
-      return "a number or null";
-  }
-  return "?";
-}
-
-Status Need(const nlohmann::json& obj, const std::string& where,
-            std::initializer_list<std::pair<const char*, Kind>> fields) {
-  for (const auto& [name, kind] : fields) {
-    std::string at = where.empty() ? name : where + "." + name;
-    if (!obj.contains(name)) return MakeError("'{}' is missing", at);
-    if (!Is(obj[name], kind)) return MakeError("'{}' is not {}", at, KindName(kind));
-  }
-  return OkStatus();
-}
-
-}  // namespace
-
-Status CheckRecordShape(const nlohmann::json& j) {
-  if (auto s = Need(j, "",
-                    {{"kind", Kind::kString},
-                     {"status", Kind::kString},
-                     {"started", Kind::kString},
-                     {"recipe", Kind::kObject},
-                     {"environment", Kind::kObject},
-                     {"measured_legs", Kind::kNumber},
-                     {"valid_legs", Kind::kNumber},
-                     {"legs", Kind::kArray},
-                     {"summary", Kind::kObject},
-                     {"expectation_violations", Kind::kArray},
-                     {"caveats", Kind::kArray}});
-      !s)
-    return s;
-  if (auto s = Need(j["recipe"], "recipe", {{"reproduce", Kind::kString}}); !s) return s;
-  for (size_t i = 0; i < j["legs"].size(); ++i) {
-    const auto& l = j["legs"][i];
-    std::string at = fmt::format("legs[{}]", i);
-    if (!l.is_object()) return MakeError("'{}' is not an object", at);
-    if (auto s = Need(l, at,
-                      {{"index", Kind::kNumber},
-                       {"arm", Kind::kString},
-                       {"role", Kind::kString},
-                       {"valid", Kind::kBool},
-                       {"reasons", Kind::kArray},
-                       {"result", Kind::kObject},
-                       {"metrics", Kind::kArray},
-                       {"window", Kind::kObject}});
-        !s)
-      return s;
-    if (auto s = Need(l["result"], at + ".result", {{"wall_ns", Kind::kNumber}}); !s) return s;
-    if (auto s = Need(l["window"], at + ".window", {{"gpus", Kind::kArray}}); !s) return s;
-    for (size_t k = 0; k < l["window"]["gpus"].size(); ++k) {
-      const auto& g = l["window"]["gpus"][k];
-      std::string gat = fmt::format("{}.window.gpus[{}]", at, k);
-      if (!g.is_object()) return MakeError("'{}' is not an object", gat);
-      if (auto s = Need(g, gat, {{"fold", Kind::kObject}, {"static", Kind::kObject}}); !s) return s;
-      if (auto s = Need(g["fold"], gat + ".fold",
-                        {{"gpu", Kind::kNumber}, {"busy_readings", Kind::kNumber}});
-          !s)
-        return s;
-    }
-    for (size_t k = 0; k < l["metrics"].size(); ++k) {
-      const auto& m = l["metrics"][k];
-      std::string mat = fmt::format("{}.metrics[{}]", at, k);
-      if (!m.is_object()) return MakeError("'{}' is not an object", mat);
-      if (auto s = Need(m, mat, {{"name", Kind::kString}}); !s) return s;
-      if (!m.contains("value") && !m.contains("text"))
-        return MakeError("'{}' has neither 'value' nor 'text'", mat);
-    }
-  }
-  for (const auto& [arm, sums] : j["summary"].items()) {
-    std::string at = fmt::format("summary.{}", arm);
-    if (!sums.is_array()) return MakeError("'{}' is not an array", at);
-    for (size_t k = 0; k < sums.size(); ++k) {
-      std::string sat = fmt::format("{}[{}]", at, k);
-      if (!sums[k].is_object()) return MakeError("'{}' is not an object", sat);
-      if (auto s = Need(sums[k], sat,
-                        {{"name", Kind::kString},
-                         {"unit", Kind::kString},
-                         {"n", Kind::kNumber},
-                         {"median", Kind::kNumber},
-                         {"min", Kind::kNumber},
-                         {"max", Kind::kNumber},
-                         {"spread_pct", Kind::kNumberOrNull}});
-          !s)
-        return s;
-    }
-  }
-  return OkStatus();
-}
-
-Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
-  std::string path = path_or_dir;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    path = (std::filesystem::path(path) / "record.json").string();
-  auto text = ReadFile(path, 512ull << 20);
-  if (!text) return text.error();
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return MakeError("{}: not valid JSON (truncated or corrupt?)", path);
-  if (!j.is_object() || j.value("schema", "") != "vouch.record")
-    return MakeError("{}: not a vouch record (schema is not 'vouch.record')", path);
-  int v = j.value("schema_version", 0);
-  if (v != kRecordSchemaVersion)
-    return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch",
-                     path, v, kRecordSchemaVersion);
-  if (auto shape = CheckRecordShape(j); !shape)
-    return MakeError(
-        "{}: {} (hand-edited or written by another tool?); no figure is read from "
-        "it",
-        path, shape.error().message);
-  return j;
-}
-
-std::map<std::string, std::pair<double, std::string>> RecordMedians(const nlohmann::json& rec,
-                                                                    const std::string& arm) {
-  std::map<std::string, std::pair<double, std::string>> out;
-  auto it = rec["summary"].find(arm);
-  if (it == rec["summary"].end()) return out;
-  for (const auto& m : *it)
-    out[m.value("name", "")] = {m.value("median", 0.0), m.value("unit", "")};
-  return out;
-}
-
-ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
-  ClockState c;
-  std::vector<double> med, mean;
-  for (const auto& l : rec["legs"]) {
-    if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false))
-      continue;
-    auto w = WindowSummaryFromJson(l["window"], "record");
-    if (!w || w->gpus.empty()) continue;
-    // Over several GPUs the slowest busy GPU's clock paces the leg; the GPUs are named by
-    // their UUIDs together.
-    auto pm = PacingClockMedian(*w), pmean = PacingClockMean(*w);
-    if (!pm || !pmean) continue;
-    med.push_back(*pm);
-    mean.push_back(*pmean);
-    std::vector<std::string> uuids;
-    for (const auto& g : w->gpus) uuids.push_back(g.state.uuid);
-    c.gpu_uuid = fmt::format("{}", fmt::join(uuids, ","));
-    c.driver = w->gpus.front().state.driver_version;
-    c.boot_id = w->boot_id;
-  }
-  if (med.empty()) return c;
-  c.valid = true;
-  c.sm_median_mhz = MedianOf(med);
-  double s = 0;
-  for (double x : mean) s += x;
-  c.sm_mean_mhz = s / static_cast<double>(mean.size());
-  return c;
-}
-
-std::string RenderRecordText(const nlohmann::json& rec) {
-  std::string out;
-  const auto& env = rec["environment"];
-  if (env.value("simulated", false))
-    out += fmt::format("SIMULATED DEVICE: {}\n", env.value("device", ""));
-  out += fmt::format("{} {} started {}: {} of {} measured legs valid\n", rec.value("kind", "run"),
-                     rec.value("status", "?"), rec.value("started", ""), rec.value("valid_legs", 0),
-                     rec.value("measured_legs", 0));
-  for (const auto& m : rec.value("missing", std::vector<std::string>{}))
-    out += fmt::format("  missing: {}\n", m);
-  if (auto sel = env.find("gpu_selection"); sel != env.end() && sel->is_object()) {
-    std::vector<std::string> ids;
-    if (auto g = sel->find("gpus"); g != sel->end() && g->is_array())
-      for (const auto& i : *g) ids.push_back(i.dump());
-    auto src = sel->find("source");
-    out += fmt::format("GPUs sampled: {} ({})\n",
-                       ids.empty() ? "?" : fmt::format("{}", fmt::join(ids, ",")),
-                       src != sel->end() && src->is_string() ? src->get<std::string>() : "?");
-  }
-  out += "legs:\n";
-  for (const auto& l : rec["legs"]) {
-    std::string clock = "";
-    const auto& w = l["window"];
-    const nlohmann::json& gpus = w.contains("gpus") ? w["gpus"] : nlohmann::json::array();
-    for (const auto& g : gpus) {
-      std::string who = gpus.size() > 1 ? fmt::format(" GPU {}", g["fold"].value("gpu", 0)) : "";
-      const auto& sm = g["fold"]["sm_mhz"];
-      if (g["fold"].value("busy_readings", 0) > 0 && !sm.is_null())
-        clock += fmt::format("{} SM median {:.0f} mean {:.1f} MHz", who, sm.value("median", 0.0),
-                             sm.value("mean", 0.0));
-      else if (gpus.size() > 1)
-        clock += fmt::format(
-            "{} {}", who,
-            g.contains("verdict") ? g["verdict"].value("status", "idle") : std::string("idle"));
-      if (gpus.size() > 1 && &g != &gpus.back()) clock += ";";
-    }
-    std::string state = l.value("role", "") == "warmup"
-                            ? "discarded (warmup)"
-                            : (l.value("valid", false) ? "valid" : "INVALID");
-    out += fmt::format("  {:>3} {:<6} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0),
-                       l.value("arm", ""), l.value("role", ""), state,
-                       static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9,
-                       clock);
-    if (l.value("role", "") == "measured")
-      for (const auto& r : l.value("reasons", std::vector<std::string>{}))
-        out += fmt::format("        - {}\n", r);
-  }
-  for (const auto& [arm, sums] : rec["summary"].items()) {
-    out += fmt::format("summary over valid legs ({}):\n", arm);
-    if (sums.empty()) out += "  no valid leg: no number can be quoted\n";
-    for (const auto& s : sums) {
-      if (StartsWith(s.value("name", ""), "vouch.exit_status")) continue;
-      out += fmt::format("  {:<34} median {:>12.6g} {:<6} min {:.6g} max {:.6g} spread {} (n={})\n",
-                         s.value("name", ""), s.value("median", 0.0), s.value("unit", ""),
-                         s.value("min", 0.0), s.value("max", 0.0),
-                         s["spread_pct"].is_null()
-                             ? std::string("n/a")
-                             : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
-                         s.value("n", 0));
-    }
-  }
-  // An A/B record: its verdict, as vouch ab printed it in short.
-  if (rec.contains("extra") && rec["extra"].is_object() && rec["extra"].contains("verdict") &&
-      rec["extra"]["verdict"].is_object()) {
-    try {
-      const auto& v = rec["extra"]["verdict"];
-      out += fmt::format("A/B verdict: {} (headline {}, {} is better)\n", v.value("verdict", "?"),
-                         v.value("headline", "?"), v.value("better", "?"));
-      const nlohmann::json d = v.value("decision", nlohmann::json::object());
-      const nlohmann::json ratio = d.value("ratio", nlohmann::json::object());
-      if (ratio.is_object() && ratio.contains("mean"))
-        out += fmt::format("  ratio B/A {:.4f} ({:.0f} % CI {:.4f} .. {:.4f})\n",
-                           ratio.value("mean", 0.0), 100 * ratio.value("confidence", 0.0),
-                           ratio.value("lo", 0.0), ratio.value("hi", 0.0));
-      out += fmt::format("  pairs {} used, {} refused; band +/- {:.3f} % ({})\n",
-                         v.value("pairs_used", 0), v.value("pairs_refused", 0),
-                         d.value("band_pct", 0.0), d.value("band_source", "?"));
-      for (const auto& r : d.value("reasons", std::vector<std::string>{}))
-        out += fmt::format("  - {}\n", r);
-    } catch (const nlohmann::json::exception& e) {
-      out += fmt::format("A/B verdict: unreadable ({})\n", e.what());
-    }
-  }
-  for (const auto& v : rec["expectation_violations"])
-    out += fmt::format("VIOLATION: {}\n", v.value("message", ""));
-  for (const auto& c : rec.value("caveats", std::vector<std::string>{}))
-    out += fmt::format("caveat: {}\n", c);
-  out += fmt::format("reproduce: {}\n", rec["recipe"].value("reproduce", ""));
-  return out;
+                         DumpJson(ToJson(r), 2) + "\n");
 }
 
 }  // namespace vouch

@@ -9,6 +9,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "util/bounded_file.h"
+
 namespace vouch::trace {
 namespace {
 
@@ -29,6 +31,8 @@ class Reader {
   Reader(std::string path, Trace* t) : path_(std::move(path)), t_(t), names_(&t->names) {}
 
   Status Open() {
+    // Only a regular file of bounded size (SQLite would wait on a FIFO, read /dev/zero).
+    if (auto f = BoundedFile::Open(path_, kMaxTraceFileBytes); !f) return f.error();
     sqlite3* raw = nullptr;
     int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
     db_.reset(raw);
