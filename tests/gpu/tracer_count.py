@@ -56,7 +56,8 @@ def main():
         "graph_ids": sorted({k["gid"] for k in kernels if "gid" in k}),
         "graph_nodes": len({(k["gid"], k["gnode"]) for k in kernels if "gid" in k}),
         "launch_calls": len(launches),
-        "graph_launch_calls": sum(1 for x in launches if "GraphLaunch" in names[x["n"]]),
+        "graph_launch_calls": sum(1 for x in launches
+                                  if "GraphLaunch" in names[x["n"]] and not x.get("drv")),
         "memcpy": copies,
         "memset": sets,
         "dropped": dropped,
