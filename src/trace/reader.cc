@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "trace/cupti_reader.h"
 #include "trace/kineto_reader.h"
 #include "trace/nsys_reader.h"
 #include "util/bounded_file.h"
@@ -14,10 +15,11 @@ namespace vouch::trace {
 namespace {
 
 Result<Trace> ReadTraceFile(const BoundedFile& f, const std::string& path) {
-  char magic[16] = {};
-  ssize_t n = ::pread(f.fd(), magic, sizeof magic, 0);
-  if (n == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0)
-    return ReadNsysSqlite(path);
+  char head[512] = {};
+  const ssize_t got = ::pread(f.fd(), head, sizeof head, 0);
+  const std::size_t n = got > 0 ? static_cast<std::size_t>(got) : 0;
+  if (n >= 16 && std::memcmp(head, "SQLite format 3", 16) == 0) return ReadNsysSqlite(path);
+  if (LooksLikeCuptiTrace(std::string_view(head, n))) return ReadCuptiTrace(path);
   return ReadKinetoTrace(path);
 }
 
