@@ -366,8 +366,8 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
         "{}: record schema 'vouch.record' version {} is not one this vouch stores ({}); upgrade "
         "vouch",
         source, version, kRecordSchemaVersion);
-  if (auto shape = CheckRecordShape(rec); !shape)
-    return MakeError("{}: {}; not stored", source, shape.error().message);
+  if (auto shape = CheckRecordShape(rec, source); !shape)
+    return MakeError("{}; not stored", shape.error().message);
 
   IngestOutcome out;
   out.run_key = RunKeyOf(rec);
