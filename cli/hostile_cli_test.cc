@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,9 @@ class HostileCli : public testing_util::ScratchDirTest {
  protected:
   // A real record, made once for the suite and copied into each test that mutates it.
   static void SetUpTestSuite() {
-    base_ = (fs::temp_directory_path() / "vouch_HostileCli_base").string();
+    // Per process: ctest runs each test in its own process, several at once.
+    base_ =
+        (fs::temp_directory_path() / fmt::format("vouch_HostileCli_base_{}", ::getpid())).string();
     fs::remove_all(base_);
     fs::create_directories(base_);
     std::ofstream(base_ + "/leg.sh")
@@ -40,7 +43,12 @@ class HostileCli : public testing_util::ScratchDirTest {
                                         "{} run {} --warmup 0 --reps 2 --out r -- "
                                         "./leg.sh",
                                         base_, base_, kBusy, VOUCH_BINARY, kFast));
-    ASSERT_EQ(r.rc, 0) << r.out;
+    if (r.rc != 0) setup_error_ = "the base run failed: " + r.out;
+  }
+  static void TearDownTestSuite() { fs::remove_all(base_); }
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    if (!setup_error_.empty()) FAIL() << setup_error_;  // a failed suite set-up is no skip
   }
   Res Vouch(const std::string& args) const {
     return testing_util::Shell(
@@ -66,9 +74,9 @@ class HostileCli : public testing_util::ScratchDirTest {
     EXPECT_NE(r.rc, kAbort) << r.out;
     EXPECT_TRUE(Has(r.out, says)) << "wanted: " << says << "\ngot: " << r.out;
   }
-  static std::string base_;
+  static std::string base_, setup_error_;
 };
-std::string HostileCli::base_;
+std::string HostileCli::base_, HostileCli::setup_error_;
 
 TEST_F(HostileCli, WrongTypedRecordFieldsAreRefusedByNameInShowAndGate) {
   struct Case {
