@@ -134,13 +134,16 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     for (const auto& p : pre.problems) say("preflight refused: " + p);
     return kExitError;
   }
-  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(arms.front().argv), f.lock_timeout_s);
-  if (!lock) return say(lock.error().message), kExitError;
+  // From here on a terminating signal (a closed ssh session, Ctrl-C, kill) is noted, not
+  // fatal: the leg is stopped, the record written, locked clocks reset.
+  (void)InstallInterruptHandler();
+  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(arms.front().argv), f.lock_timeout_s,
+                                   [] { return Interrupted(); });
+  if (!lock) return say(lock.error().message), Interrupted() ? InterruptExitCode() : kExitError;
   ctx->lock.emplace(std::move(*lock));
   if (auto s = MakeDirs(ctx->dir); !s) return say(s.error().message), kExitError;
   auto hashes = HashArtifacts(f.artifacts);
   if (!hashes) return say(hashes.error().message), kExitError;
-  (void)InstallInterruptHandler();
 
   RunRecord& r = ctx->record;
   r.kind = kind;
@@ -202,14 +205,18 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
                     tty ? progress : ProgressFn());
   if (tty) fmt::print(stderr, "\r\033[K");
   if (!leg) {
-    fmt::print(stderr, "vouch {}: {}\n", ctx.name, leg.error().message);
     r.caveats.push_back(leg.error().message);
     if (Interrupted()) ctx.interrupted = true;
     r.status = ctx.interrupted ? "interrupted" : "failed";
     (void)WriteRecord(ctx.dir, r);
+    fmt::print(stderr, "vouch {}: {}\n", ctx.name, leg.error().message);
     return false;
   }
-  const LegRecord& l = *leg;
+  if (leg->result.interrupted) ctx.interrupted = true;
+  r.legs.push_back(std::move(*leg));
+  // The record first: the terminal may be gone (a closed ssh session) by the time we print.
+  auto written = WriteRecord(ctx.dir, r);
+  const LegRecord& l = r.legs.back();
   std::string clock;
   if (l.window.gpus.size() == 1 && l.window.gpus[0].fold.sm_mhz) {
     clock = fmt::format(", SM median {:.0f} MHz", l.window.gpus[0].fold.sm_mhz->median);
@@ -228,11 +235,9 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
              l.valid || role == "warmup" ? "" : fmt::format(": {}", fmt::join(l.reasons, "; ")));
   for (const auto& e : l.evidence_errors)
     fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
-  if (l.result.interrupted) ctx.interrupted = true;
-  r.legs.push_back(std::move(*leg));
-  if (auto s = WriteRecord(ctx.dir, r); !s) {
+  if (!written) {
     fmt::print(stderr, "vouch {}: {}; the legs' own evidence is under {}\n", ctx.name,
-               s.error().message, ctx.dir);
+               written.error().message, ctx.dir);
     r.status = "failed";
     return false;
   }
@@ -249,8 +254,10 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   int done = static_cast<int>(r.legs.size());
   if (ctx.interrupted || Interrupted()) {
     r.status = "interrupted";
-    r.missing.push_back(fmt::format("{} of {} planned legs did not run (interrupted)",
-                                    r.planned_legs - done, r.planned_legs));
+    const int sig = InterruptSignal();
+    r.missing.push_back(fmt::format("{} of {} planned legs did not run (interrupted{})",
+                                    r.planned_legs - done, r.planned_legs,
+                                    sig > 0 ? " by " + SignalName(sig) : std::string()));
   } else if (r.status == "running") {
     r.status = done < r.planned_legs ? "failed" : "complete";
     if (done < r.planned_legs)
@@ -268,7 +275,7 @@ int FinishRun(RunContext& ctx, bool print_summary) {
     fmt::print(stderr, "vouch {}: {}\n", ctx.name, written.error().message);
     return kExitError;
   }
-  if (r.status == "interrupted") return kExitInterrupted;
+  if (r.status == "interrupted") return InterruptExitCode();
   int valid = j.value("valid_legs", 0);
   if (valid == 0) {
     fmt::print(

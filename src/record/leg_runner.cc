@@ -55,7 +55,12 @@ nlohmann::json ToJson(const LegRecord& l) {
     metrics.push_back(std::move(j));
   }
   nlohmann::json leftovers = nlohmann::json::array();
-  for (const auto& p : l.result.leftovers) leftovers.push_back({{"pid", p.pid}, {"name", p.name}});
+  for (const auto& p : l.result.leftovers)
+    leftovers.push_back(
+        {{"pid", p.pid},
+         {"name", p.name},
+         {"argv", p.argv},
+         {"ended_by", p.ended_by.empty() ? nlohmann::json() : nlohmann::json(p.ended_by)}});
   nlohmann::json res = {
       {"argv", l.result.argv},
       {"pid", l.result.pid},
@@ -160,6 +165,10 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
 
   if (!rec.result.Succeeded())
     rec.reasons.push_back(fmt::format("the command {}", rec.result.Describe()));
+  else if (!rec.result.leftovers.empty())
+    // Its work may have gone on past the leg's end (on the GPU too), outside its window.
+    rec.reasons.push_back(rec.result.DescribeLeftovers() +
+                          ": work of the leg ran past its end, outside its window");
   if (rec.window.verdict.status != WindowStatus::kValid) {
     if (rec.window.verdict.reasons.empty())
       rec.reasons.push_back(fmt::format("window {}", ToString(rec.window.verdict.status)));
