@@ -86,5 +86,26 @@ TEST_F(LegCli, AProcessThatEscapesTheLegIsFoundRecordedEndedAndVoidsTheLeg) {
   EXPECT_TRUE(Has(r.out, reason)) << r.out;
 }
 
+TEST_F(LegCli, ABrokenCommandStopsAtItsFirstLegUnlessKeepGoing) {
+  Script("broken.sh", "echo oops >&2\nexit 3\n");
+  for (const char* cmd : {"run --warmup 1 --reps 3", "baseline --trials 3 --baseline b.json",
+                          "ab --pairs 4 --a-env X=0 --b-env X=1 --headline tok_s"}) {
+    const std::string args = fmt::format("{} --out x -- ./broken.sh", cmd);
+    fs::remove_all(D("x"));
+    auto r = Vouch(args);
+    EXPECT_EQ(r.rc, 1) << cmd << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, "stopped at leg 1 of ")) << cmd << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, "the command exited with status 3")) << cmd << ": " << r.out;
+    auto j = Record("x");
+    EXPECT_EQ(j["legs"].size(), 1u) << cmd;
+    EXPECT_EQ(j["status"], "failed") << cmd;
+    EXPECT_TRUE(Has(j["missing"].dump(), "--keep-going runs them")) << j["missing"].dump();
+  }
+  auto all = Vouch("run --warmup 1 --reps 3 --keep-going --out all -- ./broken.sh");
+  EXPECT_EQ(all.rc, 1) << all.out;
+  EXPECT_EQ(Record("all")["legs"].size(), 4u);
+  EXPECT_EQ(Record("all")["status"], "complete");
+}
+
 }  // namespace
 }  // namespace vouch

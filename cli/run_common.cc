@@ -44,6 +44,9 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_option("--output-cap-mib", output_cap_mib,
                  "keep at most this much of each output stream per leg");
   app.add_flag("--json", json, "print the record as JSON at the end");
+  app.add_flag("--keep-going", keep_going,
+               "run every planned leg even after one whose command failed (by default the run "
+               "stops at the first failing leg, warm-up included)");
   policy.Add(app);
 }
 
@@ -78,6 +81,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                const std::string& kind, const std::vector<std::string>& vouch_argv,
                RunContext* ctx) {
   ctx->name = kind;
+  ctx->keep_going = f.keep_going;
   auto say = [&](const std::string& m) { fmt::print(stderr, "vouch {}: {}\n", kind, m); };
   for (const auto& a : arms)
     if (a.argv.empty()) {
@@ -228,17 +232,35 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
                         : fmt::format("GPU {} idle", g.fold.gpu));
     clock = fmt::format(", SM median {}", fmt::join(per, ", "));
   }
+  // A warm-up is discarded whatever its window says, but a failed command is still shown.
+  const bool warmup = role == "warmup";
+  const bool show_reasons = warmup ? !l.result.Succeeded() : !l.valid;
   fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}\n", index + 1, r.planned_legs,
              arm.name, role,
-             role == "warmup" ? "discarded (warmup)" : (l.valid ? "valid" : "INVALID"),
+             warmup ? (l.result.Succeeded() ? "discarded (warmup)" : "discarded (warmup), FAILED")
+                    : (l.valid ? "valid" : "INVALID"),
              static_cast<double>(l.result.wall_ns) / 1e9, clock,
-             l.valid || role == "warmup" ? "" : fmt::format(": {}", fmt::join(l.reasons, "; ")));
+             show_reasons ? fmt::format(": {}", fmt::join(l.reasons, "; ")) : "");
   for (const auto& e : l.evidence_errors)
     fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
   if (!written) {
     fmt::print(stderr, "vouch {}: {}; the legs' own evidence is under {}\n", ctx.name,
                written.error().message, ctx.dir);
     r.status = "failed";
+    return false;
+  }
+  if (!ctx.interrupted && !l.result.Succeeded() && !ctx.keep_going) {
+    const int left = r.planned_legs - static_cast<int>(r.legs.size());
+    ctx.stopped_on_failure = fmt::format(
+        "stopped at leg {} of {} ({} {}): the command {}; {} planned leg{} not run (--keep-going "
+        "runs them)",
+        index + 1, r.planned_legs, arm.name, role, l.result.Describe(), left,
+        left == 1 ? " was" : "s were");
+    r.status = "failed";
+    r.missing.push_back(ctx.stopped_on_failure);
+    if (auto s = WriteRecord(ctx.dir, r); !s)
+      fmt::print(stderr, "vouch {}: {}\n", ctx.name, s.error().message);
+    fmt::print(stderr, "vouch {}: {}\n", ctx.name, ctx.stopped_on_failure);
     return false;
   }
   return !ctx.interrupted;
@@ -276,6 +298,10 @@ int FinishRun(RunContext& ctx, bool print_summary) {
     return kExitError;
   }
   if (r.status == "interrupted") return InterruptExitCode();
+  if (!ctx.stopped_on_failure.empty()) {
+    fmt::print(stderr, "vouch {}: {}\n", ctx.name, ctx.stopped_on_failure);
+    return kExitError;
+  }
   int valid = j.value("valid_legs", 0);
   if (valid == 0) {
     fmt::print(
