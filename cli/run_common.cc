@@ -48,6 +48,7 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
                "run every planned leg even after one whose command failed (by default the run "
                "stops at the first failing leg, warm-up included)");
   policy.Add(app);
+  store.Add(app);
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(
