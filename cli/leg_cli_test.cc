@@ -107,5 +107,86 @@ TEST_F(LegCli, ABrokenCommandStopsAtItsFirstLegUnlessKeepGoing) {
   EXPECT_EQ(Record("all")["status"], "complete");
 }
 
+TEST_F(LegCli, AMetricFileLeftByAnEarlierLegIsNotThisLegs) {
+  // The command writes out.json only when it is missing: legs 2 and 3 find leg 1's.
+  Script("once.sh", "sleep 0.7\n[ -f out.json ] || echo '{\"tok_s\": 100}' > out.json\n");
+  auto r = Vouch(fmt::format(
+      "run {} --warmup 0 --reps 3 --out r --metric json@out.json:tok_s:tok/s:higher:/tok_s -- "
+      "./once.sh",
+      kFast));
+  EXPECT_EQ(r.rc, 0) << r.out;  // leg 1's own number is valid
+  auto j = Record("r");
+  ASSERT_EQ(j["legs"].size(), 3u);
+  EXPECT_EQ(j["legs"][0]["valid"], true) << j["legs"][0]["reasons"];
+  for (int i : {1, 2}) {
+    EXPECT_EQ(j["legs"][i]["valid"], false);
+    EXPECT_TRUE(Has(j["legs"][i]["metrics_error"].get<std::string>(),
+                    fmt::format("metric file '{}' (json@out.json:tok_s:tok/s:higher:/tok_s) was "
+                                "not written by this leg",
+                                D("out.json"))))
+        << j["legs"][i]["metrics_error"];
+  }
+  EXPECT_EQ(j["summary"]["run"][0]["n"], 1);
+  // A file copied in with its old time (cp -p) is older than the leg: not its number.
+  std::ofstream(D("pre.json")) << R"({"tok_s": 100})";
+  ASSERT_EQ(Sh(fmt::format("touch -d 2020-01-01 {}", D("pre.json"))).rc, 0);
+  Script("copy.sh", "sleep 0.7\ncp -p pre.json copied.json\n");
+  auto c = Vouch(fmt::format(
+      "run {} --warmup 0 --reps 1 --out c --metric json@copied.json:tok_s:tok/s:higher:/tok_s -- "
+      "./copy.sh",
+      kFast));
+  EXPECT_EQ(c.rc, 1) << c.out;
+  EXPECT_TRUE(Has(Record("c")["legs"][0]["metrics_error"].get<std::string>(),
+                  "is older than the leg (last modified 2020-01-01"))
+      << Record("c")["legs"][0]["metrics_error"];
+}
+
+TEST_F(LegCli, AnOutDirectoryThatHoldsARunIsRefusedUnlessOverwrite) {
+  Script("leg.sh", "sleep 0.7\necho '{\"name\":\"tok_s\",\"value\":100}' >> \"$VOUCH_METRICS\"\n");
+  ASSERT_EQ(Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r -- ./leg.sh", kFast)).rc, 0);
+  const double first_start = Record("r")["started_unix_s"];
+  auto again = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r -- ./leg.sh", kFast));
+  EXPECT_EQ(again.rc, 1) << again.out;
+  EXPECT_TRUE(Has(again.out, "run directory 'r' already holds a run (record.json)")) << again.out;
+  EXPECT_EQ(Record("r")["started_unix_s"], first_start) << "the old record must be untouched";
+  // --overwrite replaces the run; the new leg's channel starts empty (no duplicate tok_s).
+  auto over =
+      Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r --overwrite -- ./leg.sh", kFast));
+  EXPECT_EQ(over.rc, 0) << over.out;
+  EXPECT_NE(Record("r")["started_unix_s"], first_start);
+  EXPECT_EQ(Record("r")["summary"]["run"][0]["median"], 100.0);
+  // A folder of other files is never written into, --overwrite or not.
+  fs::create_directories(D("src"));
+  std::ofstream(D("src/main.cc")) << "int main() {}\n";
+  auto mine = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out src --overwrite -- true", kFast));
+  EXPECT_EQ(mine.rc, 1) << mine.out;
+  EXPECT_TRUE(Has(mine.out, "holds 'main.cc', which is not part of a vouch run")) << mine.out;
+  EXPECT_TRUE(fs::exists(D("src/main.cc")));
+  // Default directories never collide: two runs in the same second get two directories.
+  ASSERT_EQ(Vouch(fmt::format("run {} --warmup 0 --reps 1 -- ./leg.sh", kFast)).rc, 0);
+  ASSERT_EQ(Vouch(fmt::format("run {} --warmup 0 --reps 1 -- ./leg.sh", kFast)).rc, 0);
+  int runs = 0;
+  for (const auto& e : fs::directory_iterator(dir_))
+    runs += e.path().filename().string().rfind("vouch-run-", 0) == 0;
+  EXPECT_EQ(runs, 2);
+}
+
+TEST_F(LegCli, AMetricFromAStreamCutAtTheOutputCapIsNotQuotable) {
+  // 2 MB of progress lines, then the final figure: a 1 MiB cap keeps only progress.
+  Script("chatty.sh",
+         "yes 'progress 1.5 tok/s' | head -c 2000000\necho 'final 100 tok/s'\nsleep 0.7\n");
+  auto r =
+      Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r --output-cap-mib 1 "
+                        "--metric 'regex:tok_s:tok/s:higher:([0-9.]+) tok/s' -- ./chatty.sh",
+                        kFast));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  auto leg = Record("r")["legs"][0];
+  EXPECT_EQ(leg["valid"], false);
+  EXPECT_TRUE(Has(leg["metrics_error"].get<std::string>(),
+                  "reads stdout, which was cut at the output cap (1048576 of 2000016 bytes kept)"))
+      << leg["metrics_error"];
+  EXPECT_TRUE(Record("r")["summary"]["run"].empty());
+}
+
 }  // namespace
 }  // namespace vouch

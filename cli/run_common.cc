@@ -44,6 +44,9 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_option("--output-cap-mib", output_cap_mib,
                  "keep at most this much of each output stream per leg");
   app.add_flag("--json", json, "print the record as JSON at the end");
+  app.add_flag("--overwrite", overwrite,
+               "--out may hold an earlier run: replace it (its record.json and legs/ are "
+               "removed; without this flag a directory that holds files is refused)");
   app.add_flag("--keep-going", keep_going,
                "run every planned leg even after one whose command failed (by default the run "
                "stops at the first failing leg, warm-up included)");
@@ -69,6 +72,40 @@ std::string DefaultRunDir(const std::string& kind) {
   for (char ch : t)
     if (ch != ':' && ch != '-' && ch != 'Z') c += ch == 'T' ? '-' : ch;
   return fmt::format("vouch-{}-{}", kind, c);
+}
+
+Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (is_default) {
+    std::string d = dir;
+    for (int n = 2; fs::exists(fs::symlink_status(d, ec)); ++n) d = fmt::format("{}-{}", dir, n);
+    return d;
+  }
+  const auto st = fs::symlink_status(dir, ec);
+  if (!fs::exists(st)) return dir;
+  if (!fs::is_directory(st))
+    return MakeError("run directory '{}' exists and is not a directory; give another --out", dir);
+  if (fs::is_empty(dir, ec)) return dir;
+  const bool holds_run = fs::exists(fs::path(dir) / "record.json", ec);
+  if (!overwrite)
+    return MakeError(
+        "run directory '{}' already holds {}: a new run there would read the old legs' files and "
+        "overwrite the old record; give another --out, or pass --overwrite to replace {}",
+        dir, holds_run ? "a run (record.json)" : "files", holds_run ? "that run" : "them");
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name != "record.json" && name != "legs")
+      return MakeError(
+          "run directory '{}' holds '{}', which is not part of a vouch run: --overwrite replaces "
+          "only a run (record.json and legs/); give another --out",
+          dir, name);
+  }
+  fs::remove(fs::path(dir) / "record.json", ec);
+  if (ec) return MakeError("cannot remove {}/record.json: {}", dir, ec.message());
+  fs::remove_all(fs::path(dir) / "legs", ec);
+  if (ec) return MakeError("cannot remove {}/legs: {}", dir, ec.message());
+  return dir;
 }
 
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps) {
@@ -130,7 +167,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   }
   for (const auto& n : chosen->notes) say("warning: " + n);
   const std::vector<int>* gpus = &chosen->gpus;
-  ctx->dir = f.out.empty() ? DefaultRunDir(kind) : f.out;
+  ctx->dir = !f.out.empty() ? f.out : !f.default_out.empty() ? f.default_out : DefaultRunDir(kind);
   Preflight pre =
       RunPreflight(*ctx->device, *gpus, f.allow_busy,
                    static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30)), ctx->dir);
@@ -146,6 +183,10 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                                    [] { return Interrupted(); });
   if (!lock) return say(lock.error().message), Interrupted() ? InterruptExitCode() : kExitError;
   ctx->lock.emplace(std::move(*lock));
+  // Under the lock, so that two runs given one --out cannot both find it empty.
+  auto claimed = ClaimRunDir(ctx->dir, f.out.empty(), f.overwrite);
+  if (!claimed) return say(claimed.error().message), kExitError;
+  ctx->dir = *claimed;
   if (auto s = MakeDirs(ctx->dir); !s) return say(s.error().message), kExitError;
   auto hashes = HashArtifacts(f.artifacts);
   if (!hashes) return say(hashes.error().message), kExitError;

@@ -21,6 +21,11 @@ struct RunFlags : WindowFlags {
   bool allow_busy = false, tee = false, shell = false, json = false;
   bool allow_cross_boot = false;
   bool keep_going = false;  // run every planned leg even after one whose command failed
+  bool overwrite = false;   // --out may hold an earlier run: it is replaced
+  // The run directory when --out is not given (DefaultRunDir(KIND) when empty). A default
+  // directory that exists already gets a -2, -3... suffix; an --out that holds files is
+  // refused unless --overwrite.
+  std::string default_out;
   std::optional<double> output_cap_mib;
   PolicyFlags policy;
   StoreFlag store;  // --store: the result goes into the history store too
@@ -57,6 +62,12 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role);
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps);
 // "vouch-KIND-YYYYMMDD-HHMMSS", the default evidence directory.
 std::string DefaultRunDir(const std::string& kind);
+// Makes DIR ready for a new run: an empty or absent directory is used as is. One that holds
+// files is refused (a new run there would read the old legs' files and overwrite the old
+// record) unless OVERWRITE, which removes an earlier vouch run there (its record.json and
+// legs/) and refuses a directory that holds anything else. A DEFAULT directory that exists
+// is never reused: "-2", "-3"... is appended. Returns the directory to use.
+Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite);
 // Checks expectations, writes the final record, prints the summary. Returns the exit code
 // (0 when at least one measured leg is valid and nothing was violated; 1 when the run
 // stopped at a failing leg).
