@@ -76,7 +76,8 @@ const JsonSchema& RecordSchema() {
       Must("status", str),
       May("missing", strings),
       Must("started", str),
-      Must("recipe", JsonSchema::Object({Must("reproduce", str)})),
+      Must("recipe",
+           JsonSchema::Object({Must("reproduce", str), May("reproduce_note", str.OrNull())})),
       Must("environment",
            JsonSchema::Object({May("simulated", JsonSchema::Bool()), May("device", str)})),
       Must("measured_legs", count),
@@ -333,6 +334,8 @@ std::string RenderRecordText(const nlohmann::json& rec) {
   for (const auto& c : rec.value("caveats", std::vector<std::string>{}))
     out += fmt::format("caveat: {}\n", c);
   out += fmt::format("reproduce: {}\n", rec["recipe"].value("reproduce", ""));
+  if (auto n = rec["recipe"].find("reproduce_note"); n != rec["recipe"].end() && n->is_string())
+    out += fmt::format("  ({})\n", n->get<std::string>());
   return out;
 }
 
