@@ -19,6 +19,12 @@ int CmdAb(const GlobalOptions&, std::vector<std::string>);
 int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string>);
 int CmdTraceDiff(const GlobalOptions&, std::vector<std::string>);
 int CmdNcu(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetAb(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetRun(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetGate(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetBaseline(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetWorker(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetMerge(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -38,6 +44,13 @@ const std::vector<Command>& Commands() {
        CmdTraceSummarize},
       {"trace diff", "two profiles side by side per component and kernel", CmdTraceDiff},
       {"ncu", "per-kernel table from an Nsight Compute CSV export", CmdNcu},
+      {"fleet ab", "vouch ab over Slurm nodes: node-local pairs, one merged verdict", CmdFleetAb},
+      {"fleet run", "vouch run on every node of a Slurm job array, merged", CmdFleetRun},
+      {"fleet gate", "vouch gate on every node; which node (and GPU) fails", CmdFleetGate},
+      {"fleet baseline", "a baseline per node over Slurm (a fleet baseline)", CmdFleetBaseline},
+      {"fleet worker", "one array task of a fleet plan on this node (run by the jobs)",
+       CmdFleetWorker},
+      {"fleet merge", "merge a fleet run directory into one record and verdict", CmdFleetMerge},
   };
   return table;
 }

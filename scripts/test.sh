@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# A real Slurm cluster (4 nodes on this machine) for the fleet tests; they fail without it.
+slurm_dir=$(mktemp -d /tmp/vouch-slurm.XXXXXX)
+trap 'bash scripts/slurm/stop.sh "$slurm_dir"' EXIT
+bash scripts/slurm/start.sh "$slurm_dir"
+export SLURM_CONF=$slurm_dir/slurm.conf VOUCH_REQUIRE_SLURM=1
 jobs=$(nproc)
 # VOUCH_TESTS=ON explicitly: the quick start configures the same build tree without tests,
 # and a cached OFF would leave nothing to run. --no-tests=error makes that loud anyway.

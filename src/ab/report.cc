@@ -48,6 +48,24 @@ std::string RenderLookLine(std::size_t look, std::size_t pairs,
                      step ? std::string(ToString(step->decision.verdict)) : "n/a");
 }
 
+nlohmann::json AbPairsJson(const AbOutcome& o) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (size_t i = 0; i < o.pairs.size(); ++i) {
+    const AbPairResult& p = o.pairs[i];
+    nlohmann::json j = {
+        {"block", i / 2}, {"a_leg", p.a_leg}, {"b_leg", p.b_leg}, {"valid", p.valid}};
+    if (p.valid)
+      j.update({{"a", p.a}, {"b", p.b}, {"clock_a_mhz", p.clock_a}, {"clock_b_mhz", p.clock_b}});
+    else
+      j["reason"] = p.reason;
+    pairs.push_back(j);
+  }
+  return {{"headline", o.headline},
+          {"better", BetterName(o.better)},
+          {"orientations", o.orientations},
+          {"pairs", pairs}};
+}
+
 nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
                              const std::vector<std::string>& caveats) {
   const AbDecision& decision = o.decision;
@@ -71,7 +89,9 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
       {"sm_clock",
        {{"A", {{"median_mhz", o.clock_a.median_mhz}, {"mean_mhz", o.clock_a.mean_mhz}}},
         {"B", {{"median_mhz", o.clock_b.median_mhz}, {"mean_mhz", o.clock_b.mean_mhz}}}}},
-      {"caveats", caveats}};
+      {"caveats", caveats},
+      {"pairs", AbPairsJson(o)["pairs"]},
+      {"band_log", o.band.half_width_log}};
   if (o.sequential && o.last_step)
     v["sequential"] = {{"looks", o.looks}, {"nominal_confidence", o.last_step->nominal_confidence}};
   return v;
