@@ -293,6 +293,9 @@ int Submit(FleetKind kind, const GlobalOptions& g, std::vector<std::string> args
                              FleetKindName(kind))),
              kExitUsage;
     plan = *p;
+    if (!node_args.empty() || !cmd.empty())
+      say(fmt::format("warning: --resume runs the plan's own command and options ({}); ignored: {}",
+                      ShellJoin(plan.command), ShellJoin(args)));
     auto slurm = AskSlurm(plan, nullptr);
     for (const auto& t : slurm)
       if (!SlurmStateFinal(t.state))

@@ -39,10 +39,11 @@ class FleetCli : public testing_util::ScratchDirTest {
       if (required) FAIL() << "VOUCH_REQUIRE_SLURM is set but there is no cluster: " << why;
       GTEST_SKIP() << why << " (set VOUCH_REQUIRE_SLURM=1 to make this a failure)";
     }
-    // Nodes n1, n2, n4 replay the busy H200 stream; n3 the one 2 % lower in SM clock.
-    for (const char* n : {"n1", "n2", "n4"})
-      fs::copy_file(kSim + "h200_copy_busy.jsonl", D(fmt::format("sim-{}.jsonl", n)));
-    fs::copy_file(kSim + "h200_copy_busy_slow2pct.jsonl", D("sim-n3.jsonl"));
+    // Every node replays the busy H200 stream, but n3 (of partition ab) replays the one 2 %
+    // lower in SM clock. Each test has its own partition (scripts/slurm/start.sh).
+    for (int i = 1; i <= 12; ++i)
+      fs::copy_file(kSim + (i == 3 ? "h200_copy_busy_slow2pct.jsonl" : "h200_copy_busy.jsonl"),
+                    D(fmt::format("sim-n{}.jsonl", i)));
     // A leg: tok_s = SPEED x (1 +- 0.2 % noise); on $ODDNODE arm B's gain is ODDSPEED instead;
     // on $FAILNODE the vouch running the legs is killed (kill -9) at leg $FAILAT, once: a
     // node lost mid-run.
@@ -74,7 +75,8 @@ class FleetCli : public testing_util::ScratchDirTest {
 TEST_F(FleetCli, AbPoolsNodesAndNamesTheOneThatDisagrees) {
   // B is 5 % faster everywhere but on n3, where it gains nothing.
   auto r = Vouch("ODDNODE=n3 ODDSPEED=100",
-                 std::string(kAb) + "--nodes 4 --pairs 16 --seed 1 --dir run --json --cwd " + D() +
+                 std::string(kAb) +
+                     "--partition ab --nodes 4 --pairs 16 --seed 1 --dir run --json --cwd " + D() +
                      " -- ./leg.sh");
   // One node of four gains nothing: pooled over nodes as a random effect, the fleet cannot
   // say B is faster (inconclusive, exit 2), and the node is named.
@@ -130,10 +132,11 @@ TEST_F(FleetCli, AbPoolsNodesAndNamesTheOneThatDisagrees) {
 }
 
 TEST_F(FleetCli, LostNodeIsNamedMissingAndResumeRunsOnlyItsBlocks) {
-  // n2's vouch is killed at its 6th leg (after the 2 warm-ups and one whole block).
-  auto r = Vouch(
-      "FAILNODE=n2 FAILAT=6",
-      std::string(kAb) + "--nodes 3 --pairs 12 --seed 2 --dir run --cwd " + D() + " -- ./leg.sh");
+  // n6's vouch is killed at its 6th leg (after the 2 warm-ups and one whole block).
+  auto r =
+      Vouch("FAILNODE=n6 FAILAT=6",
+            std::string(kAb) + "--partition fault --nodes 3 --pairs 12 --seed 2 --dir run --cwd " +
+                D() + " -- ./leg.sh");
   EXPECT_EQ(r.rc, 1) << r.out;  // a verdict from what finished, but not complete: exit 1
   auto j = Json("run/fleet-record.json");
   EXPECT_FALSE(j["complete"].get<bool>()) << j.dump(1);
@@ -142,7 +145,7 @@ TEST_F(FleetCli, LostNodeIsNamedMissingAndResumeRunsOnlyItsBlocks) {
   EXPECT_EQ(miss["planned_blocks"], 2);
   EXPECT_EQ(miss["done_blocks"], 1);
   std::string why = miss["why"];
-  EXPECT_TRUE(Has(why, "FAILED on n2")) << why;
+  EXPECT_TRUE(Has(why, "FAILED on n6")) << why;
   EXPECT_TRUE(Has(why, "vouch never finished on the node")) << why;
   EXPECT_EQ(j["pairs_used"], 10);  // the lost node's finished block is kept
   EXPECT_TRUE(Has(r.out, "MISSING r0-t")) << r.out;
@@ -166,13 +169,15 @@ TEST_F(FleetCli, LostNodeIsNamedMissingAndResumeRunsOnlyItsBlocks) {
 
 TEST_F(FleetCli, InterruptCancelsOnlyItsOwnJobs) {
   // Someone else's job on the cluster.
-  auto other = testing_util::Shell("sbatch --parsable -o /dev/null --wrap 'sleep 60' 2>&1");
+  auto other = testing_util::Shell("sbatch --parsable -p intr -o /dev/null --wrap 'sleep 60' 2>&1");
   ASSERT_EQ(other.rc, 0) << other.out;
   std::string other_id = testing_util::Shell("echo " + other.out + " | tr -d '\\n'").out;
-  Script("go.sh", fmt::format("VOUCH_SIM={0}/sim-%n.jsonl VOUCH_LOCK_FILE={0}/lock-%n {1} {2} "
-                              "--nodes 2 --pairs 40 --seed 3 --dir run --cwd {0} -- ./leg.sh > "
-                              "out.txt 2>&1 &\necho $! > pid\n",
-                              D(), VOUCH_BINARY, kAb));
+  Script("go.sh",
+         fmt::format(
+             "VOUCH_SIM={0}/sim-%n.jsonl VOUCH_LOCK_FILE={0}/lock-%n {1} {2} "
+             "--partition intr --nodes 2 --pairs 40 --seed 3 --dir run --cwd {0} -- ./leg.sh > "
+             "out.txt 2>&1 &\necho $! > pid\n",
+             D(), VOUCH_BINARY, kAb));
   ASSERT_EQ(testing_util::Shell("cd " + D() + " && ./go.sh").rc, 0);
   // Wait until its legs run, then Ctrl-C.
   auto wait = testing_util::Shell(
@@ -202,7 +207,8 @@ TEST_F(FleetCli, InterruptCancelsOnlyItsOwnJobs) {
 
 TEST_F(FleetCli, BaselineAndGateNameTheSlowNodeAndItsGpu) {
   auto b = Vouch("",
-                 "fleet baseline --nodes 3 --poll-s 0.2 --min-busy-readings 3 --trials 3 --env "
+                 "fleet baseline --partition gate --nodes 3 --poll-s 0.2 --min-busy-readings 3 "
+                 "--trials 3 --env "
                  "SPEED=100 --dir base --cwd " +
                      D() + " -- ./leg.sh");
   ASSERT_EQ(b.rc, 0) << b.out;
@@ -212,7 +218,8 @@ TEST_F(FleetCli, BaselineAndGateNameTheSlowNodeAndItsGpu) {
   // The gate: each node against its own baseline; the node now 5 % slower fails, by name.
   std::string slow = bj["nodes"][1]["node"];
   auto g = Vouch("SLOWNODE=" + slow,
-                 "fleet gate --nodes 3 --poll-s 0.2 --min-busy-readings 3 --reps 3 --env SPEED=100 "
+                 "fleet gate --partition gate --nodes 3 --poll-s 0.2 --min-busy-readings 3 --reps "
+                 "3 --env SPEED=100 "
                  "--baseline base --dir gate --cwd " +
                      D() + " -- ./leg.sh");
   EXPECT_EQ(g.rc, 1) << g.out;

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# A real Slurm cluster (4 nodes on this machine) for the fleet tests; they fail without it.
+# A real Slurm cluster (12 nodes on this machine) for the fleet tests; they fail without it.
 slurm_dir=$(mktemp -d /tmp/vouch-slurm.XXXXXX)
 trap 'bash scripts/slurm/stop.sh "$slurm_dir"' EXIT
 bash scripts/slurm/start.sh "$slurm_dir"

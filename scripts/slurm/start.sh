@@ -7,7 +7,7 @@
 #   bash scripts/slurm/start.sh [DIR]     (DIR: $VOUCH_SLURM_DIR, default /tmp/vouch-slurm)
 #   eval "$(bash scripts/slurm/start.sh --env)"    prints the exports the clients need
 #
-# Nodes n1..n$VOUCH_SLURM_NODES (default 4) share this host: NodeHostname=localhost, each on
+# Nodes n1..n$VOUCH_SLURM_NODES (default 12) share this host: NodeHostname=localhost, each on
 # its own port. Each has 2 CPUs (config_overrides: more than the VM has, on purpose: the
 # tests' legs sleep) and two fake GPUs (gres gpu:2 on files under DIR/dev), so Slurm sets
 # CUDA_VISIBLE_DEVICES and SLURM_JOB_GPUS as on a real GPU node.
@@ -20,7 +20,10 @@ if [ "${1:-}" = "--env" ]; then
   shift
 fi
 dir=${1:-${VOUCH_SLURM_DIR:-/tmp/vouch-slurm}}
-nodes=${VOUCH_SLURM_NODES:-4}
+nodes=${VOUCH_SLURM_NODES:-12}
+# Partitions besides "debug" (every node): NAME=NODES, space-separated. The default gives each
+# fleet test its own nodes, so tests running at once never queue behind each other.
+partitions=${VOUCH_SLURM_PARTITIONS-ab=n[1-4] fault=n[5-7] gate=n[8-10] intr=n[11-12]}
 base_port=${VOUCH_SLURM_PORT:-}
 timeout=${VOUCH_SLURM_START_TIMEOUT:-60}
 if [ "$env_only" = 1 ]; then
@@ -116,6 +119,9 @@ for i in $(seq 1 "$nodes"); do
 done
 echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" \
   >>"$dir/slurm.conf"
+for p in $partitions; do
+  echo "PartitionName=${p%%=*} Nodes=${p#*=} MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$dir/slurm.conf"
+done
 echo "Name=gpu File=$dir/dev/gpu[0-1]" >"$dir/gres.conf"
 
 export SLURM_CONF=$dir/slurm.conf
