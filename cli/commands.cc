@@ -19,6 +19,10 @@ int CmdAb(const GlobalOptions&, std::vector<std::string>);
 int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string>);
 int CmdTraceDiff(const GlobalOptions&, std::vector<std::string>);
 int CmdNcu(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryList(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryShow(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetAb(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetRun(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetGate(const GlobalOptions&, std::vector<std::string>);
@@ -44,6 +48,10 @@ const std::vector<Command>& Commands() {
        CmdTraceSummarize},
       {"trace diff", "two profiles side by side per component and kernel", CmdTraceDiff},
       {"ncu", "per-kernel table from an Nsight Compute CSV export", CmdNcu},
+      {"history add", "add run records to the history store", CmdHistoryAdd},
+      {"history list", "list the stored runs", CmdHistoryList},
+      {"history show", "print a stored run again", CmdHistoryShow},
+      {"history trend", "a metric across commits, with the steps found in it", CmdHistoryTrend},
       {"fleet ab", "vouch ab over Slurm nodes: node-local pairs, one merged verdict", CmdFleetAb},
       {"fleet run", "vouch run on every node of a Slurm job array, merged", CmdFleetRun},
       {"fleet gate", "vouch gate on every node; which node (and GPU) fails", CmdFleetGate},
