@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # A real Slurm cluster (12 nodes on this machine) for the fleet tests; they fail without it.
 slurm_dir=$(mktemp -d /tmp/vouch-slurm.XXXXXX)
-trap 'bash scripts/slurm/stop.sh "$slurm_dir"' EXIT
+trap 'bash scripts/slurm/stop.sh "$slurm_dir"' EXIT  # (extended below for PostgreSQL)
 bash scripts/slurm/start.sh "$slurm_dir"
 export SLURM_CONF=$slurm_dir/slurm.conf VOUCH_REQUIRE_SLURM=1
 jobs=$(nproc)
@@ -14,7 +14,7 @@ jobs=$(nproc)
 # VOUCH_REQUIRE_PG set, a store test that finds no server fails instead of skipping.
 source scripts/services.sh
 pg_start
-trap pg_stop EXIT
+trap 'pg_stop; bash scripts/slurm/stop.sh "$slurm_dir"' EXIT
 # VOUCH_TESTS=ON explicitly: the quick start configures the same build tree without tests,
 # and a cached OFF would leave nothing to run. --no-tests=error makes that loud anyway.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOUCH_TESTS=ON >/dev/null
