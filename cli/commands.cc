@@ -23,6 +23,7 @@ int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryList(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryShow(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string>);
+int CmdReport(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetAb(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetRun(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetGate(const GlobalOptions&, std::vector<std::string>);
@@ -52,6 +53,8 @@ const std::vector<Command>& Commands() {
       {"history list", "list the stored runs", CmdHistoryList},
       {"history show", "print a stored run again", CmdHistoryShow},
       {"history trend", "a metric across commits, with the steps found in it", CmdHistoryTrend},
+      {"report", "one self-contained HTML report: a run, an A/B, a gate, a trend or a trace",
+       CmdReport},
       {"fleet ab", "vouch ab over Slurm nodes: node-local pairs, one merged verdict", CmdFleetAb},
       {"fleet run", "vouch run on every node of a Slurm job array, merged", CmdFleetRun},
       {"fleet gate", "vouch gate on every node; which node (and GPU) fails", CmdFleetGate},
