@@ -485,18 +485,20 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
   if (auto st = WriteFileAtomic(info_path, info.dump(2) + "\n"); !st)
     return say(st.error().message), kExitError;
 
+  // The command's own run directory inside the attempt's (node.json sits beside it).
+  const std::string out = (fs::path(seg) / "run").string();
   std::vector<std::string> cargs = plan->node_args;
   int rc = kExitError;
   switch (plan->kind) {
     case FleetKind::kAb:
       cargs.insert(cargs.end(), {"--pairs", std::to_string(2 * task->blocks), "--seed",
-                                 std::to_string(task->seed), "--segment", "--out", seg});
+                                 std::to_string(task->seed), "--segment", "--out", out});
       cargs.push_back("--");
       cargs.insert(cargs.end(), plan->command.begin(), plan->command.end());
       rc = CmdAb(local, cargs);
       break;
     case FleetKind::kRun:
-      cargs.insert(cargs.end(), {"--out", seg, "--"});
+      cargs.insert(cargs.end(), {"--out", out, "--"});
       cargs.insert(cargs.end(), plan->command.begin(), plan->command.end());
       rc = CmdRun(local, cargs);
       break;
@@ -510,19 +512,19 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
         return say(b.error().message), kExitError;
       }
       info["baseline"] = *b;
-      cargs.insert(cargs.end(), {"--baseline", *b, "--out", seg, "--json", "--"});
+      cargs.insert(cargs.end(), {"--baseline", *b, "--out", out, "--json", "--"});
       cargs.insert(cargs.end(), plan->command.begin(), plan->command.end());
       rc = CmdGate(local, cargs);
       break;
     }
     case FleetKind::kBaseline:
       cargs.insert(cargs.end(),
-                   {"--baseline", (fs::path(seg) / "baseline.json").string(), "--out", seg, "--"});
+                   {"--baseline", (fs::path(seg) / "baseline.json").string(), "--out", out, "--"});
       cargs.insert(cargs.end(), plan->command.begin(), plan->command.end());
       rc = CmdBaseline(local, cargs);
       break;
   }
-  auto rec = ReadRecordJson(seg);
+  auto rec = ReadRecordJson(out);
   std::string status = rec ? rec->value("status", "unknown") : "failed";
   info["status"] = status;
   info["exit_code"] = rc;

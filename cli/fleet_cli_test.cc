@@ -115,7 +115,7 @@ TEST_F(FleetCli, AbPoolsNodesAndNamesTheOneThatDisagrees) {
       EXPECT_EQ(info["status"], "complete");
       EXPECT_EQ(info["gpus"]["cuda_visible_devices"], "0") << info.dump();
       EXPECT_TRUE(Has(info["lock_file"].get<std::string>(), fmt::format("lock-{}", n)));
-      auto rec = Json(fs::relative(e.path() / "record.json", dir_).string());
+      auto rec = Json(fs::relative(e.path() / "run" / "record.json", dir_).string());
       EXPECT_EQ(rec["environment"]["gpu_selection"]["source"], "CUDA_VISIBLE_DEVICES=0");
       found = true;
     }
@@ -227,6 +227,18 @@ TEST_F(FleetCli, BaselineAndGateNameTheSlowNodeAndItsGpu) {
   EXPECT_EQ(gj["verdict"], "fail");
   EXPECT_EQ(gj["failing_nodes"], nlohmann::json::array({slow})) << gj.dump(1);
   EXPECT_TRUE(Has(g.out, fmt::format("FAIL on {} (GPU GPU-SIMULATED-0): tok_s", slow))) << g.out;
+  // A node the fleet baseline has no baseline for: its task fails, and the merged record says
+  // why from the task's own log.
+  auto none = Vouch("",
+                    "fleet gate --exclude n[1-10] --nodes 1 --poll-s 0.2 --reps 2 --env "
+                    "SPEED=100 --baseline base --dir gate2 --cwd " +
+                        D() + " -- ./leg.sh");
+  EXPECT_EQ(none.rc, 1) << none.out;
+  auto nj = Json("gate2/fleet-record.json");
+  ASSERT_EQ(nj["missing"].size(), 1u) << nj.dump(1);
+  EXPECT_TRUE(Has(nj["missing"][0]["why"], "its log: vouch fleet worker: the fleet baseline"))
+      << nj.dump(1);
+  EXPECT_TRUE(Has(nj["missing"][0]["why"], "has no baseline for node n1")) << nj.dump(1);
   ASSERT_EQ(gj["metrics"].size(), 1u);
   EXPECT_EQ(gj["metrics"][0]["disagreeing_nodes"], nlohmann::json::array({slow})) << gj.dump(1);
 }

@@ -5,6 +5,7 @@
 
 #include "record/record.h"
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace vouch {
 
@@ -52,7 +53,7 @@ void ReadAttempt(FleetAttempt& a) {
   } else {
     a.problem = fmt::format("{}: missing (the job never started vouch here)", node_path);
   }
-  std::string rec_path = (fs::path(a.dir) / "record.json").string();
+  std::string rec_path = (fs::path(a.dir) / "run" / "record.json").string();
   if (!fs::exists(rec_path)) {
     if (a.problem.empty()) a.problem = fmt::format("{}: missing", rec_path);
     return;
@@ -99,6 +100,25 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
   ev.dir = dir;
   ev.plan = *plan;
   for (const auto& t : slurm) ev.slurm[fmt::format("{}_{}", t.array_job_id, t.task)] = t;
+  for (const auto& r : ev.plan.rounds) {
+    if (r.job_id.empty()) continue;
+    for (size_t i = 0; i < r.tasks.size(); ++i) {
+      std::string key = fmt::format("{}_{}", r.job_id, i);
+      fs::path log = fs::path(dir) / "slurm" / (key + ".out");
+      std::error_code lec;
+      if (!fs::is_regular_file(log, lec)) continue;
+      // The tail only: a log is bounded by what we read, not by what the job wrote.
+      auto size = fs::file_size(log, lec);
+      if (lec || size > (1u << 20)) continue;
+      auto text = ReadFile(log.string(), 1 << 20);
+      if (!text) continue;
+      std::vector<std::string> lines;
+      for (const auto& l : Split(*text, '\n'))
+        if (l.rfind("vouch ", 0) == 0 && l.find(": ") != std::string::npos) lines.push_back(l);
+      if (lines.size() > 2) lines.erase(lines.begin(), lines.end() - 2);
+      if (!lines.empty()) ev.log_tails[key] = lines;
+    }
+  }
   fs::path nodes = fs::path(dir) / "nodes";
   std::error_code ec;
   if (!fs::is_directory(nodes, ec)) return ev;

@@ -37,6 +37,10 @@ struct FleetEvidence {
   std::vector<FleetAttempt> attempts;      // every attempt found, by node then task
   std::map<std::string, SlurmTask> slurm;  // "<job>_<task>" -> what Slurm said
   std::vector<std::string> problems;       // subtrees that are not attempts
+  // "<job>_<task>" -> the last lines of that task's Slurm log (DIR/slurm/<job>_<task>.out)
+  // that vouch wrote ("vouch ..."): why a worker stopped before it had a record (a
+  // preflight that refused a GPU busy with another job, a missing baseline, ...).
+  std::map<std::string, std::vector<std::string>> log_tails;
 };
 
 // Reads DIR (fleet.json, nodes/*/*) and SLURM (may be empty: Slurm is not asked).

@@ -57,16 +57,21 @@ std::string SlurmWhy(const FleetEvidence& ev, const TaskRef& t) {
   const auto& round = ev.plan.rounds[static_cast<size_t>(t.round)];
   if (round.job_id.empty()) return "never submitted";
   std::string key = fmt::format("{}_{}", round.job_id, t.index);
-  auto it = ev.slurm.find(key);
-  if (it == ev.slurm.end()) return fmt::format("job {}: Slurm no longer reports it", key);
-  const SlurmTask& s = it->second;
-  std::string w = fmt::format("job {} {}", key, s.state);
-  if (!s.node.empty()) w += " on " + s.node;
-  std::vector<std::string> more;
-  if (!s.exit_code.empty() && s.exit_code != "0:0") more.push_back("exit " + s.exit_code);
-  if (!s.reason.empty() && s.reason != "None") more.push_back("reason " + s.reason);
-  if (s.restarts > 0) more.push_back(fmt::format("requeued {} times", s.restarts));
-  if (!more.empty()) w += fmt::format(" ({})", fmt::join(more, ", "));
+  std::string w;
+  if (auto it = ev.slurm.find(key); it == ev.slurm.end()) {
+    w = fmt::format("job {}: Slurm no longer reports it", key);
+  } else {
+    const SlurmTask& s = it->second;
+    w = fmt::format("job {} {}", key, s.state);
+    if (!s.node.empty()) w += " on " + s.node;
+    std::vector<std::string> more;
+    if (!s.exit_code.empty() && s.exit_code != "0:0") more.push_back("exit " + s.exit_code);
+    if (!s.reason.empty() && s.reason != "None") more.push_back("reason " + s.reason);
+    if (s.restarts > 0) more.push_back(fmt::format("requeued {} times", s.restarts));
+    if (!more.empty()) w += fmt::format(" ({})", fmt::join(more, ", "));
+  }
+  if (auto lt = ev.log_tails.find(key); lt != ev.log_tails.end())
+    w += fmt::format("; its log: {}", fmt::join(lt->second, " / "));
   return w;
 }
 

@@ -6,6 +6,8 @@
 //   slurm/<job>_<task>.out              each task's Slurm log
 //   nodes/<node>/<task-id>-a<attempt>/  one vouch record per task attempt, on that node
 //     node.json                         who ran it (node, job, GPUs Slurm gave, exit status)
+//     run/                              the vouch run directory (record.json, legs)
+//     baseline.json                     (fleet baseline) the node's baseline
 //   fleet-record.json                   the merged record (vouch fleet merge)
 #pragma once
 
