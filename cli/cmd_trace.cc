@@ -1,9 +1,12 @@
 // vouch trace summarize / vouch trace diff: where the time goes in a profile.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "command.h"
+#include "record/leg_runner.h"
+#include "util/fs.h"
 #include "trace/reader.h"
 #include "trace/summary.h"
 
@@ -32,6 +35,23 @@ void AddCommon(CLI::App& app, Common& c) {
   app.add_option("--top", c.top, "kernels to list in the text form (default 15)");
 }
 
+// A trace in a vouch leg's evidence (its gpu-trace.json beside it names the clock window it
+// was taken under) is attributed to that window; any other trace is unattributed.
+std::string ClockWindowOf(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path side = fs::path(path).parent_path() / "gpu-trace.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(side, ec)) return trace::kUnattributed;
+  auto text = ReadFile(side.string(), 64ull << 20);
+  if (!text) return trace::kUnattributed;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("clock_window")) return trace::kUnattributed;
+  std::string name = fs::path(path).filename().string();
+  const auto files = j.value("files", nlohmann::json::array());
+  if (std::find(files.begin(), files.end(), name) == files.end()) return trace::kUnattributed;
+  return AttributionLine(j["clock_window"]);
+}
+
 std::optional<trace::Summary> Load(const std::string& path, const Common& c,
                                    const trace::Rules& rules) {
   auto t = trace::ReadTrace(path);
@@ -47,6 +67,7 @@ std::optional<trace::Summary> Load(const std::string& path, const Common& c,
     fmt::print(stderr, "vouch trace: {}\n", s.error().message);
     return std::nullopt;
   }
+  s->clock_window = ClockWindowOf(path);
   return std::move(*s);
 }
 

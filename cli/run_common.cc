@@ -102,6 +102,11 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     if (!e) return say(e.error().message), kExitUsage;
     ctx->expectations.push_back(*e);
   }
+  if (f.gpu_trace || !f.gpu_trace_lib.empty()) {
+    auto lib = FindTracerLibrary(f.gpu_trace_lib);
+    if (!lib) return say(lib.error().message), kExitUsage;
+    ctx->config.gpu_trace_lib = *lib;
+  }
   ctx->device = OpenDevice(g);
   if (!ctx->device) return kExitError;
   // Each arm's command sees the GPUs its CUDA_VISIBLE_DEVICES leaves it; arms on different
@@ -167,6 +172,9 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   for (const auto& n : chosen->notes) r.caveats.push_back(n);
   r.environment["gpu_selection"] = {
       {"gpus", chosen->gpus}, {"named", chosen->named}, {"source", chosen->source}};
+  if (!ctx->config.gpu_trace_lib.empty())
+    r.environment["gpu_trace"] = {{"library", ctx->config.gpu_trace_lib},
+                                  {"files", "legs/*/gpu-trace.PID.jsonl"}};
 
   LegConfig& c = ctx->config;
   c.window.gpus = *gpus;

@@ -538,6 +538,7 @@ nlohmann::json SummaryToJson(const Summary& s) {
   j["format"] = s.format;
   j["window"] = s.window.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.window);
   j["attribution"] = s.attribution;
+  j["clock_window"] = s.clock_window;
   j["empty"] = s.empty();
   j["totals"] = FiguresToJson(s.total);
   j["instance_count"] = s.instances.size();
@@ -595,6 +596,7 @@ nlohmann::json SummaryToJson(const Summary& s) {
 std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
   std::string o;
   Line(o, "{} ({})", s.path, s.format);
+  Line(o, "clock: {}", s.clock_window);
   if (s.window.empty())
     Line(o, "window: whole trace");
   else
@@ -686,8 +688,14 @@ std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
 
 nlohmann::json DiffToJson(const Diff& d) {
   nlohmann::json j;
-  j["a"] = {{"path", d.a.path}, {"window", d.a.window}, {"instances", d.a.instances.size()}};
-  j["b"] = {{"path", d.b.path}, {"window", d.b.window}, {"instances", d.b.instances.size()}};
+  j["a"] = {{"path", d.a.path},
+            {"window", d.a.window},
+            {"instances", d.a.instances.size()},
+            {"clock_window", d.a.clock_window}};
+  j["b"] = {{"path", d.b.path},
+            {"window", d.b.window},
+            {"instances", d.b.instances.size()},
+            {"clock_window", d.b.clock_window}};
   if (d.length_a) j["lengths"] = {*d.length_a, *d.length_b};
   auto& h = j["headline"] = nlohmann::json::object();
   for (const auto& r : d.headline)
@@ -726,7 +734,9 @@ nlohmann::json DiffToJson(const Diff& d) {
 std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
   std::string o;
   Line(o, "A: {}  ({})", d.a.path, d.a.window.empty() ? "whole trace" : "window " + d.a.window);
+  Line(o, "   clock: {}", d.a.clock_window);
   Line(o, "B: {}  ({})", d.b.path, d.b.window.empty() ? "whole trace" : "window " + d.b.window);
+  Line(o, "   clock: {}", d.b.clock_window);
   if (d.length_a) Line(o, "two lengths: A at {}, B at {}", *d.length_a, *d.length_b);
   for (const auto& w : d.warnings) Line(o, "warning: {}", w);
   auto pct = [](std::optional<double> p) {

@@ -95,8 +95,17 @@ struct RankEntry {
   double percent_of_span = 0;
 };
 
+// What a trace's figures say about the clock they were taken at when nothing ties the trace to
+// a clock window (the first seed: a per-kernel figure without one cannot be quoted as one).
+inline constexpr const char* kUnattributed =
+    "unattributed: no clock window (a trace from outside a vouch leg); its per-kernel figures "
+    "carry no clock attribution";
+
 struct Summary {
   std::string path;
+  // The clock window the trace was taken under (a vouch leg's trace: that leg's window and
+  // verdict), or kUnattributed. Set by the caller; the summary only reports it.
+  std::string clock_window = kUnattributed;
   std::string format;
   std::string window;       // empty: whole trace
   std::string attribution;  // how GPU work was tied to the window
