@@ -140,11 +140,15 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   }
 
   // Without --artifact-a/-b, the arms' own files (executable, interpreter script), hashed.
-  if (arms_a.artifacts.empty() && arms_b.artifacts.empty() && !(a.argv == b.argv && a.env == b.env)) {
+  if (arms_a.artifacts.empty() && arms_b.artifacts.empty() &&
+      !(a.argv == b.argv && a.env == b.env)) {
     auto files = CheckCommandArms(a, b);
     if (!files) return say(files.error().message), kExitError;
     for (const auto& x : files->findings)
-      say(fmt::format("arms: {}{}", x.severity == ArmsSeverity::kInfo ? "" : std::string(ArmsSeverityName(x.severity)) + ": ", x.message));
+      say(fmt::format(
+          "arms: {}{}",
+          x.severity == ArmsSeverity::kInfo ? "" : std::string(ArmsSeverityName(x.severity)) + ": ",
+          x.message));
     arms_files_json = nlohmann::json::parse(RenderCommandArmsJson(*files));
     if (files->fatal) {
       say("refused: the two arms are one artifact (see above); no leg was run");
@@ -242,8 +246,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
         out.clock_a.median_mhz, out.clock_b.median_mhz);
     std::vector<gputrace::LegGpuTrace> all = ta;
     all.insert(all.end(), tb.begin(), tb.end());
-    auto c = gputrace::CompareArms(ta, tb, gputrace::RangeOfMetric(out.headline, all), a.name,
-                                   b.name);
+    auto c =
+        gputrace::CompareArms(ta, tb, gputrace::RangeOfMetric(out.headline, all), a.name, b.name);
     if (!c) {
       say("gpu trace: " + c.error().message);
       ctx.record.caveats.push_back("gpu trace: " + c.error().message);

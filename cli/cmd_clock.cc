@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "clock/measure.h"
-#include "gputrace/leg_trace.h"
-#include "record/leg_runner.h"
 #include "common.h"
+#include "gputrace/leg_trace.h"
 #include "leg/executor.h"
 #include "lock/lock.h"
+#include "record/leg_runner.h"
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/host.h"
@@ -91,10 +91,10 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   LegSpec spec;
   spec.argv = cmd;
   if (!tracer.empty()) {
-    spec.env = {{"CUDA_INJECTION64_PATH", tracer},
-                {"NVTX_INJECTION64_PATH", tracer},
-                {"VOUCH_GPU_TRACE",
-                 (std::filesystem::absolute(out) / "gpu-trace.%p.jsonl").string()}};
+    spec.env = {
+        {"CUDA_INJECTION64_PATH", tracer},
+        {"NVTX_INJECTION64_PATH", tracer},
+        {"VOUCH_GPU_TRACE", (std::filesystem::absolute(out) / "gpu-trace.%p.jsonl").string()}};
   }
   spec.label = "clock sample";
   spec.timeout_ns = static_cast<std::int64_t>(wf.timeout_s * 1e9);
@@ -133,13 +133,19 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
       nlohmann::json j = gputrace::ToJson(*gt);
       nlohmann::json sm = nlohmann::json::array();
       for (const auto& gw : m->window.gpus)
-        if (gw.fold.sm_mhz) sm.push_back({{"gpu", gw.fold.gpu}, {"median_mhz", gw.fold.sm_mhz->median}});
-      j["clock_window"] = {{"leg", 0}, {"arm", "clock sample"}, {"role", "window"},
-                           {"dir", "."}, {"verdict", ToString(m->window.verdict.status)},
-                           {"reasons", m->window.verdict.reasons}, {"sm_clock", sm}};
+        if (gw.fold.sm_mhz)
+          sm.push_back({{"gpu", gw.fold.gpu}, {"median_mhz", gw.fold.sm_mhz->median}});
+      j["clock_window"] = {{"leg", 0},
+                           {"arm", "clock sample"},
+                           {"role", "window"},
+                           {"dir", "."},
+                           {"verdict", ToString(m->window.verdict.status)},
+                           {"reasons", m->window.verdict.reasons},
+                           {"sm_clock", sm}};
       (void)WriteFileAtomic((std::filesystem::path(out) / "gpu-trace.json").string(),
                             j.dump(2) + "\n");
-      fmt::print(stderr, "{}", gputrace::RenderLegGpuTraceText(*gt, AttributionLine(j["clock_window"])));
+      fmt::print(stderr, "{}",
+                 gputrace::RenderLegGpuTraceText(*gt, AttributionLine(j["clock_window"])));
     }
   }
   if (!m->leg.Succeeded()) {

@@ -6,9 +6,9 @@
 
 #include "command.h"
 #include "record/leg_runner.h"
-#include "util/fs.h"
 #include "trace/reader.h"
 #include "trace/summary.h"
+#include "util/fs.h"
 
 namespace vouch::cli {
 namespace {
@@ -45,7 +45,8 @@ std::string ClockWindowOf(const std::string& path) {
   auto text = ReadFile(side.string(), 64ull << 20);
   if (!text) return trace::kUnattributed;
   auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("clock_window")) return trace::kUnattributed;
+  if (j.is_discarded() || !j.is_object() || !j.contains("clock_window"))
+    return trace::kUnattributed;
   std::string name = fs::path(path).filename().string();
   const auto files = j.value("files", nlohmann::json::array());
   if (std::find(files.begin(), files.end(), name) == files.end()) return trace::kUnattributed;

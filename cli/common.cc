@@ -49,7 +49,10 @@ Result<std::string> FindTracerLibrary(const std::string& given) {
     char magic[4] = {};
     std::size_t n = std::fread(magic, 1, 4, f);
     std::fclose(f);
-    if (n != 4 || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
+    if (n != 4 || std::memcmp(magic,
+                              "\x7f"
+                              "ELF",
+                              4) != 0)
       return MakeError("{}: not a shared library (no ELF header)", p);
     return fs::absolute(p).string();
   };
@@ -78,7 +81,8 @@ Result<std::string> FindTracerLibrary(const std::string& given) {
       "built where a CUDA toolkit with CUPTI is found (cmake -DVOUCH_CUPTI=ON; "
       "scripts/portable.sh puts it in .carry/lib); name it with --gpu-trace-lib or "
       "VOUCH_CUPTI_LIB",
-      tried.empty() ? std::string("nowhere: /proc/self/exe unreadable") : fmt::format("{}", fmt::join(tried, ", ")));
+      tried.empty() ? std::string("nowhere: /proc/self/exe unreadable")
+                    : fmt::format("{}", fmt::join(tried, ", ")));
 }
 
 void PolicyFlags::Add(CLI::App& app) {

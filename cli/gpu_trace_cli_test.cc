@@ -27,49 +27,50 @@ class GpuTraceCli : public testing_util::ScratchDirTest {
     // A leg: 10 decode_step ranges of 2 gemv kernels (KDUR ns each), EXTRA adds a third
     // kernel per step; its measured region spans them; tok_s = SPEED (+- 0.2 %).
     // Timestamps are written as SECONDS and a 9-digit nanosecond part: no float arithmetic.
-    Script("gleg.sh",
-           "now=$(date +%s%N); sec=${now%?????????}; ns=${now#$sec}; sleep 0.6\n"
-           "out=$(echo \"$VOUCH_GPU_TRACE\" | sed \"s/%p/$$/\")\n"
-           "F='function T(o, x) { x = ns + o; return sprintf(\"%d%09d\", sec + int(x / 1e9), x % 1e9) "
-           "} function U(o, x) { x = ns + o; return sprintf(\"%d.%09d\", sec + int(x / 1e9), x % "
-           "1e9) }'\n"
-           "awk -v sec=$sec -v ns=$ns -v pid=$$ -v k=${KDUR:-20000} -v extra=\"$EXTRA\" \"$F\"' "
-           "BEGIN {\n"
-           " printf \"{\\\"type\\\":\\\"header\\\",\\\"format\\\":\\\"vouch-gpu-trace\\\","
-           "\\\"version\\\":1,\\\"pid\\\":%d,\\\"timestamp_offset_ns\\\":0,\\\"ok\\\":true}\\n\", "
-           "pid\n"
-           " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":0,\\\"v\\\":\\\"decode_step\\\"}\"\n"
-           " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":1,\\\"v\\\":\\\"cudaLaunchKernel\\\"}\"\n"
-           " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":2,\\\"v\\\":\\\"gemv\\\"}\"\n"
-           " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":3,\\\"v\\\":\\\"extra_mm\\\"}\"\n"
-           " srand(pid); corr = 1; nk = 2 + (extra != \"\")\n"
-           " for (i = 0; i < 10; i++) { s = 10000000 + i * 50000000\n"
-           "  printf \"{\\\"t\\\":\\\"ms\\\",\\\"id\\\":%d,\\\"ts\\\":%s,\\\"tid\\\":1,"
-           "\\\"n\\\":0}\\n\", i + 1, T(s)\n"
-           "  for (j = 0; j < nk; j++) { a = s + 1000 + j * 100000\n"
-           "   printf \"{\\\"t\\\":\\\"a\\\",\\\"s\\\":%s,\\\"e\\\":%s,\\\"tid\\\":1,"
-           "\\\"corr\\\":%d,\\\"n\\\":1}\\n\", T(a), T(a + 2000), corr\n"
-           "   printf \"{\\\"t\\\":\\\"k\\\",\\\"s\\\":%s,\\\"e\\\":%s,\\\"dev\\\":0,"
-           "\\\"str\\\":7,\\\"corr\\\":%d,\\\"n\\\":%d}\\n\", T(a + 3000), "
-           "T(a + 3000 + k + int(rand() * 20)), corr, (j == 2 ? 3 : 2)\n"
-           "   corr++ }\n"
-           "  printf \"{\\\"t\\\":\\\"me\\\",\\\"id\\\":%d,\\\"ts\\\":%s,\\\"tid\\\":1}\\n\", "
-           "i + 1, T(s + 40000000) }\n"
-           " print \"{\\\"type\\\":\\\"footer\\\",\\\"dropped\\\":0}\" }' > \"$out\"\n"
-           "b=$(awk -v sec=$sec -v ns=$ns \"$F\"' BEGIN { print U(1000000) }')\n"
-           "e=$(awk -v sec=$sec -v ns=$ns \"$F\"' BEGIN { print U(550000000) }')\n"
-           "v=$(awk -v s=\"$SPEED\" -v r=\"$(od -An -N2 -tu2 /dev/urandom)\" "
-           "'BEGIN{printf \"%.5f\", s*(1+(r/65535-0.5)*0.004)}')\n"
-           "echo \"{\\\"event\\\":\\\"begin\\\",\\\"unix_s\\\":$b}\" >> \"$VOUCH_METRICS\"\n"
-           "echo \"{\\\"event\\\":\\\"end\\\",\\\"unix_s\\\":$e}\" >> \"$VOUCH_METRICS\"\n"
-           "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"better\\\":\\\"higher\\\"}\" "
-           ">> \"$VOUCH_METRICS\"\n");
+    Script(
+        "gleg.sh",
+        "now=$(date +%s%N); sec=${now%?????????}; ns=${now#$sec}; sleep 0.6\n"
+        "out=$(echo \"$VOUCH_GPU_TRACE\" | sed \"s/%p/$$/\")\n"
+        "F='function T(o, x) { x = ns + o; return sprintf(\"%d%09d\", sec + int(x / 1e9), x % 1e9) "
+        "} function U(o, x) { x = ns + o; return sprintf(\"%d.%09d\", sec + int(x / 1e9), x % "
+        "1e9) }'\n"
+        "awk -v sec=$sec -v ns=$ns -v pid=$$ -v k=${KDUR:-20000} -v extra=\"$EXTRA\" \"$F\"' "
+        "BEGIN {\n"
+        " printf \"{\\\"type\\\":\\\"header\\\",\\\"format\\\":\\\"vouch-gpu-trace\\\","
+        "\\\"version\\\":1,\\\"pid\\\":%d,\\\"timestamp_offset_ns\\\":0,\\\"ok\\\":true}\\n\", "
+        "pid\n"
+        " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":0,\\\"v\\\":\\\"decode_step\\\"}\"\n"
+        " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":1,\\\"v\\\":\\\"cudaLaunchKernel\\\"}\"\n"
+        " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":2,\\\"v\\\":\\\"gemv\\\"}\"\n"
+        " print \"{\\\"t\\\":\\\"n\\\",\\\"id\\\":3,\\\"v\\\":\\\"extra_mm\\\"}\"\n"
+        " srand(pid); corr = 1; nk = 2 + (extra != \"\")\n"
+        " for (i = 0; i < 10; i++) { s = 10000000 + i * 50000000\n"
+        "  printf \"{\\\"t\\\":\\\"ms\\\",\\\"id\\\":%d,\\\"ts\\\":%s,\\\"tid\\\":1,"
+        "\\\"n\\\":0}\\n\", i + 1, T(s)\n"
+        "  for (j = 0; j < nk; j++) { a = s + 1000 + j * 100000\n"
+        "   printf \"{\\\"t\\\":\\\"a\\\",\\\"s\\\":%s,\\\"e\\\":%s,\\\"tid\\\":1,"
+        "\\\"corr\\\":%d,\\\"n\\\":1}\\n\", T(a), T(a + 2000), corr\n"
+        "   printf \"{\\\"t\\\":\\\"k\\\",\\\"s\\\":%s,\\\"e\\\":%s,\\\"dev\\\":0,"
+        "\\\"str\\\":7,\\\"corr\\\":%d,\\\"n\\\":%d}\\n\", T(a + 3000), "
+        "T(a + 3000 + k + int(rand() * 20)), corr, (j == 2 ? 3 : 2)\n"
+        "   corr++ }\n"
+        "  printf \"{\\\"t\\\":\\\"me\\\",\\\"id\\\":%d,\\\"ts\\\":%s,\\\"tid\\\":1}\\n\", "
+        "i + 1, T(s + 40000000) }\n"
+        " print \"{\\\"type\\\":\\\"footer\\\",\\\"dropped\\\":0}\" }' > \"$out\"\n"
+        "b=$(awk -v sec=$sec -v ns=$ns \"$F\"' BEGIN { print U(1000000) }')\n"
+        "e=$(awk -v sec=$sec -v ns=$ns \"$F\"' BEGIN { print U(550000000) }')\n"
+        "v=$(awk -v s=\"$SPEED\" -v r=\"$(od -An -N2 -tu2 /dev/urandom)\" "
+        "'BEGIN{printf \"%.5f\", s*(1+(r/65535-0.5)*0.004)}')\n"
+        "echo \"{\\\"event\\\":\\\"begin\\\",\\\"unix_s\\\":$b}\" >> \"$VOUCH_METRICS\"\n"
+        "echo \"{\\\"event\\\":\\\"end\\\",\\\"unix_s\\\":$e}\" >> \"$VOUCH_METRICS\"\n"
+        "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"better\\\":\\\"higher\\\"}\" "
+        ">> \"$VOUCH_METRICS\"\n");
   }
   Res Vouch(const std::string& cmd, const std::string& args) const {
-    return testing_util::Shell(fmt::format(
-        "cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {} --min-busy-readings 3 "
-        "--min-busy-pct 10 --gpu-trace-lib {} {}",
-        D(), D(), D("sim.jsonl"), VOUCH_BINARY, cmd, VOUCH_BINARY, args));
+    return testing_util::Shell(
+        fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {} --min-busy-readings 3 "
+                    "--min-busy-pct 10 --gpu-trace-lib {} {}",
+                    D(), D(), D("sim.jsonl"), VOUCH_BINARY, cmd, VOUCH_BINARY, args));
   }
   nlohmann::json Verdict(const std::string& rel) const {
     std::ifstream in(D(rel) + "/record.json");
@@ -78,7 +79,8 @@ class GpuTraceCli : public testing_util::ScratchDirTest {
 };
 
 TEST_F(GpuTraceCli, RunGivesGpuMetricsAndAttributedTraces) {
-  auto r = Vouch("run", "--warmup 0 --reps 1 --out r --env SPEED=100 --env KDUR=20000 -- ./gleg.sh");
+  auto r =
+      Vouch("run", "--warmup 0 --reps 1 --out r --env SPEED=100 --env KDUR=20000 -- ./gleg.sh");
   ASSERT_EQ(r.rc, 0) << r.out;
   auto rec = Json("r/record.json");
   const auto& leg = rec["legs"][0];
@@ -103,8 +105,8 @@ TEST_F(GpuTraceCli, RunGivesGpuMetricsAndAttributedTraces) {
       fmt::format("{} trace summarize {} --window decode_step", VOUCH_BINARY, trace));
   EXPECT_EQ(s.rc, 0) << s.out;
   EXPECT_TRUE(Has(s.out, "clock: clock window: leg 0 (run measured), window valid")) << s.out;
-  auto ext = testing_util::Shell(fmt::format("{} trace summarize {}/tests/data/trace/cupti_small.jsonl",
-                                             VOUCH_BINARY, VOUCH_SOURCE_DIR));
+  auto ext = testing_util::Shell(fmt::format(
+      "{} trace summarize {}/tests/data/trace/cupti_small.jsonl", VOUCH_BINARY, VOUCH_SOURCE_DIR));
   EXPECT_TRUE(Has(ext.out, "clock: unattributed: no clock window")) << ext.out;
 }
 
@@ -115,8 +117,9 @@ TEST_F(GpuTraceCli, AbExplainsWhatMovedOnTheGpu) {
                  "gpu.active_ns_per.decode_step --out r --markdown pr.md -- ./gleg.sh");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "A/B verdict: B slower")) << r.out;
-  EXPECT_TRUE(Has(r.out, "GPU: behavioural control moved: the kernel multiset per instance of "
-                         "NVTX range 'decode_step' differs in 1 kernel name(s) (extra_mm: 0 -> 1)"))
+  EXPECT_TRUE(Has(r.out,
+                  "GPU: behavioural control moved: the kernel multiset per instance of "
+                  "NVTX range 'decode_step' differs in 1 kernel name(s) (extra_mm: 0 -> 1)"))
       << r.out;
   EXPECT_TRUE(Has(r.out, "clock windows: arm A legs")) << r.out;
   auto v = Verdict("r");
@@ -128,18 +131,19 @@ TEST_F(GpuTraceCli, AbExplainsWhatMovedOnTheGpu) {
   std::ifstream md(D("pr.md"));
   std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
   EXPECT_TRUE(Has(text, "### What ran on the GPU")) << text;
-  EXPECT_TRUE(Has(text, "| added | 0 | 1 | 0 ns | 20.0 us | +20.0 us |"))
-      << text;
+  EXPECT_TRUE(Has(text, "| added | 0 | 1 | 0 ns | 20.0 us | +20.0 us |")) << text;
 }
 
 TEST_F(GpuTraceCli, IdenticalKernelsRefuseAVerdictUnlessTheChangeIsNotOnTheGpu) {
   std::string arms =
-      "--a-env SPEED=100 --b-env SPEED=90 --pairs 4 --seed 2 --band 1 --headline tok_s -- ./gleg.sh";
+      "--a-env SPEED=100 --b-env SPEED=90 --pairs 4 --seed 2 --band 1 --headline tok_s -- "
+      "./gleg.sh";
   auto r = Vouch("ab", "--out r " + arms);
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_TRUE(Has(r.out, "A/B verdict: refused")) << r.out;
-  EXPECT_TRUE(Has(r.out, "refused: the statistics said 'B slower', but identity: arms A and B ran "
-                         "the same kernels"))
+  EXPECT_TRUE(Has(r.out,
+                  "refused: the statistics said 'B slower', but identity: arms A and B ran "
+                  "the same kernels"))
       << r.out;
   auto ok = Vouch("ab", "--change-not-on-gpu --out s " + arms);
   EXPECT_EQ(ok.rc, 0) << ok.out;
@@ -148,9 +152,9 @@ TEST_F(GpuTraceCli, IdenticalKernelsRefuseAVerdictUnlessTheChangeIsNotOnTheGpu) 
 }
 
 TEST_F(GpuTraceCli, MissingTracerIsAClearError) {
-  auto r = testing_util::Shell(fmt::format(
-      "cd {} && VOUCH_SIM={} {} run --gpu-trace-lib {}/nope.so --out r -- ./gleg.sh", D(),
-      D("sim.jsonl"), VOUCH_BINARY, D()));
+  auto r = testing_util::Shell(
+      fmt::format("cd {} && VOUCH_SIM={} {} run --gpu-trace-lib {}/nope.so --out r -- ./gleg.sh",
+                  D(), D("sim.jsonl"), VOUCH_BINARY, D()));
   EXPECT_EQ(r.rc, 64) << r.out;
   EXPECT_TRUE(Has(r.out, "--gpu-trace-lib " + D() + "/nope.so: not a file")) << r.out;
   auto e = testing_util::Shell(fmt::format(

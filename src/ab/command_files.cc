@@ -111,7 +111,8 @@ Result<CommandArmsReport> CheckCommandArms(const Arm& a, const Arm& b) {
   };
   if (a.shell || b.shell) {
     add(ArmsSeverity::kInfo, "shell_arms",
-        "the arms run through a shell: their files are not resolved or hashed (use --artifact-a/-b)");
+        "the arms run through a shell: their files are not resolved or hashed (use "
+        "--artifact-a/-b)");
     return r;
   }
   r.a = ResolveCommandFiles(a.argv, Env(a.env, "PATH"), a.cwd);
@@ -138,11 +139,13 @@ Result<CommandArmsReport> CheckCommandArms(const Arm& a, const Arm& b) {
     same_files = r.hashes_a[i].sha256 == r.hashes_b[i].sha256;
   std::vector<std::string> listed;
   for (const auto& h : r.hashes_a)
-    listed.push_back(fmt::format("{} {}", fs::path(h.path).filename().string(), h.sha256.substr(0, 16)));
+    listed.push_back(
+        fmt::format("{} {}", fs::path(h.path).filename().string(), h.sha256.substr(0, 16)));
   if (!same_files) {
     std::vector<std::string> lb;
     for (const auto& h : r.hashes_b)
-      lb.push_back(fmt::format("{} {}", fs::path(h.path).filename().string(), h.sha256.substr(0, 16)));
+      lb.push_back(
+          fmt::format("{} {}", fs::path(h.path).filename().string(), h.sha256.substr(0, 16)));
     add(ArmsSeverity::kInfo, "hashes_differ",
         fmt::format("the arms run different files ({}: {}; {}: {}); on their own the hashes prove "
                     "nothing (a build root, RPATH, __FILE__ differ too): a control that moved "
@@ -178,9 +181,10 @@ std::string RenderCommandArmsJson(const CommandArmsReport& r) {
   };
   nlohmann::json f = nlohmann::json::array();
   for (const auto& x : r.findings)
-    f.push_back({{"severity", ArmsSeverityName(x.severity)}, {"code", x.code}, {"message", x.message}});
-  return nlohmann::json{{"a", hashes(r.hashes_a)}, {"b", hashes(r.hashes_b)}, {"findings", f},
-                        {"fatal", r.fatal}}
+    f.push_back(
+        {{"severity", ArmsSeverityName(x.severity)}, {"code", x.code}, {"message", x.message}});
+  return nlohmann::json{
+      {"a", hashes(r.hashes_a)}, {"b", hashes(r.hashes_b)}, {"findings", f}, {"fatal", r.fatal}}
       .dump();
 }
 

@@ -16,10 +16,10 @@
 namespace vouch {
 
 struct CommandFiles {
-  std::string executable;                // resolved path ("" when not found)
-  std::vector<std::string> scripts;      // resolved paths
-  std::vector<std::size_t> file_words;   // indices in argv of the words naming those files
-  std::string note;                      // why nothing was resolved (a shell arm, not found)
+  std::string executable;               // resolved path ("" when not found)
+  std::vector<std::string> scripts;     // resolved paths
+  std::vector<std::size_t> file_words;  // indices in argv of the words naming those files
+  std::string note;                     // why nothing was resolved (a shell arm, not found)
 };
 
 // PATH_ENV: the PATH the command runs with; CWD: its working directory ("" = vouch's).

@@ -49,7 +49,8 @@ class CommandFilesTest : public ::testing::Test {
 TEST_F(CommandFilesTest, TwoByteIdenticalBinariesAreOneArtifact) {
   std::string x = Write("build1/bench", "ELF same bytes", true);
   std::string y = Write("build2/bench", "ELF same bytes", true);
-  auto r = CheckCommandArms(MakeArm("A", {x, "--n", "5"}), MakeArm("B", {"build2/bench", "--n", "5"}));
+  auto r =
+      CheckCommandArms(MakeArm("A", {x, "--n", "5"}), MakeArm("B", {"build2/bench", "--n", "5"}));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->fatal);
   const ArmsFinding* f = Find(*r, "same_artifact");
@@ -111,8 +112,8 @@ TEST_F(CommandFilesTest, InterpreterScriptsAreHashed) {
   EXPECT_NE(Find(*r, "hashes_differ"), nullptr);
   ASSERT_EQ(r->hashes_a.size(), 2u);  // the interpreter and the script
   // A module or inline code: no script file; the interpreter alone is hashed.
-  CommandFiles m = ResolveCommandFiles({"python3", "-m", "old.bench"}, (dir_ / "bin").string(),
-                                       dir_.string());
+  CommandFiles m =
+      ResolveCommandFiles({"python3", "-m", "old.bench"}, (dir_ / "bin").string(), dir_.string());
   EXPECT_FALSE(m.executable.empty());
   EXPECT_TRUE(m.scripts.empty());
   CommandFiles w = ResolveCommandFiles({"python3", "-W", "ignore", "old/bench.py"},

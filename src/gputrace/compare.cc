@@ -95,9 +95,12 @@ std::string Short(const std::string& name, std::size_t n = 70) {
 
 std::string_view ToString(Identity i) {
   switch (i) {
-    case Identity::kIdentity: return "identity";
-    case Identity::kMoved: return "moved";
-    case Identity::kUnknown: return "unknown";
+    case Identity::kIdentity:
+      return "identity";
+    case Identity::kMoved:
+      return "moved";
+    case Identity::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -158,17 +161,19 @@ Result<GpuComparison> CompareArms(const std::vector<LegGpuTrace>& a,
       }
   }
   c.basis_range = range;
-  c.basis = range.empty() ? "per measured region"
-                          : fmt::format("per instance of NVTX range '{}'", range);
+  c.basis =
+      range.empty() ? "per measured region" : fmt::format("per instance of NVTX range '{}'", range);
   ArmBasis fa = Fold(a, range, a_label);
   ArmBasis fb = Fold(b, range, b_label);
   c.notes = fa.disagreements;
   c.notes.insert(c.notes.end(), fb.disagreements.begin(), fb.disagreements.end());
   for (const auto* arm : {&a, &b})
     for (const auto& g : *arm) {
-      if (g.partial) c.notes.push_back("a traced leg's trace is partial (its process did not exit cleanly)");
+      if (g.partial)
+        c.notes.push_back("a traced leg's trace is partial (its process did not exit cleanly)");
       if (g.dropped > 0)
-        c.notes.push_back(fmt::format("a traced leg lost {} records (CUPTI drops): counts are lower bounds", g.dropped));
+        c.notes.push_back(fmt::format(
+            "a traced leg lost {} records (CUPTI drops): counts are lower bounds", g.dropped));
     }
   c.a_active_ns = fa.active_ns;
   c.b_active_ns = fb.active_ns;
@@ -231,7 +236,11 @@ Result<GpuComparison> CompareArms(const std::vector<LegGpuTrace>& a,
       }
       c.summary = fmt::format(
           "behavioural control moved: the kernel multiset {} differs in {} kernel name(s) ({})",
-          c.basis, c.moved.size(), fmt::join(c.moved.begin(), c.moved.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(c.moved.size(), 3)), "; "));
+          c.basis, c.moved.size(),
+          fmt::join(c.moved.begin(),
+                    c.moved.begin() +
+                        static_cast<std::ptrdiff_t>(std::min<std::size_t>(c.moved.size(), 3)),
+                    "; "));
     }
   } else {
     c.identity = Identity::kUnknown;
@@ -259,10 +268,16 @@ nlohmann::json ToJson(const GpuComparison& c) {
           {"summary", c.summary},
           {"moved", c.moved},
           {"notes", c.notes},
-          {"a", {{"label", c.a_label}, {"multiset", c.a_multiset}, {"kernel_ns", c.a_kernel_ns},
-                 {"active_ns", c.a_active_ns}}},
-          {"b", {{"label", c.b_label}, {"multiset", c.b_multiset}, {"kernel_ns", c.b_kernel_ns},
-                 {"active_ns", c.b_active_ns}}},
+          {"a",
+           {{"label", c.a_label},
+            {"multiset", c.a_multiset},
+            {"kernel_ns", c.a_kernel_ns},
+            {"active_ns", c.a_active_ns}}},
+          {"b",
+           {{"label", c.b_label},
+            {"multiset", c.b_multiset},
+            {"kernel_ns", c.b_kernel_ns},
+            {"active_ns", c.b_active_ns}}},
           {"kernels", rows}};
 }
 
@@ -288,11 +303,12 @@ std::string RenderComparisonText(const GpuComparison& c, const std::string& attr
                          r.share_pct ? fmt::format("{:.1f}%", *r.share_pct) : "-", Short(r.name));
   }
   if (!table.empty())
-    o += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", "kernel", "A n",
-                     "B n", "A time", "B time", "change", "share", "name") +
+    o += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", "kernel", "A n", "B n",
+                     "A time", "B time", "change", "share", "name") +
          table;
   if (c.rows.size() > shown)
-    o += fmt::format("  ({} more kernel name(s); the JSON record lists all)\n", c.rows.size() - shown);
+    o += fmt::format("  ({} more kernel name(s); the JSON record lists all)\n",
+                     c.rows.size() - shown);
   return o;
 }
 
@@ -314,10 +330,11 @@ std::string RenderComparisonMarkdown(const GpuComparison& c, const std::string& 
     std::replace(name.begin(), name.end(), '|', '/');
     o += fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | `{}` |\n", r.status, Count(r.a_count),
                      Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns), r.delta_ns() >= 0 ? "+" : "",
-                     Ns(r.delta_ns()),
-                     r.share_pct ? fmt::format("{:.1f} %", *r.share_pct) : "-", name);
+                     Ns(r.delta_ns()), r.share_pct ? fmt::format("{:.1f} %", *r.share_pct) : "-",
+                     name);
   }
-  if (c.rows.size() > shown) o += fmt::format("\n{} more kernel name(s) in the JSON record.\n", c.rows.size() - shown);
+  if (c.rows.size() > shown)
+    o += fmt::format("\n{} more kernel name(s) in the JSON record.\n", c.rows.size() - shown);
   return o;
 }
 

@@ -14,9 +14,11 @@ LegGpuTrace Leg(const KernelMultiset& ms, double ns_each, double active_ns, doub
   r.median_ns = active_ns;
   r.modal = ms;
   r.modal_fraction = modal;
-  for (const auto& [k, n] : ms) r.per_instance[k] = {static_cast<double>(n), ns_each * static_cast<double>(n)};
+  for (const auto& [k, n] : ms)
+    r.per_instance[k] = {static_cast<double>(n), ns_each * static_cast<double>(n)};
   g.ranges.push_back(r);
-  for (const auto& [k, n] : ms) g.by_kernel[k] = {n * 100, static_cast<std::int64_t>(ns_each * n * 100)};
+  for (const auto& [k, n] : ms)
+    g.by_kernel[k] = {n * 100, static_cast<std::int64_t>(ns_each * n * 100)};
   return g;
 }
 

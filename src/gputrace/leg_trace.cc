@@ -91,8 +91,12 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
         k.total_ns += o.end_ns - o.start_ns;
         break;
       }
-      case GpuOpKind::kMemcpy: ++g.memcpys; break;
-      case GpuOpKind::kMemset: ++g.memsets; break;
+      case GpuOpKind::kMemcpy:
+        ++g.memcpys;
+        break;
+      case GpuOpKind::kMemset:
+        ++g.memsets;
+        break;
     }
   }
   g.active_ns = trace::UnionLength(std::move(region_kernels));
@@ -102,7 +106,8 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
   // NVTX ranges (host ranges) inside the region, by name.
   std::map<std::string, std::vector<const trace::Range*>> by_name;
   for (const auto& r : t.ranges)
-    if (r.kind == trace::RangeKind::kCpu && in_region(r.start_ns)) by_name[t.Name(r.name_id)].push_back(&r);
+    if (r.kind == trace::RangeKind::kCpu && in_region(r.start_ns))
+      by_name[t.Name(r.name_id)].push_back(&r);
   // API calls sorted by start, for the instances' queries.
   std::vector<std::uint32_t> api_order(t.api.size());
   for (std::uint32_t i = 0; i < api_order.size(); ++i) api_order[i] = i;
@@ -118,10 +123,9 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
   auto kernels_of = [&](const trace::Range& r, int how) {
     std::vector<std::uint32_t> out;
     if (how < 2) {
-      auto first = std::lower_bound(api_order.begin(), api_order.end(), r.start_ns,
-                                    [&](std::uint32_t i, std::int64_t ts) {
-                                      return t.api[i].start_ns < ts;
-                                    });
+      auto first = std::lower_bound(
+          api_order.begin(), api_order.end(), r.start_ns,
+          [&](std::uint32_t i, std::int64_t ts) { return t.api[i].start_ns < ts; });
       for (auto p = first; p != api_order.end() && t.api[*p].start_ns < r.end_ns; ++p) {
         const auto& a = t.api[*p];
         if (a.pid != r.pid || (how == 0 && a.tid != r.tid)) continue;
@@ -130,10 +134,9 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
           if (t.ops[q->second].kind == GpuOpKind::kKernel) out.push_back(q->second);
       }
     } else {
-      auto first = std::lower_bound(op_order.begin(), op_order.end(), r.start_ns,
-                                    [&](std::uint32_t i, std::int64_t ts) {
-                                      return t.ops[i].start_ns < ts;
-                                    });
+      auto first = std::lower_bound(
+          op_order.begin(), op_order.end(), r.start_ns,
+          [&](std::uint32_t i, std::int64_t ts) { return t.ops[i].start_ns < ts; });
       for (auto p = first; p != op_order.end() && t.ops[*p].start_ns < r.end_ns; ++p)
         if (t.ops[*p].kind == GpuOpKind::kKernel && t.ops[*p].pid == r.pid) out.push_back(*p);
     }
@@ -188,7 +191,8 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
         best = n;
         rf.modal = ms;
       }
-    rf.modal_fraction = rf.instances ? static_cast<double>(best) / static_cast<double>(rf.instances) : 0;
+    rf.modal_fraction =
+        rf.instances ? static_cast<double>(best) / static_cast<double>(rf.instances) : 0;
     for (auto& [kn, m] : sums) {
       m.count /= static_cast<double>(rf.instances);
       m.ns /= static_cast<double>(rf.instances);
@@ -209,8 +213,8 @@ std::vector<Metric> GpuTraceMetrics(const LegGpuTrace& g) {
     std::string n = MetricSafe(r.name);
     Metric m = Make("gpu.active_ns_per." + n, r.median_ns, "ns", Better::kLower);
     m.samples.assign(r.active_ns.begin(),
-                     r.active_ns.begin() + static_cast<std::ptrdiff_t>(
-                                               std::min(r.active_ns.size(), kMaxSamples)));
+                     r.active_ns.begin() +
+                         static_cast<std::ptrdiff_t>(std::min(r.active_ns.size(), kMaxSamples)));
     out.push_back(std::move(m));
     out.push_back(Make("gpu.active_ns_per." + n + ".spread_pct", r.spread_pct, "%", Better::kNone));
     out.push_back(Make("gpu.kernels_per." + n, r.kernels_median, "", Better::kNone));
@@ -220,7 +224,8 @@ std::vector<Metric> GpuTraceMetrics(const LegGpuTrace& g) {
 
 nlohmann::json ToJson(const LegGpuTrace& g) {
   nlohmann::json kernels = nlohmann::json::object();
-  for (const auto& [k, a] : g.by_kernel) kernels[k] = {{"count", a.count}, {"total_ns", a.total_ns}};
+  for (const auto& [k, a] : g.by_kernel)
+    kernels[k] = {{"count", a.count}, {"total_ns", a.total_ns}};
   nlohmann::json ranges = nlohmann::json::array();
   for (const auto& r : g.ranges) {
     nlohmann::json per = nlohmann::json::object();
@@ -243,9 +248,10 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
           {"partial", g.partial},
           {"dropped_records", g.dropped},
           {"warnings", g.warnings},
-          {"region", {{"marked", g.region_marked},
-                      {"begin_unix_ns", g.region_begin_ns},
-                      {"end_unix_ns", g.region_end_ns}}},
+          {"region",
+           {{"marked", g.region_marked},
+            {"begin_unix_ns", g.region_begin_ns},
+            {"end_unix_ns", g.region_end_ns}}},
           {"active_ns", g.active_ns},
           {"kernels", g.kernels},
           {"graph_kernels", g.graph_kernels},

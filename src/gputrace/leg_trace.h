@@ -42,7 +42,7 @@ struct RangeFigures {
   std::int64_t instances = 0;
   std::vector<double> active_ns;  // per instance, in time order
   double median_ns = 0, p10_ns = 0, p90_ns = 0;
-  double spread_pct = 0;     // (p90 - p10) / median, in percent
+  double spread_pct = 0;      // (p90 - p10) / median, in percent
   double kernels_median = 0;  // kernels per instance
   // The multiset most instances share, and the fraction of instances that have it.
   KernelMultiset modal;

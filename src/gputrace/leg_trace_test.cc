@@ -96,7 +96,8 @@ TEST(LegGpuTrace, MetricsAndJsonRoundTrip) {
   auto back = LegGpuTraceFromJson(ToJson(g), "leg 3");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(ToJson(*back).dump(), ToJson(g).dump());
-  auto bad = LegGpuTraceFromJson(nlohmann::json{{"schema", "vouch.gpu_trace"}, {"version", 1}}, "leg 3");
+  auto bad =
+      LegGpuTraceFromJson(nlohmann::json{{"schema", "vouch.gpu_trace"}, {"version", 1}}, "leg 3");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("leg 3: malformed vouch.gpu_trace"), std::string::npos);
   EXPECT_EQ(MetricSafe("decode step"), "decode_step");

@@ -94,7 +94,7 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
     if (!m) continue;
     std::string u = m->unit;
     for (auto& c : u) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    double to_mhz = u == "hz" || u == "cycle/second" ? 1e-6
+    double to_mhz = u == "hz" || u == "cycle/second"     ? 1e-6
                     : u == "khz" || u == "cycle/msecond" ? 1e-3
                     : u == "mhz" || u == "cycle/usecond" ? 1
                     : u == "ghz" || u == "cycle/nsecond" ? 1e3
@@ -318,14 +318,14 @@ std::string RenderNcuText(const NcuReport& r) {
                    "duration", "SM MHz", "regs", "occup%", "issue%", "sm%", "mem%", "l2hit%",
                    "spills", "kernel (grid x block)");
   for (const auto& k : r.kernels) {
-    o += fmt::format(
-        "{:>4} {:>11} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {} {} x {}\n", k.id,
-        k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
-        Fmt(k.sm_frequency_mhz, "{:.0f}"),
-        Fmt(k.registers_per_thread, "{:.0f}"), Fmt(k.achieved_occupancy_percent),
-        Fmt(k.issue_active_percent), Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
-        Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
-        k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name, k.grid_size, k.block_size);
+    o += fmt::format("{:>4} {:>11} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {} {} x {}\n",
+                     k.id, k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
+                     Fmt(k.sm_frequency_mhz, "{:.0f}"), Fmt(k.registers_per_thread, "{:.0f}"),
+                     Fmt(k.achieved_occupancy_percent), Fmt(k.issue_active_percent),
+                     Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
+                     Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
+                     k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name, k.grid_size,
+                     k.block_size);
     if (!k.top_stalls.empty()) {
       std::vector<std::string> parts;
       for (const auto& s : k.top_stalls)

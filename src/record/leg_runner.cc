@@ -151,8 +151,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
                          index, arm.name, role, k, v);
     spec.env.emplace_back("CUDA_INJECTION64_PATH", config.gpu_trace_lib);
     spec.env.emplace_back("NVTX_INJECTION64_PATH", config.gpu_trace_lib);
-    spec.env.emplace_back("VOUCH_GPU_TRACE",
-                          (fs::absolute(dir) / "gpu-trace.%p.jsonl").string());
+    spec.env.emplace_back("VOUCH_GPU_TRACE", (fs::absolute(dir) / "gpu-trace.%p.jsonl").string());
   }
   spec.cwd = arm.cwd;
   spec.timeout_ns = static_cast<std::int64_t>(config.timeout_s * 1e9);
