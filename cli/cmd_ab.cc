@@ -311,6 +311,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     if (gpu) md += "\n" + gputrace::RenderComparisonMarkdown(*gpu, gpu_attribution);
     if (auto st = WriteFileAtomic(markdown, md); !st) return say(st.error().message), kExitError;
   }
+  if (!StoreResult(f.store, "ab", ctx.dir)) return kExitError;
   switch (out.decision.verdict) {
     case AbVerdict::kBSlower:
       return fail_on == "slower" ? kAbFailOn : kAbDecided;
