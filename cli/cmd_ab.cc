@@ -293,7 +293,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   }
   ctx.record.extra["verdict"] = v;
   int rc = FinishRun(ctx, false);
-  if (rc == kExitInterrupted) return rc;
+  if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
 
   // The verdict block.
   AbReportContext report;
