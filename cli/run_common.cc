@@ -181,6 +181,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   if (f.output_cap_mib)
     c.output_cap_bytes = static_cast<std::uint64_t>(*f.output_cap_mib * (1 << 20));
   if (auto s = WriteRecord(ctx->dir, r); !s) return say(s.error().message), kExitError;
+  if (auto s = ctx->journal.Open(ctx->dir); !s) return say(s.error().message), kExitError;
   if (ctx->device->Simulated()) say("SIMULATED DEVICE: " + ctx->device->Describe());
   return -1;
 }
@@ -230,7 +231,9 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
   if (l.result.interrupted) ctx.interrupted = true;
   r.legs.push_back(std::move(*leg));
-  if (auto s = WriteRecord(ctx.dir, r); !s) {
+  // Appended, not the whole record rewritten: constant cost per leg (record.json is written
+  // again at the end, and a reader of a killed run reassembles it from the journal).
+  if (auto s = ctx.journal.Append(r.legs.back()); !s) {
     fmt::print(stderr, "vouch {}: {}; the legs' own evidence is under {}\n", ctx.name,
                s.error().message, ctx.dir);
     r.status = "failed";
@@ -260,6 +263,8 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   r.ended_unix_s = UnixNowSeconds();
   std::vector<int> gpus = ctx.config.window.gpus;
   r.contention["end"] = CaptureContention(*ctx.device, gpus);
+  auto journal = ctx.journal.Close();
+  if (!journal) r.caveats.push_back("journal: " + journal.error().message);
   auto written = WriteRecord(ctx.dir, r);
   nlohmann::json j = ToJson(r);
   if (print_summary) fmt::print("{}", RenderRecordText(j));

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "lock/lock.h"
+#include "record/journal.h"
 #include "record/record.h"
 
 namespace vouch::cli {
@@ -30,6 +31,7 @@ struct RunContext {
   std::optional<MeasureLock> lock;
   LocalExecutor executor;
   RunRecord record;
+  LegJournal journal;  // legs.jsonl: each finished leg, appended (record.json at start and end)
   LegConfig config;
   std::vector<Expectation> expectations;
   std::string dir;
@@ -42,8 +44,8 @@ struct RunContext {
 int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                const std::string& kind, const std::vector<std::string>& vouch_argv,
                RunContext* ctx);
-// Runs one leg of ARM in ROLE, appends it, rewrites the record. False when interrupted or
-// when the leg could not start (the error is printed and recorded).
+// Runs one leg of ARM in ROLE, appends it to the record and to the journal. False when interrupted
+// or when the leg could not start (the error is printed and recorded).
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role);
 // The plain protocol of run, baseline and gate: WARMUP discarded legs, then REPS measured.
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps);

@@ -123,6 +123,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   spec.label = fmt::format("leg {} ({} {})", index, arm.name, role);
   WindowOptions wo = config.window;
   wo.dir = dir;
+  wo.summary_sync = FileSync::kNoFsync;  // the run's journal holds the window, synced
   if (auto s = MakeDirs(dir); !s) return s.error();
 
   // The measured region comes from the channel's begin/end markers.
@@ -187,8 +188,10 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   auto builtin = BuiltinMetrics(rec.result, rec.peak_device_mem_bytes, rec.window);
   rec.metrics.insert(rec.metrics.end(), builtin.begin(), builtin.end());
   rec.valid = rec.reasons.empty();
-  // The leg's own record beside its evidence.
-  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n");
+  // The leg's own record beside its evidence (not synced: the run's journal, synced, holds
+  // the same object).
+  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n",
+                        FileSync::kNoFsync);
   return rec;
 }
 
