@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -17,7 +18,8 @@ namespace {
 using Interval = std::pair<std::int64_t, std::int64_t>;
 
 std::vector<Interval> Merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+  // Readers mostly give ops in start order already: the check is cheaper than the sort.
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
@@ -86,7 +88,7 @@ Figures Compute(const Trace& t, const std::vector<std::uint32_t>& ops,
   if (f.gpu_op_count) f.gpu_span_ns = hi - lo;
   // Gaps: kernels in start order; a gap is the time from the latest end so far to the
   // next start, when positive (kernels on other streams may overlap).
-  std::sort(kernels.begin(), kernels.end());
+  if (!std::is_sorted(kernels.begin(), kernels.end())) std::sort(kernels.begin(), kernels.end());
   std::int64_t reach = std::numeric_limits<std::int64_t>::min();
   for (const auto& k : kernels) {
     if (reach != std::numeric_limits<std::int64_t>::min() && k.first > reach) {
@@ -139,27 +141,34 @@ double Figures::launch_overlap_percent() const {
 }
 
 void Figures::Add(const Figures& o) {
-  elapsed_ns += o.elapsed_ns;
-  gpu_span_ns += o.gpu_span_ns;
-  kernel_sum_ns += o.kernel_sum_ns;
-  kernel_union_ns += o.kernel_union_ns;
-  gpu_op_count += o.gpu_op_count;
-  kernel_count += o.kernel_count;
-  gaps.count += o.gaps.count;
-  gaps.total_ns += o.gaps.total_ns;
+  // Instances may overlap (nested ranges), so their sums are not bounded by the trace's:
+  // an overflow is recorded, and Summarize refuses it, rather than wrapping to a negative.
+  auto add = [this](auto& into, auto v) {
+    if (__builtin_add_overflow(into, v, &into)) overflow = true;
+  };
+  add(elapsed_ns, o.elapsed_ns);
+  add(gpu_span_ns, o.gpu_span_ns);
+  add(kernel_sum_ns, o.kernel_sum_ns);
+  add(kernel_union_ns, o.kernel_union_ns);
+  add(gpu_op_count, o.gpu_op_count);
+  add(kernel_count, o.kernel_count);
+  add(gaps.count, o.gaps.count);
+  add(gaps.total_ns, o.gaps.total_ns);
   gaps.max_ns = std::max(gaps.max_ns, o.gaps.max_ns);
-  launch_api_count += o.launch_api_count;
-  launch_api_union_ns += o.launch_api_union_ns;
-  launch_api_overlap_ns += o.launch_api_overlap_ns;
-  memcpy_count += o.memcpy_count;
-  memcpy_ns += o.memcpy_ns;
-  memcpy_bytes += o.memcpy_bytes;
-  memset_count += o.memset_count;
-  memset_ns += o.memset_ns;
-  memset_bytes += o.memset_bytes;
+  add(launch_api_count, o.launch_api_count);
+  add(launch_api_union_ns, o.launch_api_union_ns);
+  add(launch_api_overlap_ns, o.launch_api_overlap_ns);
+  add(memcpy_count, o.memcpy_count);
+  add(memcpy_ns, o.memcpy_ns);
+  add(memcpy_bytes, o.memcpy_bytes);
+  add(memset_count, o.memset_count);
+  add(memset_ns, o.memset_ns);
+  add(memset_bytes, o.memset_bytes);
+  overflow = overflow || o.overflow;
 }
 
 Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
+  if (auto c = CheckDurationTotals(t); !c.ok()) return c.error();
   Summary s;
   s.path = t.path;
   s.format = t.format;
@@ -172,6 +181,7 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
                              [](const Range& r) { return r.kind == RangeKind::kCpu; });
   for (const auto& r : t.ranges)
     if ((r.kind == RangeKind::kCpu) == any_cpu) ++s.phases[t.Name(r.name_id)];
+  s.warnings = t.warnings;
   for (const auto& [cat, n] : t.unknown_categories)
     s.warnings.push_back(fmt::format("{} event(s) of unknown category '{}' were ignored", n, cat));
 
@@ -232,8 +242,9 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
     // Ops sorted by start, for range queries.
     std::vector<std::uint32_t> order(t.ops.size());
     std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(),
-              [&](auto x, auto y) { return t.ops[x].start_ns < t.ops[y].start_ns; });
+    auto op_before = [&](auto x, auto y) { return t.ops[x].start_ns < t.ops[y].start_ns; };
+    if (!std::is_sorted(order.begin(), order.end(), op_before))
+      std::sort(order.begin(), order.end(), op_before);
     // API calls by (pid, tid), sorted by start.
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> api_by_thread;
     for (std::uint32_t i = 0; i < t.api.size(); ++i)
@@ -312,6 +323,11 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
       }
     }
     for (const auto& inst : s.instances) s.total.Add(inst.figures);
+    if (s.total.overflow)
+      return MakeError(
+          "{}: the window '{}' adds up to more than 2^63 ns or bytes over its instances: not a "
+          "real trace (corrupt times?)",
+          t.path, opt.window);
   }
 
   // Kernel table and components.
@@ -531,7 +547,68 @@ nlohmann::json Opt(std::optional<double> v) {
 }
 }  // namespace
 
-nlohmann::json SummaryToJson(const Summary& s) {
+namespace {
+
+// The document without its per-instance array (INSTANCES false) or with it.
+nlohmann::json SummaryJson(const Summary& s, bool instances);
+
+// TEXT with INDENT spaces after every newline: a dump(2) nested at that depth.
+void AppendIndented(std::string* out, const std::string& text, std::size_t indent) {
+  std::size_t pos = 0;
+  for (;;) {
+    std::size_t nl = text.find('\n', pos);
+    out->append(text, pos, nl == std::string::npos ? std::string::npos : nl + 1 - pos);
+    if (nl == std::string::npos) return;
+    out->append(indent, ' ');
+    pos = nl + 1;
+  }
+}
+
+}  // namespace
+
+nlohmann::json SummaryToJson(const Summary& s) { return SummaryJson(s, true); }
+
+void StreamSummaryJson(const Summary& s, const std::function<void(std::string_view)>& sink) {
+  // The same bytes as SummaryToJson(s).dump(2), with the instances written one at a time:
+  // 100k instances as one JSON tree were 5x the trace file in memory.
+  nlohmann::json j = SummaryJson(s, false);
+  if (!s.instances.empty()) j["instances"] = nullptr;  // its place in the key order
+  std::string out = "{";
+  bool first = true;
+  auto flush = [&](bool force) {
+    if (force || out.size() >= (std::size_t{1} << 16)) {
+      sink(out);
+      out.clear();
+    }
+  };
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out += first ? "\n  " : ",\n  ";
+    first = false;
+    out += nlohmann::json(it.key()).dump();
+    out += ": ";
+    if (it.key() != "instances") {
+      AppendIndented(&out, it.value().dump(2), 2);
+      continue;
+    }
+    out += "[";
+    for (std::size_t k = 0; k < s.instances.size(); ++k) {
+      const Instance& i = s.instances[k];
+      auto f = FiguresToJson(i.figures);
+      f["index"] = i.index;
+      f["start_ns"] = i.start_ns;
+      out += k ? ",\n    " : "\n    ";
+      AppendIndented(&out, f.dump(2), 4);
+      flush(false);
+    }
+    out += "\n  ]";
+  }
+  out += first ? "}" : "\n}";
+  flush(true);
+}
+
+namespace {
+
+nlohmann::json SummaryJson(const Summary& s, bool with_instances) {
   nlohmann::json j;
   j["path"] = s.path;
   j["format"] = s.format;
@@ -541,12 +618,14 @@ nlohmann::json SummaryToJson(const Summary& s) {
   j["totals"] = FiguresToJson(s.total);
   j["instance_count"] = s.instances.size();
   if (!s.instances.empty()) {
-    auto& arr = j["instances"] = nlohmann::json::array();
-    for (const auto& i : s.instances) {
-      auto f = FiguresToJson(i.figures);
-      f["index"] = i.index;
-      f["start_ns"] = i.start_ns;
-      arr.push_back(f);
+    if (with_instances) {
+      auto& arr = j["instances"] = nlohmann::json::array();
+      for (const auto& i : s.instances) {
+        auto f = FiguresToJson(i.figures);
+        f["index"] = i.index;
+        f["start_ns"] = i.start_ns;
+        arr.push_back(f);
+      }
     }
     double n = static_cast<double>(s.instances.size());
     j["per_instance_mean"] = {{"elapsed_ns", static_cast<double>(s.total.elapsed_ns) / n},
@@ -590,6 +669,8 @@ nlohmann::json SummaryToJson(const Summary& s) {
   j["warnings"] = s.warnings;
   return j;
 }
+
+}  // namespace
 
 std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
   std::string o;
