@@ -231,8 +231,15 @@ std::string_view Key(simdjson::simdjson_result<simdjson::ondemand::field>& field
 }
 
 std::string_view String(simdjson::ondemand::value& value) {
-  simdjson::ondemand::raw_json_string raw = value.get_raw_json_string();
-  return RawOrUnescaped(raw.raw(), [&] { return std::string_view(value.get_string()); });
+  // The token runs from the opening quote to the next structural character, so its length
+  // is known without a scan; one memchr then tells whether it needs unescaping.
+  std::string_view tok = value.raw_json_token();
+  if (tok.empty() || tok.front() != '"') return value.get_string();  // throws: not a string
+  while (tok.size() > 1 && tok.back() != '"') tok.remove_suffix(1);  // trailing whitespace
+  std::string_view body = tok.substr(1, tok.size() - 2);
+  if (tok.size() < 2 || std::memchr(body.data(), '\\', body.size()))
+    return value.get_string();  // escapes: simdjson unescapes and checks them
+  return body;
 }
 
 // The event fields vouch reads; kOther for every other key.
@@ -254,7 +261,9 @@ Field FieldNamed(std::string_view k) {
 // read safe: the document goes on, or simdjson's padding follows it).
 template <std::size_t N>
 bool RawKeyIs(const char* k, const char (&word)[N]) {
-  return std::memcmp(k, word, N - 1) == 0 && k[N - 1] == '"';
+  for (std::size_t i = 0; i + 1 < N; ++i)  // unrolled by the compiler: no memcmp call
+    if (k[i] != word[i]) return false;
+  return k[N - 1] == '"';
 }
 
 // An event's key from its raw bytes: the known keys by their bytes and closing quote (no
@@ -331,6 +340,11 @@ struct EventFields {
   std::int64_t ts = 0, dur = 0, pid = -1, tid = -1;
   std::int64_t correlation = -1, stream = -1, device = -1, bytes = 0, external = -1;
   bool has_ts = false, has_dur = false;
+  // Set when "cat" has been read: an event vouch does not keep (cpu_op, python_function:
+  // most of a trace) then skips its name and args without walking them.
+  bool classified = false;
+  Cat kind = Cat::kUnknown;
+  bool Unused() const { return classified && (kind == Cat::kSkip || kind == Cat::kUnknown); }
 };
 
 class Builder {
@@ -348,8 +362,13 @@ class Builder {
       if (key == Field::kPh) {
         f.ph = String(value);
       } else if (key == Field::kCat) {
+        // A second "cat" could come after args were skipped for the first: refused.
+        if (f.classified) throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
         f.cat = String(value);
+        f.kind = Classify(f.cat);
+        f.classified = true;
       } else if (key == Field::kName) {
+        if (f.Unused()) continue;
         // A name that is a number (or true/false/null) is kept as written; an object or an
         // array is no name at all and refuses the event.
         auto type = value.type().value();
@@ -371,7 +390,7 @@ class Builder {
       } else if (key == Field::kTid) {
         f.tid = IntOr(value, -1);
       } else if (key == Field::kArgs) {
-        if (value.type() != simdjson::ondemand::json_type::object) continue;
+        if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) continue;
         for (auto arg : value.get_object()) {
           switch (ArgKey(arg)) {
             case Arg::kCorrelation:
@@ -406,7 +425,7 @@ class Builder {
       Skip(f.ph == "M" ? "(metadata)" : "(no category)");
       return;
     }
-    Cat kind = Classify(f.cat);
+    Cat kind = f.classified ? f.kind : Classify(f.cat);
     if (kind == Cat::kSkip) {
       Skip(f.cat);
       return;
