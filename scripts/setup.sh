@@ -8,6 +8,7 @@ pkgs=(
   libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev
   libgtest-dev libgmock-dev
   python3 sqlite3 hyperfine
+  libpq-dev postgresql   # the history store's PostgreSQL engine and the test server
 )
 missing=()
 for p in "${pkgs[@]}"; do
