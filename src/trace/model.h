@@ -72,8 +72,6 @@ struct Trace {
   std::map<std::string, std::int64_t> skipped_by_category;
   // Categories vouch does not know at all: counted and reported, never guessed at.
   std::map<std::string, std::int64_t> unknown_categories;
-  // What the reader left out or doubted, in words (shown with the summary).
-  std::vector<std::string> warnings;
   std::int64_t event_count = 0;  // events read from the file, all kinds
   // What the capture itself says about its completeness: a partial file (the process did not
   // exit cleanly), records the profiler dropped. Summaries repeat these warnings.
@@ -113,7 +111,7 @@ inline constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 62;
 inline bool TimeInRange(std::int64_t ns) { return ns > -kMaxTimeNs && ns < kMaxTimeNs; }
 // Refuses a trace with a time beyond +-kMaxTimeNs, or whose GPU operations' or API calls'
 // durations add up to kMaxTimeNs or more: then no sum a summary forms over one window
-// overflows either. The error names the file. Readers call it, and so does Summarize.
+// overflows either. The error names the file. Summarize calls it on every trace.
 Status CheckDurationTotals(const Trace& trace);
 
 // True for API names that launch GPU work (for the launch-overlap figure).

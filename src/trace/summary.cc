@@ -181,7 +181,6 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
                              [](const Range& r) { return r.kind == RangeKind::kCpu; });
   for (const auto& r : t.ranges)
     if ((r.kind == RangeKind::kCpu) == any_cpu) ++s.phases[t.Name(r.name_id)];
-  s.warnings = t.warnings;
   for (const auto& [cat, n] : t.unknown_categories)
     s.warnings.push_back(fmt::format("{} event(s) of unknown category '{}' were ignored", n, cat));
   s.warnings.insert(s.warnings.end(), t.warnings.begin(), t.warnings.end());
