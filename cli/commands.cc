@@ -23,6 +23,7 @@ int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryList(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryShow(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string>);
+int CmdReport(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -46,6 +47,8 @@ const std::vector<Command>& Commands() {
       {"history list", "list the stored runs", CmdHistoryList},
       {"history show", "print a stored run again", CmdHistoryShow},
       {"history trend", "a metric across commits, with the steps found in it", CmdHistoryTrend},
+      {"report", "one self-contained HTML report: a run, an A/B, a gate, a trend or a trace",
+       CmdReport},
   };
   return table;
 }

@@ -129,3 +129,34 @@ TEST_F(HistoryCli, StoreOnRunAddsTheRecordWhenWritten) {
 
 }  // namespace
 }  // namespace vouch
+
+namespace vouch {
+namespace {
+
+TEST_F(HistoryCli, ReportIsOneSelfContainedPageOrSaysWhyNot) {
+  auto r = Vouch(fmt::format("report {} -o r.html", kRunDir));
+  if (Has(r.out, "built without the report's chart library")) {
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_TRUE(Has(r.out, "run scripts/setup.sh")) << r.out;
+  } else {
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_TRUE(Has(r.out, "report written to r.html (")) << r.out;
+    std::ifstream in(D("r.html"));
+    std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(Has(html, "uPlot")) << "the chart library is inlined";
+    EXPECT_FALSE(Has(html, "<script src")) << "nothing is fetched";
+    EXPECT_FALSE(Has(html, "<link")) << "nothing is fetched";
+    EXPECT_TRUE(Has(html, "2 of 2 measured legs valid"));
+  }
+  EXPECT_EQ(Vouch("report").rc, 64);
+  EXPECT_EQ(Vouch(fmt::format("report {} --trend x", kRunDir)).rc, 64);
+  auto none = Vouch("report --store h.sqlite --run 00000000");
+  EXPECT_EQ(none.rc, 1);
+  EXPECT_TRUE(Has(none.out, "no such run")) << none.out;
+  auto bad = Vouch("report /nonexistent/dir -o x.html");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_TRUE(Has(bad.out, "/nonexistent/dir")) << bad.out;
+}
+
+}  // namespace
+}  // namespace vouch

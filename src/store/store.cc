@@ -189,9 +189,24 @@ const nlohmann::json& At(const nlohmann::json& j, const char* key) {
   return it == j.end() ? null : *it;
 }
 
-// The clock and power of one GPU over a leg, as the chart draws them: a point where any of
-// them changed (NVML refreshes every 100 ms while vouch polls every 10 ms), at most 4000.
-nlohmann::json SeriesOf(const std::vector<Sample>& samples, int gpu, double t0) {
+std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
+                                                  const nlohmann::json& l) {
+  const auto& w = l["window"];
+  if (source.empty() || !l.contains("dir") || !l["dir"].is_string() ||
+      !w.contains("samples_file") || !w["samples_file"].is_string())
+    return std::nullopt;
+  auto path = std::filesystem::path(source) / l["dir"].get<std::string>() /
+              w["samples_file"].get<std::string>();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  auto s = ReadSampleStream(path.string());
+  if (!s) return std::nullopt;  // a damaged stream leaves the series out, not the run
+  return std::move(*s);
+}
+
+}  // namespace
+
+nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0) {
   std::vector<const Sample*> mine;
   for (const auto& s : samples)
     if (s.gpu == gpu) mine.push_back(&s);
@@ -220,6 +235,30 @@ nlohmann::json SeriesOf(const std::vector<Sample>& samples, int gpu, double t0) 
   }
   return {{"t0_unix_s", t0}, {"t_s", t}, {"sm_mhz", sm}, {"power_w", pw}, {"busy", busy}};
 }
+
+void AttachLegSeries(nlohmann::json& rec, const std::string& dir) {
+  if (!rec.contains("legs") || !rec["legs"].is_array()) return;
+  for (auto& l : rec["legs"]) {
+    if (!l.is_object() || !l.contains("window") || !l["window"].is_object()) continue;
+    auto samples = ReadLegSamples(dir, l);
+    if (!samples) continue;
+    nlohmann::json per = nlohmann::json::array();
+    const auto& w = l["window"];
+    double t0 = w.value("started_unix_s", samples->front().unix_s);
+    if (w.contains("gpus") && w["gpus"].is_array())
+      for (const auto& g : w["gpus"]) {
+        int gpu = g.is_object() && g.contains("fold") && g["fold"].is_object()
+                      ? g["fold"].value("gpu", 0)
+                      : 0;
+        auto sj = LegSeries(*samples, gpu, t0);
+        sj["gpu"] = gpu;
+        per.push_back(std::move(sj));
+      }
+    l["series"] = per;
+  }
+}
+
+namespace {
 
 std::string Day(double unix_s) { return IsoTimeUtc(unix_s).substr(0, 10); }
 
@@ -424,17 +463,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
                     Num(res, "wall_ns"), Num(res, "exit_code"), Str(res, "outcome"), Str(l, "dir"),
                     Num(res, "start_unix_ns")});
     const auto& w = l["window"];
-    std::optional<std::vector<Sample>> samples;
-    if (!source.empty() && l.contains("dir") && l["dir"].is_string() &&
-        w.contains("samples_file") && w["samples_file"].is_string()) {
-      auto path = std::filesystem::path(source) / l["dir"].get<std::string>() /
-                  w["samples_file"].get<std::string>();
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(path, ec)) {
-        auto s = ReadSampleStream(path.string());
-        if (s) samples = std::move(*s);  // a damaged stream leaves the series out, not the run
-      }
-    }
+    auto samples = ReadLegSamples(source, l);
     const auto& region = At(w, "region");
     std::string wstatus =
         At(w, "verdict").is_object() ? At(w, "verdict").value("status", "?") : "?";
@@ -446,7 +475,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
       std::int64_t gpu = f["gpu"].get<std::int64_t>();
       nlohmann::json series;
       if (samples)
-        series = SeriesOf(*samples, static_cast<int>(gpu), w.value("started_unix_s", started));
+        series = LegSeries(*samples, static_cast<int>(gpu), w.value("started_unix_s", started));
       windows.push_back(
           {out.run_key, idx, gpu, Str(At(g, "static"), "uuid"),
            gv.is_object() ? SqlValue(gv.value("status", wstatus)) : SqlValue(wstatus), wstatus,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "store/sql.h"
+#include "telemetry/sample.h"
 #include "util/result.h"
 
 namespace vouch {
@@ -111,6 +112,13 @@ class Store {
   Result<IngestOutcome> AddRecordChecked(const nlohmann::json& record, const std::string& source);
   std::unique_ptr<SqlDb> db_;
 };
+
+// The clock and power of one GPU over a leg, as a chart draws them: a point where any of them
+// changed (NVML refreshes every 100 ms while vouch polls every 10 ms), at most 4000; times in
+// seconds from T0_UNIX_S. {"t0_unix_s", "t_s": [], "sm_mhz": [], "power_w": [], "busy": []}.
+nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0_unix_s);
+// legs[i].series (one per GPU, as Store::RunDocument gives them) from DIR's samples files.
+void AttachLegSeries(nlohmann::json& record, const std::string& dir);
 
 // The run's identity: sha256 of host boot id, start time and reproduce line.
 std::string RunKeyOf(const nlohmann::json& record);
