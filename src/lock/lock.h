@@ -3,6 +3,7 @@
 // holds the lock.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -19,9 +20,11 @@ struct LockHolder {
 
 class MeasureLock {
  public:
-  // Waits up to TIMEOUT_S (0: try once). The error names the holder.
+  // Waits up to TIMEOUT_S (0: try once), or until CANCELLED returns true (an interrupt).
+  // The error names the holder.
   static Result<MeasureLock> Acquire(const std::string& path, const std::string& command,
-                                     double timeout_s);
+                                     double timeout_s,
+                                     const std::function<bool()>& cancelled = nullptr);
   MeasureLock(MeasureLock&& o) noexcept;
   MeasureLock& operator=(MeasureLock&&) = delete;
   MeasureLock(const MeasureLock&) = delete;
