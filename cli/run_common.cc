@@ -95,14 +95,16 @@ Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool ov
         dir, holds_run ? "a run (record.json)" : "files", holds_run ? "that run" : "them");
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name != "record.json" && name != "legs")
+    if (name != "record.json" && name != "legs" && name != kLegJournalFile)
       return MakeError(
           "run directory '{}' holds '{}', which is not part of a vouch run: --overwrite replaces "
-          "only a run (record.json and legs/); give another --out",
-          dir, name);
+          "only a run (record.json, {} and legs/); give another --out",
+          dir, name, kLegJournalFile);
   }
   fs::remove(fs::path(dir) / "record.json", ec);
   if (ec) return MakeError("cannot remove {}/record.json: {}", dir, ec.message());
+  fs::remove(fs::path(dir) / kLegJournalFile, ec);
+  if (ec) return MakeError("cannot remove {}/{}: {}", dir, kLegJournalFile, ec.message());
   fs::remove_all(fs::path(dir) / "legs", ec);
   if (ec) return MakeError("cannot remove {}/legs: {}", dir, ec.message());
   return dir;
