@@ -8,6 +8,7 @@
 
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -181,8 +182,8 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   // From here on a terminating signal (a closed ssh session, Ctrl-C, kill) is noted, not
   // fatal: the leg is stopped, the record written, locked clocks reset.
   (void)InstallInterruptHandler();
-  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(arms.front().argv), f.lock_timeout_s,
-                                   [] { return Interrupted(); });
+  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(RedactArgv(arms.front().argv)),
+                                   f.lock_timeout_s, [] { return Interrupted(); });
   if (!lock) return say(lock.error().message), Interrupted() ? InterruptExitCode() : kExitError;
   ctx->lock.emplace(std::move(*lock));
   // Under the lock, so that two runs given one --out cannot both find it empty.
@@ -261,7 +262,8 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     fmt::print(stderr, "vouch {}: {}\n", ctx.name, leg.error().message);
     return false;
   }
-  if (leg->result.interrupted) ctx.interrupted = true;
+  // A signal during the leg, or after it while its evidence was read: stop here.
+  if (leg->result.interrupted || Interrupted()) ctx.interrupted = true;
   r.legs.push_back(std::move(*leg));
   // The journal first: the terminal may be gone (a closed ssh session) by the time we print.
   // Appended, not the whole record rewritten: constant cost per leg (record.json is written
