@@ -1,6 +1,7 @@
 // vouch trace summarize / vouch trace diff: where the time goes in a profile.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 
@@ -101,7 +102,9 @@ int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
   auto s = Load(file, c, *rules);
   if (!s) return kExitError;
   if (c.json) {
-    fmt::print("{}\n", trace::SummaryToJson(*s).dump(2));
+    trace::StreamSummaryJson(
+        *s, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
+    std::fputc('\n', stdout);
   } else {
     fmt::print("{}", trace::RenderSummaryText(*s, c.top));
     // The phase warning also goes to stderr so that it is seen when stdout is piped.

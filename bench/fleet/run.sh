@@ -6,12 +6,13 @@
 # Each is a ratio of wall times measured in the same run. Usage: bench/fleet/run.sh [VOUCH]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+repo=$(pwd)
 vouch=$(realpath "${1:-build/vouch}")
 pairs=${PAIRS:-32}
 leg_s=${LEG_S:-0.4}
 work=$(mktemp -d /tmp/vouch-bench-fleet.XXXXXX)
 slurm="$work/slurm"
-trap 'bash scripts/slurm/stop.sh "$slurm"; rm -rf "$work"' EXIT
+trap 'bash "$repo/scripts/slurm/stop.sh" "$slurm"; rm -rf "$work"' EXIT
 bash scripts/slurm/start.sh "$slurm" >/dev/null
 export SLURM_CONF=$slurm/slurm.conf
 for i in $(seq 1 12); do cp tests/data/sim/h200_copy_busy.jsonl "$work/sim-n$i.jsonl"; done
@@ -24,12 +25,14 @@ LEG
 chmod +x "$work/leg.sh"
 common=(--min-busy-readings 3 --band 1 --a-env SPEED=100 --b-env SPEED=105 --cwd "$work")
 now() { date +%s.%N; }
-run() {  # NAME CMD... : prints NAME seconds
-  local t0 t1
+run() {  # NAME CMD... : prints NAME seconds; a verdict of any kind (exit 0, 2, 3) is a run
+  local name=$1 t0 t1 rc=0
+  shift
   t0=$(now)
-  "$@" >/dev/null 2>&1 || [ $? -le 3 ]
+  "$@" >"$work/$name.log" 2>&1 || rc=$?
   t1=$(now)
-  echo "$1 $(echo "$t1 - $t0" | bc -l)"
+  [ "$rc" -le 3 ] || { echo "bench/fleet: $name failed (exit $rc):" >&2; tail -5 "$work/$name.log" >&2; exit 1; }
+  echo "$name $(python3 -c "print($t1 - $t0)")"
 }
 blocks=$((pairs / 2))
 cd "$work"

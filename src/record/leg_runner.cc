@@ -304,6 +304,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   spec.label = fmt::format("leg {} ({} {})", index, arm.name, role);
   WindowOptions wo = config.window;
   wo.dir = dir;
+  wo.summary_sync = FileSync::kNoFsync;  // the run's journal holds the window, synced
   if (auto s = MakeDirs(dir); !s) return s.error();
   // The channel is fresh for every leg: a file left in this leg's folder (by an earlier
   // run there) must not lend it values. It is vouch's own file.
@@ -411,8 +412,10 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     }
   }
   rec.valid = rec.reasons.empty();
-  // The leg's own record beside its evidence.
-  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n");
+  // The leg's own record beside its evidence (not synced: the run's journal, synced, holds
+  // the same object).
+  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n",
+                        FileSync::kNoFsync);
   return rec;
 }
 
