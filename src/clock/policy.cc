@@ -12,7 +12,8 @@ nlohmann::json ToJson(const Policy& p) {
           {"max_spread", p.max_spread},
           {"max_median_offset", p.max_median_offset},
           {"max_mean_offset", p.max_mean_offset},
-          {"default_update_period_s", p.default_update_period_s}};
+          {"default_update_period_s", p.default_update_period_s},
+          {"memory_margin", p.memory_margin}};
 }
 
 const JsonSchema& PolicySchema() {
@@ -23,6 +24,7 @@ const JsonSchema& PolicySchema() {
       May("max_median_offset", JsonSchema::Number(0, 1e6)),
       May("max_mean_offset", JsonSchema::Number(0, 1e6)),
       May("default_update_period_s", JsonSchema::Number(1e-6, 1e6)),
+      May("memory_margin", JsonSchema::Number(0, 1)),
   });
   return s;
 }
@@ -37,6 +39,7 @@ Result<Policy> PolicyFromJson(const nlohmann::json& j, const std::string& where)
   p.max_median_offset = j.value("max_median_offset", p.max_median_offset);
   p.max_mean_offset = j.value("max_mean_offset", p.max_mean_offset);
   p.default_update_period_s = j.value("default_update_period_s", p.default_update_period_s);
+  p.memory_margin = j.value("memory_margin", p.memory_margin);
   return p;
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch {
 
@@ -139,7 +140,7 @@ Result<FleetPlan> ReadFleetPlan(const std::string& dir) {
 
 Status WriteFleetPlan(const std::string& dir, const FleetPlan& p) {
   return WriteFileAtomic((std::filesystem::path(dir) / "fleet.json").string(),
-                         FleetPlanToJson(p).dump(2) + "\n");
+                         DumpJson(FleetPlanToJson(p), 2) + "\n");
 }
 
 Result<FleetTask> FindTask(const FleetPlan& p, const std::string& job_id, int index, int round) {

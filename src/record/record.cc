@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "clock/window.h"
+#include "record/journal.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/host.h"
@@ -176,6 +177,26 @@ std::map<std::string, std::vector<MetricSummary>> SummariesByArm(const RunRecord
   return out;
 }
 
+nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSummary>>& by_arm) {
+  nlohmann::json summary = nlohmann::json::object();
+  for (const auto& [arm, sums] : by_arm) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& s : sums)
+      a.push_back(
+          {{"name", s.name},
+           {"unit", s.unit},
+           {"better", BetterName(s.better)},
+           {"n", s.n},
+           {"median", s.median},
+           {"min", s.min},
+           {"max", s.max},
+           {"mean", s.mean},
+           {"spread_pct", s.spread_pct ? nlohmann::json(*s.spread_pct) : nlohmann::json()}});
+    summary[arm] = a;
+  }
+  return summary;
+}
+
 nlohmann::json ToJson(const RunRecord& r) {
   nlohmann::json arms = nlohmann::json::array();
   for (const auto& a : r.arms) {
@@ -192,22 +213,7 @@ nlohmann::json ToJson(const RunRecord& r) {
   }
   nlohmann::json legs = nlohmann::json::array();
   for (const auto& l : r.legs) legs.push_back(ToJson(l));
-  nlohmann::json summary = nlohmann::json::object();
-  for (const auto& [arm, sums] : SummariesByArm(r)) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const auto& s : sums)
-      a.push_back(
-          {{"name", s.name},
-           {"unit", s.unit},
-           {"better", BetterName(s.better)},
-           {"n", s.n},
-           {"median", s.median},
-           {"min", s.min},
-           {"max", s.max},
-           {"mean", s.mean},
-           {"spread_pct", s.spread_pct ? nlohmann::json(*s.spread_pct) : nlohmann::json()}});
-    summary[arm] = a;
-  }
+  nlohmann::json summary = SummaryToJson(SummariesByArm(r));
   nlohmann::json viol = nlohmann::json::array();
   for (const auto& v : r.violations)
     viol.push_back({{"leg", v.leg},
