@@ -1,0 +1,51 @@
+// A newcomer's day (issue 14) through the real binary: suggestions for mistyped flags, the
+// forms the README shows, and messages that read right the first time.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace vouch {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kScenario = VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl";
+const std::string kBoth = VOUCH_SOURCE_DIR "/tests/data/sim/h200x2_busy.jsonl";
+
+using testing_util::Has;
+using Res = testing_util::ShellResult;
+
+class UxCli : public testing_util::ScratchDirTest {
+ protected:
+  // ENV goes before the binary (e.g. VOUCH_SIM=...).
+  Res Vouch(const std::string& args, const std::string& env = "") const {
+    return testing_util::Shell(fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock {} {} {}", D(), D(),
+                                           env, VOUCH_BINARY, args));
+  }
+};
+
+TEST_F(UxCli, AMistypedFlagGetsTheNearestOption) {
+  auto r = Vouch("run --repz 5 -- true");
+  EXPECT_EQ(r.rc, 64) << r.out;
+  EXPECT_TRUE(Has(r.out, "vouch run: unexpected arguments: --repz 5\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "vouch run: unknown option '--repz', did you mean '--reps'?")) << r.out;
+  auto eq = Vouch("baseline --trails=4 -- true");
+  EXPECT_EQ(eq.rc, 64) << eq.out;
+  EXPECT_TRUE(Has(eq.out, "unknown option '--trails', did you mean '--trials'?")) << eq.out;
+  auto two = Vouch(fmt::format("clock replay {} --frm 3 --tto 4", kScenario));
+  EXPECT_EQ(two.rc, 64) << two.out;
+  EXPECT_TRUE(Has(two.out, "'--frm', did you mean '--from'?")) << two.out;
+  EXPECT_TRUE(Has(two.out, "'--tto', did you mean '--to'?")) << two.out;
+  // Nothing near: the plain message, no guess.
+  auto far = Vouch("doctor --zzzzzzzz");
+  EXPECT_EQ(far.rc, 64) << far.out;
+  EXPECT_TRUE(Has(far.out, "--zzzzzzzz")) << far.out;
+  EXPECT_FALSE(Has(far.out, "did you mean")) << far.out;
+}
+
+}  // namespace
+}  // namespace vouch
