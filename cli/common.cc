@@ -15,10 +15,15 @@ std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
   return std::move(*d);
 }
 
+CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::string& help) {
+  return app.add_option("--gpu", gpus, help + "; a comma list or repeated: --gpu 0,1")
+      ->delimiter(',');
+}
+
 void WindowFlags::Add(CLI::App& app) {
-  app.add_option("--gpu", gpus,
-                 "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
-                 "else all, idle ones recorded as unused)");
+  AddGpuOption(app, gpus,
+               "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
+               "else all, idle ones recorded as unused)");
   app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--timeout", timeout_s,

@@ -13,6 +13,9 @@ namespace vouch::cli {
 // The simulated device when --sim/VOUCH_SIM is set, else NVML. Prints the error on failure.
 std::unique_ptr<Device> OpenDevice(const GlobalOptions& g);
 
+// Adds --gpu to APP: GPU indices, repeatable or as a comma list (--gpu 0,1 --gpu 3).
+CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::string& help);
+
 // The options of one judged window around a command, shared by `clock sample` and the
 // commands that run legs (run, baseline, gate, ab).
 struct WindowFlags {

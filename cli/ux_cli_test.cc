@@ -47,5 +47,22 @@ TEST_F(UxCli, AMistypedFlagGetsTheNearestOption) {
   EXPECT_FALSE(Has(far.out, "did you mean")) << far.out;
 }
 
+TEST_F(UxCli, GpuTakesACommaListAsTheReadmeShows) {
+  auto sim = "VOUCH_SIM=" + kBoth;
+  auto d = Vouch("doctor --gpu 0,1", sim);
+  EXPECT_EQ(d.rc, 0) << d.out;
+  EXPECT_TRUE(Has(d.out, "GPUs to measure on: 0,1 (--gpu 0,1)")) << d.out;
+  auto one = Vouch("doctor --gpu 1", sim);
+  EXPECT_EQ(one.rc, 0) << one.out;
+  EXPECT_TRUE(Has(one.out, "GPUs to measure on: 1 (--gpu 1)")) << one.out;
+  auto s = Vouch("clock sample --min-busy-readings 5 --gpu 0,1 --quiet --out w -- sleep 1", sim);
+  EXPECT_EQ(s.rc, 0) << s.out;
+  EXPECT_EQ(Json("w/window.json")["gpus"].size(), 2u);
+  auto rp = Vouch(fmt::format("clock replay {} --gpu 0,1 --json", kBoth));
+  EXPECT_EQ(rp.rc, 0) << rp.out;
+  auto bad = Vouch("doctor --gpu 0,x", sim);
+  EXPECT_EQ(bad.rc, 64) << bad.out;
+}
+
 }  // namespace
 }  // namespace vouch
