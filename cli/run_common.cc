@@ -242,10 +242,13 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
 int FinishRun(RunContext& ctx, bool print_summary) {
   RunRecord& r = ctx.record;
   std::vector<std::vector<Metric>> measured;
+  std::vector<int> numbers;  // the legs' numbers as people see them (1-based)
   for (const auto& l : r.legs)
-    if (l.role == "measured" && l.result.Succeeded() && l.metrics_error.empty())
+    if (l.role == "measured" && l.result.Succeeded() && l.metrics_error.empty()) {
       measured.push_back(l.metrics);
-  r.violations = CheckExpectations(ctx.expectations, measured);
+      numbers.push_back(l.index + 1);
+    }
+  r.violations = CheckExpectations(ctx.expectations, measured, numbers);
   int done = static_cast<int>(r.legs.size());
   if (ctx.interrupted || Interrupted()) {
     r.status = "interrupted";

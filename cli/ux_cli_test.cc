@@ -64,5 +64,30 @@ TEST_F(UxCli, GpuTakesACommaListAsTheReadmeShows) {
   EXPECT_EQ(bad.rc, 64) << bad.out;
 }
 
+// The simulated device starts in the fixture's copy loop (flat 1980 MHz).
+const std::string kCopy = fmt::format("VOUCH_SIM={} VOUCH_SIM_START=23.3", kScenario);
+
+TEST_F(UxCli, LegsAreCountedFromOneWherePeopleReadThem) {
+  // n is the leg's own number: 1 for the warm-up, then 2 and 3.
+  Script("leg.sh",
+         "sleep 0.5; echo x >> count; n=$(wc -l < count)\n"
+         "echo \"{\\\"name\\\":\\\"n\\\",\\\"value\\\":$n}\" >> \"$VOUCH_METRICS\"\n");
+  auto r = Vouch("run --min-busy-readings 3 --warmup 1 --reps 2 --expect-equal n --out r -- ./leg.sh",
+                 kCopy);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "leg 1 of 3 (run warmup): discarded (warmup)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "leg 3 of 3 (run measured): valid")) << r.out;
+  EXPECT_TRUE(Has(r.out, "expectation violated: leg 3: metric 'n' expected the value of leg 2 "
+                         "(2), got 3"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "    3 run    measured")) << r.out;
+  auto rec = Json("r/record.json");
+  ASSERT_EQ(rec["legs"].size(), 3u);
+  EXPECT_EQ(rec["legs"][2]["index"], 2);  // the 0-based position in legs[]
+  EXPECT_EQ(rec["legs"][2]["leg"], 3);    // the number people see
+  EXPECT_EQ(rec["legs"][2]["dir"], "legs/003-run-measured");
+  EXPECT_TRUE(fs::exists(D("r/legs/003-run-measured/stdout.txt")));
+}
+
 }  // namespace
 }  // namespace vouch

@@ -267,9 +267,9 @@ TEST(AbProtocol, AnInvalidLegRefusesItsPairAndNamesBothLegs) {
   EXPECT_FALSE(bad->valid);
   std::string side = bad->a_leg == 7 ? "A" : "B";
   EXPECT_EQ(bad->reason,
-            fmt::format("pair of legs {} and {}: leg 7 ({}) invalid: window invalid: SM clock "
+            fmt::format("pair of legs {} and {}: leg 8 ({}) invalid: window invalid: SM clock "
                         "spread 9 % > 5 %",
-                        bad->a_leg, bad->b_leg, side));
+                        bad->a_leg + 1, bad->b_leg + 1, side));  // legs counted from 1
   EXPECT_EQ(out.refused[0], bad->reason);
   EXPECT_EQ(out.decision.verdict, AbVerdict::kBFaster);
   // The refusal is carried into the decision's reasons.
