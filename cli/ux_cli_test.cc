@@ -64,6 +64,23 @@ TEST_F(UxCli, GpuTakesACommaListAsTheReadmeShows) {
   EXPECT_EQ(bad.rc, 64) << bad.out;
 }
 
+TEST_F(UxCli, AbArmsSplitByShellWordRules) {
+  auto sim = std::string("VOUCH_SIM=") + kScenario;
+  // A backslash escape and quotes spell the same words: one arm, refused before any leg.
+  auto same = Vouch("ab --a 'echo a\\ b' --b \"echo 'a b'\"", sim);
+  EXPECT_EQ(same.rc, 3) << same.out;
+  EXPECT_TRUE(Has(same.out, "arms A and B are one arm")) << same.out;
+  auto sub = Vouch("ab --a 'bench $(id)' --b bench", sim);
+  EXPECT_EQ(sub.rc, 64) << sub.out;
+  EXPECT_TRUE(Has(sub.out,
+                  "vouch ab: --a: 'bench $(id)': command substitution ($(...) or backticks) is "
+                  "not allowed"))
+      << sub.out;
+  auto op = Vouch("ab --a bench --b 'bench | tee x'", sim);
+  EXPECT_EQ(op.rc, 64) << op.out;
+  EXPECT_TRUE(Has(op.out, "--b: 'bench | tee x': an unquoted shell operator")) << op.out;
+}
+
 // The simulated device starts in the fixture's copy loop (flat 1980 MHz).
 const std::string kCopy = fmt::format("VOUCH_SIM={} VOUCH_SIM_START=23.3", kScenario);
 

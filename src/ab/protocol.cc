@@ -9,33 +9,6 @@
 
 namespace vouch {
 
-Result<std::vector<std::string>> CommandWords(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool any = false;
-  char quote = 0;
-  for (char c : s) {
-    if (quote) {
-      if (c == quote)
-        quote = 0;
-      else
-        cur += c;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      any = true;
-    } else if (c == ' ' || c == '\t') {
-      if (any || !cur.empty()) out.push_back(cur);
-      cur.clear();
-      any = false;
-    } else {
-      cur += c;
-    }
-  }
-  if (quote) return MakeError("unbalanced quote in '{}'", s);
-  if (any || !cur.empty()) out.push_back(cur);
-  return out;
-}
-
 int AbMeasuredBlocks(const AbPlan& plan) {
   return plan.max_pairs ? (*plan.max_pairs + 1) / 2 : (plan.pairs + 1) / 2;
 }

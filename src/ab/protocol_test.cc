@@ -482,15 +482,5 @@ TEST(AbProtocol, TwoGpusArePacedByTheSlowerGpusMeanClock) {
               out.decision.interval->Ratio() * 1959.0 / 1949.0, 1e-9);
 }
 
-TEST(AbProtocol, CommandWordsSplitLikeBefore) {
-  auto w = CommandWords("./bench  --n 'a b' \"\" x\ty");
-  ASSERT_TRUE(w);
-  EXPECT_EQ(*w, (std::vector<std::string>{"./bench", "--n", "a b", "", "x", "y"}));
-  EXPECT_TRUE(CommandWords("")->empty());
-  auto bad = CommandWords("run 'oops");
-  ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().message, "unbalanced quote in 'run 'oops'");
-}
-
 }  // namespace
 }  // namespace vouch
