@@ -22,6 +22,7 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_option(
       "--metric", metric_specs,
       "metric source (repeatable): channel, llama-bench, vllm:FILE, gbench:FILE, nvbench:FILE, "
+      "hyperfine:FILE, pytest-benchmark:FILE, "
       "regex:NAME:UNIT:higher|lower:PATTERN, json:NAME:UNIT:higher|lower:/POINTER "
       "(docs/metrics.md)");
   app.add_option("--expect-equal", expect_equal,

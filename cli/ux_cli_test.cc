@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -89,13 +90,14 @@ TEST_F(UxCli, LegsAreCountedFromOneWherePeopleReadThem) {
   Script("leg.sh",
          "sleep 0.5; echo x >> count; n=$(wc -l < count)\n"
          "echo \"{\\\"name\\\":\\\"n\\\",\\\"value\\\":$n}\" >> \"$VOUCH_METRICS\"\n");
-  auto r = Vouch("run --min-busy-readings 3 --warmup 1 --reps 2 --expect-equal n --out r -- ./leg.sh",
-                 kCopy);
+  auto r = Vouch(
+      "run --min-busy-readings 3 --warmup 1 --reps 2 --expect-equal n --out r -- ./leg.sh", kCopy);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "leg 1 of 3 (run warmup): discarded (warmup)")) << r.out;
   EXPECT_TRUE(Has(r.out, "leg 3 of 3 (run measured): valid")) << r.out;
-  EXPECT_TRUE(Has(r.out, "expectation violated: leg 3: metric 'n' expected the value of leg 2 "
-                         "(2), got 3"))
+  EXPECT_TRUE(Has(r.out,
+                  "expectation violated: leg 3: metric 'n' expected the value of leg 2 "
+                  "(2), got 3"))
       << r.out;
   EXPECT_TRUE(Has(r.out, "    3 run    measured")) << r.out;
   auto rec = Json("r/record.json");
@@ -104,6 +106,56 @@ TEST_F(UxCli, LegsAreCountedFromOneWherePeopleReadThem) {
   EXPECT_EQ(rec["legs"][2]["leg"], 3);    // the number people see
   EXPECT_EQ(rec["legs"][2]["dir"], "legs/003-run-measured");
   EXPECT_TRUE(fs::exists(D("r/legs/003-run-measured/stdout.txt")));
+}
+
+TEST_F(UxCli, RegexMetricsAreFoundOnLinesOfAnyLength) {
+  // The figure sits at the end of a 64 KiB line (std::regex skipped lines over 16 KiB).
+  Script("leg.sh",
+         "sleep 0.5; head -c 65536 /dev/zero | tr '\\\\0' x; echo ' decode: 131.5 tok/s'\n");
+  auto r = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 1 --out r "
+      "--metric 'regex:tok_s:tok/s:higher:decode: (\\d+\\.\\d+) tok/s' -- ./leg.sh",
+      kCopy);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto rec = Json("r/record.json");
+  ASSERT_FALSE(rec["legs"][0]["metrics"].empty()) << rec["legs"][0].dump();
+  bool found = false;
+  for (const auto& m : rec["legs"][0]["metrics"])
+    if (m["name"] == "tok_s") found = m["value"] == 131.5;
+  EXPECT_TRUE(found) << rec["legs"][0]["metrics"].dump();
+  auto bad = Vouch("run --metric 'regex:n::none:(?<=a)([0-9])' -- true", kCopy);
+  EXPECT_EQ(bad.rc, 64) << bad.out;
+  EXPECT_TRUE(Has(bad.out, "regex '(?<=a)([0-9])' is invalid")) << bad.out;
+}
+
+TEST_F(UxCli, HyperfineAndPytestBenchmarkAreReadNatively) {
+  const std::string data = VOUCH_SOURCE_DIR "/tests/data/metrics/";
+  // The leg "is" hyperfine: it leaves hyperfine's real export where the spec reads it.
+  Script("hf.sh", "sleep 0.5; cp " + data + "$1 out.json\n");
+  auto ok = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 1 --out ok --metric hyperfine:out.json "
+      "--metric pytest-benchmark:" +
+          data + "pytest_benchmark.json -- ./hf.sh hyperfine.json",
+      kCopy);
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  auto rec = Json("ok/record.json");
+  const nlohmann::json* mean = nullptr;
+  for (const auto& m : rec["legs"][0]["metrics"])
+    if (m["name"] == "sleep 0.01.mean") mean = &m;
+  ASSERT_NE(mean, nullptr) << rec["legs"][0]["metrics"].dump();
+  EXPECT_EQ((*mean)["unit"], "s");
+  EXPECT_EQ((*mean)["samples"].size(), 5u);
+  EXPECT_TRUE(Has(ok.out, "test_bench.py::test_fib_10.ops")) << ok.out;
+  // hyperfine -i let a failing command through: the leg is refused, with the command named.
+  auto bad = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 1 --out bad --metric hyperfine:out.json -- "
+      "./hf.sh hyperfine_failing.json",
+      kCopy);
+  EXPECT_EQ(bad.rc, 1) << bad.out;
+  EXPECT_TRUE(Has(bad.out,
+                  "hyperfine command 'sh -c \"exit 3\"' failed in 3 of 3 runs (exit "
+                  "codes 3,3,3)"))
+      << bad.out;
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ rm -rf .carry && mkdir -p .carry/bin .carry/lib
 for f in build-portable/*; do
   [ -f "$f" ] && [ -x "$f" ] && cp "$f" .carry/bin/
 done
-for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3'); do
+for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3|libre2'); do
   cp -L "$lib" .carry/lib/
 done
 ls -la .carry/bin .carry/lib
