@@ -70,7 +70,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
     return kExitUsage;
   }
   for (const auto& n : checked->notes) fmt::print(stderr, "vouch clock sample: warning: {}\n", n);
-  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(cmd), wf.lock_timeout_s);
+  auto lock = TakeLock(g, "clock sample", ShellJoin(cmd), wf.lock_timeout_s);
   if (!lock) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
     return kExitError;

@@ -20,6 +20,17 @@ CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::stri
       ->delimiter(',');
 }
 
+Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
+                             const std::string& measured, double timeout_s) {
+  return MeasureLock::Acquire(
+      g.lock_path, measured, timeout_s, [&](const std::optional<LockHolder>& h, double wait_s) {
+        fmt::print(stderr,
+                   "vouch {}: the measurement lock {} is held by {}; waiting up to {:g} s for it "
+                   "(--lock-timeout)\n",
+                   command, g.lock_path, h ? DescribeHolder(*h) : "an unknown process", wait_s);
+      });
+}
+
 void WindowFlags::Add(CLI::App& app) {
   AddGpuOption(app, gpus,
                "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "

@@ -135,7 +135,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     for (const auto& p : pre.problems) say("preflight refused: " + p);
     return kExitError;
   }
-  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(arms.front().argv), f.lock_timeout_s);
+  auto lock = TakeLock(g, kind, ShellJoin(arms.front().argv), f.lock_timeout_s);
   if (!lock) return say(lock.error().message), kExitError;
   ctx->lock.emplace(std::move(*lock));
   if (auto s = MakeDirs(ctx->dir); !s) return say(s.error().message), kExitError;

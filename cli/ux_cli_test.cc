@@ -158,5 +158,24 @@ TEST_F(UxCli, HyperfineAndPytestBenchmarkAreReadNatively) {
       << bad.out;
 }
 
+TEST_F(UxCli, AHeldLockIsNamedAtOnceWithTheWait) {
+  // Another job holds the lock (flock(1)); its lock file names it as vouch would.
+  std::ofstream(D("lock")) << R"({"pid":4242,"command":"other-bench --x","start_unix_s":)"
+                           << std::time(nullptr) - 30 << R"(,"host":"gpu-box"})" << "\n";
+  auto r = testing_util::Shell(fmt::format(
+      "cd {0} && (flock lock sleep 1.5 >/dev/null 2>&1 &) && sleep 0.3 && VOUCH_LOCK_FILE={0}/lock {1} {2} run "
+      "--lock-timeout 0.5 -- true",
+      D(), kCopy, VOUCH_BINARY));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, fmt::format("vouch run: the measurement lock {}/lock is held by pid 4242 "
+                                     "on gpu-box since ",
+                                     D())))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "other-bench --x; waiting up to 0.5 s for it (--lock-timeout)\n"))
+      << r.out;
+  // Then, after the wait, the refusal.
+  EXPECT_TRUE(Has(r.out, "waited 0.5 s. Wait for it to finish, or raise --lock-timeout")) << r.out;
+}
+
 }  // namespace
 }  // namespace vouch

@@ -43,11 +43,12 @@ std::string DescribeHolder(const LockHolder& h) {
 }
 
 Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::string& command,
-                                         double timeout_s) {
+                                         double timeout_s, const WaitFn& on_wait) {
   // O_CLOEXEC: a leg must not inherit the lock, or a child that outlives it would hold it.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return MakeError("cannot open lock file {}: {}", path, std::strerror(errno));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  bool said = false;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
       int e = errno;
@@ -58,10 +59,12 @@ Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::str
       auto h = ReadHolder(fd);
       ::close(fd);
       return MakeError(
-          "the measurement lock {} is held by {}; waited {:.0f} s. Wait for it to finish, or raise "
+          "the measurement lock {} is held by {}; waited {:g} s. Wait for it to finish, or raise "
           "--lock-timeout",
           path, h ? DescribeHolder(*h) : std::string("an unknown process"), timeout_s);
     }
+    if (!said && on_wait) on_wait(ReadHolder(fd), timeout_s);
+    said = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   LockHolder h{::getpid(), command, UnixNowSeconds(), ReadHostInfo().hostname};
