@@ -222,6 +222,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     if (auto st = WriteFileAtomic(markdown, RenderAbMarkdown(out, ctx.record.caveats)); !st)
       return say(st.error().message), kExitError;
   }
+  if (!StoreResult(f.store, "ab", ctx.dir)) return kExitError;
   switch (out.decision.verdict) {
     case AbVerdict::kBSlower:
       return fail_on == "slower" ? kAbFailOn : kAbDecided;

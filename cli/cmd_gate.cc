@@ -96,6 +96,12 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   b->trials = trials;
   if (auto s = WriteBaseline(file, *b); !s)
     return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
+  // The record carries the baseline it gave, for the history store and the report.
+  ctx.record.extra["baseline"] = nlohmann::json::parse(BaselineToJson(*b));
+  ctx.record.extra["baseline_path"] = file;
+  if (auto s = WriteRecord(ctx.dir, ctx.record); !s)
+    return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
+  if (!StoreResult(f.store, "baseline", ctx.dir)) return kExitError;
   fmt::print("baseline written to {} (headline {}, {} metrics, from {} valid trials)\n", file,
              headline, b->metrics.size(), ctx.record.legs.size());
   return kExitOk;
@@ -122,6 +128,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   auto base = ReadBaseline(baseline_path);
   if (!base) return fmt::print(stderr, "vouch gate: {}\n", base.error().message), kExitError;
   nlohmann::json rec;
+  RunContext ctx;
   if (!record_path.empty()) {
     auto r = ReadRecordJson(record_path);
     if (!r) return fmt::print(stderr, "vouch gate: {}\n", r.error().message), kExitError;
@@ -137,7 +144,6 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     Arm arm{"run", cmd, *env, f.cwd, f.shell};
     std::vector<std::string> argv = {"gate"};
     argv.insert(argv.end(), args.begin(), args.end());
-    RunContext ctx;
     if (int rc = PrepareRun(g, f, {arm}, "gate", argv, &ctx); rc >= 0) return rc;
     RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
     int rc = FinishRun(ctx, false);
@@ -156,6 +162,18 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   if (!markdown.empty()) {
     if (auto s = WriteFileAtomic(markdown, RenderGateMarkdown(report)); !s)
       return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitError;
+  }
+  // The gate table goes with its record: into record.json when the gate ran the legs, and
+  // into the history store with --store.
+  nlohmann::json gate_json = nlohmann::json::parse(RenderGateJson(report));
+  if (record_path.empty()) {
+    ctx.record.extra["gate"] = gate_json;
+    ctx.record.extra["baseline_path"] = baseline_path;
+    if (auto s = WriteRecord(ctx.dir, ctx.record); !s)
+      return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitError;
+    if (!StoreResult(f.store, "gate", ctx.dir)) return kExitError;
+  } else if (!StoreResult(f.store, "gate", record_path, &gate_json, baseline_path)) {
+    return kExitError;
   }
   return GateExitCode(report);
 }

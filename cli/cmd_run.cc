@@ -35,6 +35,7 @@ int CmdRun(const GlobalOptions& g, std::vector<std::string> args) {
   RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int rc = FinishRun(ctx, !f.json);
   if (f.json) fmt::print("{}\n", ToJson(ctx.record).dump(2));
+  if (!StoreResult(f.store, "run", ctx.dir) && rc == kExitOk) rc = kExitError;
   return rc;
 }
 

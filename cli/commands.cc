@@ -19,6 +19,11 @@ int CmdAb(const GlobalOptions&, std::vector<std::string>);
 int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string>);
 int CmdTraceDiff(const GlobalOptions&, std::vector<std::string>);
 int CmdNcu(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryList(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryShow(const GlobalOptions&, std::vector<std::string>);
+int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string>);
+int CmdReport(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -38,6 +43,12 @@ const std::vector<Command>& Commands() {
        CmdTraceSummarize},
       {"trace diff", "two profiles side by side per component and kernel", CmdTraceDiff},
       {"ncu", "per-kernel table from an Nsight Compute CSV export", CmdNcu},
+      {"history add", "add run records to the history store", CmdHistoryAdd},
+      {"history list", "list the stored runs", CmdHistoryList},
+      {"history show", "print a stored run again", CmdHistoryShow},
+      {"history trend", "a metric across commits, with the steps found in it", CmdHistoryTrend},
+      {"report", "one self-contained HTML report: a run, an A/B, a gate, a trend or a trace",
+       CmdReport},
   };
   return table;
 }

@@ -46,6 +46,7 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
                  "keep at most this much of each output stream per leg");
   app.add_flag("--json", json, "print the record as JSON at the end");
   policy.Add(app);
+  store.Add(app);
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "lock/lock.h"
 #include "record/record.h"
+#include "store_hook.h"
 
 namespace vouch::cli {
 
@@ -21,6 +22,7 @@ struct RunFlags : WindowFlags {
   bool allow_cross_boot = false;
   std::optional<double> output_cap_mib;
   PolicyFlags policy;
+  StoreFlag store;  // --store: the result goes into the history store too
   // WITH_REPS: add --warmup/--reps (baseline has --trials instead; ab has --pairs).
   void Add(CLI::App& app, bool with_reps);
 };

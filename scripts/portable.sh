@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Builds vouch for the GPU machines (Ubuntu 24.04, no SQLite/simdjson headers there):
 # libstdc++/libgcc linked statically, the few shared libraries it needs copied beside it.
-# Result: .carry/bin (vouch and the bench programs) and .carry/lib.
+# Result: .carry/bin (vouch and the bench programs) and .carry/lib (those libraries, and the
+# CUPTI tracer libvouch_cupti.so with the libcupti it was built against, where this machine
+# has a CUDA toolkit with CUPTI: VOUCH_CUPTI=AUTO; set VOUCH_CUPTI=ON to require it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_TESTS=OFF >/dev/null
+cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_TESTS=OFF \
+  -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" >/dev/null
 ninja -C build-portable
 rm -rf .carry && mkdir -p .carry/bin .carry/lib
 for f in build-portable/*; do
+  case "$f" in *.so) continue ;; esac
   [ -f "$f" ] && [ -x "$f" ] && cp "$f" .carry/bin/
 done
 for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3|libre2'); do
   cp -L "$lib" .carry/lib/
 done
+if [ -f build-portable/libvouch_cupti.so ]; then
+  cp build-portable/libvouch_cupti.so .carry/lib/
+  # Its RUNPATH holds $ORIGIN: a process without its own libcupti.so.13 (PyTorch brings one,
+  # and the loader then uses that) finds this copy.
+  cp -L "$(ldd build-portable/libvouch_cupti.so | awk '/libcupti/ {print $3}')" .carry/lib/
+fi
 ls -la .carry/bin .carry/lib

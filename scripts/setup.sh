@@ -8,7 +8,14 @@ pkgs=(
   libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev libre2-dev
   libgtest-dev libgmock-dev
   python3 sqlite3 hyperfine
+  libpq-dev postgresql   # the history store's PostgreSQL engine and the test server
+  chromium               # the report's browser test (headless)
 )
+# Node.js and npm for the report's chart library (uPlot, inlined at build time) and its
+# browser test (playwright-core driving Debian's chromium): Debian's packages unless a node
+# is already installed.
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -19,4 +26,10 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The web packages, exactly as package-lock.json pins them (npm registry only; no browser is
+# downloaded: playwright-core drives /usr/bin/chromium).
+web="$(cd "$(dirname "$0")/.." && pwd)/web"
+if ! cmp -s "$web/package-lock.json" "$web/node_modules/.vouch-lock" 2>/dev/null; then
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.vouch-lock)
 fi

@@ -5,6 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
+# A throwaway PostgreSQL server for the history store's tests (VOUCH_TEST_PG); with
+# VOUCH_REQUIRE_PG set, a store test that finds no server fails instead of skipping.
+source scripts/services.sh
+pg_start
+trap pg_stop EXIT
+# The report's browser test fails (instead of skipping) without Chromium, node or uPlot.
+export VOUCH_REQUIRE_BROWSER=1
 # VOUCH_TESTS=ON explicitly: the quick start configures the same build tree without tests,
 # and a cached OFF would leave nothing to run. --no-tests=error makes that loud anyway.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOUCH_TESTS=ON >/dev/null

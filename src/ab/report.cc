@@ -72,6 +72,22 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
        {{"A", {{"median_mhz", o.clock_a.median_mhz}, {"mean_mhz", o.clock_a.mean_mhz}}},
         {"B", {{"median_mhz", o.clock_b.median_mhz}, {"mean_mhz", o.clock_b.mean_mhz}}}}},
       {"caveats", caveats}};
+  // Every measured pair with its log ratio d, oriented so that positive means B is better
+  // (what the interval and the band are about), for the report's chart.
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& p : o.pairs) {
+    nlohmann::json d;
+    if (p.valid && p.a > 0 && p.b > 0)
+      d = o.better == Better::kLower ? std::log(p.a / p.b) : std::log(p.b / p.a);
+    pairs.push_back({{"a_leg", p.a_leg},
+                     {"b_leg", p.b_leg},
+                     {"valid", p.valid},
+                     {"a", p.a},
+                     {"b", p.b},
+                     {"d", d},
+                     {"reason", p.reason}});
+  }
+  v["pairs"] = pairs;
   if (o.sequential && o.last_step)
     v["sequential"] = {{"looks", o.looks}, {"nominal_confidence", o.last_step->nominal_confidence}};
   return v;

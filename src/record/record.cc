@@ -153,7 +153,15 @@ nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::s
       out.push_back({{"path", r}, {"git", false}});
       continue;
     }
-    out.push_back({{"path", r}, {"git", true}, {"commit", commit}, {"dirty", !dirty.empty()}});
+    int rc3 = 0;  // the branch, for the history store's trends (null on a detached HEAD)
+    std::string branch = Popen(
+        fmt::format("git -C {} symbolic-ref --short -q HEAD 2>/dev/null", ShellQuote(r)), &rc3);
+    out.push_back(
+        {{"path", r},
+         {"git", true},
+         {"commit", commit},
+         {"dirty", !dirty.empty()},
+         {"branch", rc3 == 0 && !branch.empty() ? nlohmann::json(branch) : nlohmann::json()}});
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// One trace model shared by every reader (Kineto JSON, Nsight Systems SQLite, later CUPTI).
+// One trace model shared by every reader (Kineto JSON, Nsight Systems SQLite, vouch's CUPTI
+// tracer's JSON lines).
 // Plain structs: readers fill them, summary.h folds them. Times are integer nanoseconds
 // on the trace's own clock; CPU and GPU events of one trace share that clock.
 #pragma once
@@ -27,7 +28,8 @@ struct GpuOp {
   std::uint64_t bytes = 0;  // copies and sets
   std::uint32_t name_id = 0;
   std::int32_t device = -1;
-  std::int32_t pid = -1;  // process that launched it (-1 unknown; Kineto keeps one process)
+  std::int32_t pid = -1;       // process that launched it (-1 unknown; Kineto keeps one process)
+  std::uint32_t graph_id = 0;  // the CUDA graph it was launched from (0: none, or not known)
   GpuOpKind kind = GpuOpKind::kKernel;
 };
 
@@ -56,7 +58,7 @@ struct Range {
 
 struct Trace {
   std::string path;
-  std::string format;  // "kineto" or "nsys"
+  std::string format;  // "kineto", "nsys" or "vouch-cupti"
   // Interned names; GpuOp/ApiCall/Range refer to them by index.
   std::vector<std::string> names;
   std::vector<GpuOp> ops;
@@ -68,6 +70,12 @@ struct Trace {
   // Categories vouch does not know at all: counted and reported, never guessed at.
   std::map<std::string, std::int64_t> unknown_categories;
   std::int64_t event_count = 0;  // events read from the file, all kinds
+  // What the capture itself says about its completeness: a partial file (the process did not
+  // exit cleanly), records the profiler dropped. Summaries repeat these warnings.
+  bool partial = false;
+  std::int64_t dropped_records = 0;
+  std::vector<std::string> warnings;
+  std::string command;  // the traced process's command line, where the file says
   // Earliest start and latest end over every timed event (CPU and GPU).
   std::int64_t first_ns = 0;
   std::int64_t last_ns = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "trace/cupti_reader.h"
 #include "trace/kineto_reader.h"
 #include "trace/nsys_reader.h"
 
@@ -19,11 +20,11 @@ Result<Trace> ReadTrace(const std::string& path) {
     return MakeError("{}: is a directory; give a trace file (.json, .json.gz or .sqlite)", path);
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return MakeError("{}: cannot open: {}", path, std::strerror(errno));
-  char magic[16] = {};
-  std::size_t n = std::fread(magic, 1, sizeof magic, f);
+  char head[512] = {};
+  std::size_t n = std::fread(head, 1, sizeof head, f);
   std::fclose(f);
-  if (n == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0)
-    return ReadNsysSqlite(path);
+  if (n >= 16 && std::memcmp(head, "SQLite format 3", 16) == 0) return ReadNsysSqlite(path);
+  if (LooksLikeCuptiTrace(std::string_view(head, n))) return ReadCuptiTrace(path);
   return ReadKinetoTrace(path);
 }
 

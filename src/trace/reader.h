@@ -1,5 +1,6 @@
 // Opens any supported trace by its content (not its name): SQLite files are Nsight Systems
-// exports, everything else is read as a Kineto JSON trace (plain or gzip).
+// exports, a file whose first line is a vouch GPU trace header is read by the CUPTI tracer's
+// reader, everything else is read as a Kineto JSON trace (plain or gzip).
 #pragma once
 
 #include <string>

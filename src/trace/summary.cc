@@ -174,6 +174,7 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
     if ((r.kind == RangeKind::kCpu) == any_cpu) ++s.phases[t.Name(r.name_id)];
   for (const auto& [cat, n] : t.unknown_categories)
     s.warnings.push_back(fmt::format("{} event(s) of unknown category '{}' were ignored", n, cat));
+  s.warnings.insert(s.warnings.end(), t.warnings.begin(), t.warnings.end());
 
   std::vector<char> in_window(t.ops.size(), 0);  // for the kernel table: each op once
   if (opt.window.empty()) {

@@ -1,0 +1,561 @@
+// libvouch_cupti.so: a CUPTI injection tracer. Any CUDA process loads it with
+//   CUDA_INJECTION64_PATH=/path/libvouch_cupti.so  (the driver calls InitializeInjection at cuInit)
+//   NVTX_INJECTION64_PATH=/path/libvouch_cupti.so  (NVTX calls InitializeInjectionNvtx2; we hand
+//                                                   it to CUPTI, which records the ranges)
+//   VOUCH_GPU_TRACE=/path/trace.%p.jsonl          (output; %p is the process id)
+// and writes JSON lines (docs/gpu-trace.md; src/trace/cupti_reader.h reads them):
+//   {"type":"header",...}            first line: pid, command line, clock, CUPTI version
+//   {"t":"n","id":N,"v":"name"}      a name, before its first use
+//   {"t":"k",...} {"t":"c",...} {"t":"m",...}  kernel (CONCURRENT_KERNEL), memcpy, memset
+//   {"t":"a",...}                    a launch API call (runtime or driver)
+//   {"t":"ms",...} {"t":"me",...}    an NVTX range's start and end (push/pop or start/end)
+//   {"t":"drop","n":N}               records CUPTI dropped (counted, never silent)
+//   {"t":"signal","sig":N}           a fatal signal arrived; what follows is the last flush
+//   {"type":"footer",...}            written only at a clean exit: its absence means partial
+// Timestamps are nanoseconds of CLOCK_REALTIME (unix time, the clock vouch's sampler and the
+// metrics channel use): the tracer registers a CLOCK_REALTIME timestamp callback with CUPTI,
+// which then interpolates GPU timestamps onto it; the header records the offset measured at
+// init for the reader to apply should the callback not have been accepted.
+// Only CONCURRENT_KERNEL is enabled, never CUPTI_ACTIVITY_KIND_KERNEL (it serialises kernels).
+#include <cupti.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#define VOUCH_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+std::uint64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t CUPTIAPI TimestampCallback() { return RealtimeNs(); }
+
+void AppendEscaped(std::string* out, const char* s) {
+  out->push_back('"');
+  for (; s && *s; ++s) {
+    auto c = static_cast<unsigned char>(*s);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out->append(buf);
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+  }
+  out->push_back('"');
+}
+
+std::string ReadSmallFile(const char* path) {
+  std::string s;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return s;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0 && s.size() < 65536)
+    s.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  return s;
+}
+
+struct Counts {
+  std::uint64_t kernels = 0, graph_kernels = 0, memcpys = 0, memsets = 0, api = 0, markers = 0;
+  std::uint64_t incomplete = 0, other = 0, dropped = 0, buffers = 0;
+};
+
+// All output goes through one writer: CUPTI's worker thread delivers buffers, the thread that
+// calls cuptiActivityFlushAll (atexit, a signal) may too.
+class Writer {
+ public:
+  bool Open(const std::string& path);
+  void Line(const std::string& s);  // appends and writes out (used for header/footer/signal)
+  void Buffer(CUcontext ctx, std::uint32_t stream, std::uint8_t* buf, std::size_t valid);
+  void Footer();
+  Counts counts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counts_;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::uint32_t NameId(const char* name, bool demangle);
+  void Record(const CUpti_Activity* rec);
+  void WriteOut();
+
+  std::mutex mu_;
+  int fd_ = -1;
+  std::string path_;
+  std::string out_;
+  std::unordered_map<std::string, std::uint32_t> names_;
+  Counts counts_;
+};
+
+Writer* g_writer = nullptr;
+pid_t g_pid = 0;
+std::atomic<bool> g_finished{false};
+std::size_t g_buffer_bytes = 8u << 20;
+constexpr int kSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT};
+struct sigaction g_old[65];
+
+bool Writer::Open(const std::string& path) {
+  path_ = path;
+  fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0 && errno == EEXIST) {
+    // Another process of the same program (or an earlier run) has this name: never mix two
+    // processes in one file. The %p form avoids this; say where this one went.
+    path_ = path + "." + std::to_string(getpid());
+    std::fprintf(stderr, "vouch_cupti: %s exists; writing %s\n", path.c_str(), path_.c_str());
+    fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
+  if (fd_ < 0) {
+    std::fprintf(stderr, "vouch_cupti: cannot open %s: %s; not tracing\n", path_.c_str(),
+                 std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+void Writer::WriteOut() {
+  std::size_t off = 0;
+  while (off < out_.size()) {
+    ssize_t n = write(fd_, out_.data() + off, out_.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;  // disk full or closed: the footer will be missing, the reader says partial
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  out_.clear();
+}
+
+void Writer::Line(const std::string& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  out_ += s;
+  out_ += '\n';
+  WriteOut();
+}
+
+std::uint32_t Writer::NameId(const char* name, bool demangle) {
+  std::string key = name ? name : "";
+  auto it = names_.find(key);
+  if (it != names_.end()) return it->second;
+  auto id = static_cast<std::uint32_t>(names_.size());
+  names_.emplace(key, id);
+  std::string shown = key;
+  if (demangle && key.size() > 2 && key[0] == '_' && key[1] == 'Z') {
+    int status = 0;
+    char* d = abi::__cxa_demangle(key.c_str(), nullptr, nullptr, &status);
+    if (status == 0 && d) shown = d;
+    std::free(d);
+  }
+  out_ += "{\"t\":\"n\",\"id\":" + std::to_string(id) + ",\"v\":";
+  AppendEscaped(&out_, shown.c_str());
+  out_ += "}\n";
+  return id;
+}
+
+void Writer::Record(const CUpti_Activity* rec) {
+  char buf[512];
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+      if (k->end < k->start || k->start == 0) {
+        ++counts_.incomplete;
+        return;
+      }
+      std::uint32_t n = NameId(k->name, true);
+      int len = std::snprintf(
+          buf, sizeof buf,
+          "{\"t\":\"k\",\"s\":%" PRIu64 ",\"e\":%" PRIu64
+          ",\"dev\":%u,\"ctx\":%u,\"str\":%u,\"corr\":%u,\"n\":%u,\"grid\":[%d,%d,%d],"
+          "\"block\":[%d,%d,%d]",
+          k->start, k->end, k->deviceId, k->contextId, k->streamId, k->correlationId, n, k->gridX,
+          k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ);
+      out_.append(buf, static_cast<std::size_t>(len));
+      if (k->graphId != 0) {
+        len = std::snprintf(buf, sizeof buf, ",\"gid\":%u,\"gnode\":%" PRIu64, k->graphId,
+                            k->graphNodeId);
+        out_.append(buf, static_cast<std::size_t>(len));
+        ++counts_.graph_kernels;
+      }
+      out_ += "}\n";
+      ++counts_.kernels;
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+      if (c->end < c->start || c->start == 0) {
+        ++counts_.incomplete;
+        return;
+      }
+      int len = std::snprintf(buf, sizeof buf,
+                              "{\"t\":\"c\",\"s\":%" PRIu64 ",\"e\":%" PRIu64
+                              ",\"dev\":%u,\"ctx\":%u,\"str\":%u,\"corr\":%u,\"bytes\":%" PRIu64
+                              ",\"kind\":%u",
+                              c->start, c->end, c->deviceId, c->contextId, c->streamId,
+                              c->correlationId, c->bytes, static_cast<unsigned>(c->copyKind));
+      out_.append(buf, static_cast<std::size_t>(len));
+      if (c->graphId != 0) {
+        len = std::snprintf(buf, sizeof buf, ",\"gid\":%u,\"gnode\":%" PRIu64, c->graphId,
+                            c->graphNodeId);
+        out_.append(buf, static_cast<std::size_t>(len));
+      }
+      out_ += "}\n";
+      ++counts_.memcpys;
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+      if (m->end < m->start || m->start == 0) {
+        ++counts_.incomplete;
+        return;
+      }
+      int len = std::snprintf(buf, sizeof buf,
+                              "{\"t\":\"m\",\"s\":%" PRIu64 ",\"e\":%" PRIu64
+                              ",\"dev\":%u,\"ctx\":%u,\"str\":%u,\"corr\":%u,\"bytes\":%" PRIu64,
+                              m->start, m->end, m->deviceId, m->contextId, m->streamId,
+                              m->correlationId, m->bytes);
+      out_.append(buf, static_cast<std::size_t>(len));
+      if (m->graphId != 0) {
+        len = std::snprintf(buf, sizeof buf, ",\"gid\":%u,\"gnode\":%" PRIu64, m->graphId,
+                            m->graphNodeId);
+        out_.append(buf, static_cast<std::size_t>(len));
+      }
+      out_ += "}\n";
+      ++counts_.memsets;
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
+      bool driver = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+      const char* name = nullptr;
+      cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+                           a->cbid, &name);
+      std::uint32_t n = NameId(name ? name : "?", false);
+      int len = std::snprintf(buf, sizeof buf,
+                              "{\"t\":\"a\",\"s\":%" PRIu64 ",\"e\":%" PRIu64
+                              ",\"pid\":%u,\"tid\":%u,\"corr\":%u,\"cb\":%u,\"n\":%u,\"drv\":%d,"
+                              "\"rc\":%u}\n",
+                              a->start, a->end, a->processId, a->threadId, a->correlationId,
+                              static_cast<unsigned>(a->cbid), n, driver ? 1 : 0, a->returnValue);
+      out_.append(buf, static_cast<std::size_t>(len));
+      ++counts_.api;
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
+      std::uint64_t tid = 0;
+      if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
+          m->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS)
+        tid = m->objectId.pt.threadId;
+      else
+        tid = m->objectId.dcs.streamId;
+      ++counts_.markers;
+      if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        std::uint32_t n = NameId(m->name ? m->name : "", false);
+        int len =
+            std::snprintf(buf, sizeof buf,
+                          "{\"t\":\"ms\",\"id\":%u,\"ts\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"n\":%u",
+                          m->id, m->timestamp, tid, n);
+        out_.append(buf, static_cast<std::size_t>(len));
+        if (m->domain && *m->domain) {
+          out_ += ",\"dom\":";
+          AppendEscaped(&out_, m->domain);
+        }
+        out_ += "}\n";
+      } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        int len = std::snprintf(buf, sizeof buf,
+                                "{\"t\":\"me\",\"id\":%u,\"ts\":%" PRIu64 ",\"tid\":%" PRIu64 "}\n",
+                                m->id, m->timestamp, tid);
+        out_.append(buf, static_cast<std::size_t>(len));
+      } else {
+        std::uint32_t n = NameId(m->name ? m->name : "", false);
+        int len = std::snprintf(buf, sizeof buf,
+                                "{\"t\":\"mi\",\"id\":%u,\"ts\":%" PRIu64 ",\"tid\":%" PRIu64
+                                ",\"n\":%u}\n",
+                                m->id, m->timestamp, tid, n);
+        out_.append(buf, static_cast<std::size_t>(len));
+      }
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(rec);
+      std::string line = "{\"t\":\"dev\",\"id\":" + std::to_string(d->id) + ",\"name\":";
+      AppendEscaped(&line, d->name);
+      line += ",\"sms\":" + std::to_string(d->numMultiprocessors) +
+              ",\"cc\":" + std::to_string(d->computeCapabilityMajor) + "." +
+              std::to_string(d->computeCapabilityMinor) + "}\n";
+      out_ += line;
+      return;
+    }
+    default:
+      ++counts_.other;
+      return;
+  }
+}
+
+void Writer::Buffer(CUcontext ctx, std::uint32_t stream, std::uint8_t* buf, std::size_t valid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++counts_.buffers;
+  CUpti_Activity* rec = nullptr;
+  while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+    Record(rec);
+    if (out_.size() > (1u << 20)) WriteOut();
+  }
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    counts_.dropped += dropped;
+    out_ += "{\"t\":\"drop\",\"n\":" + std::to_string(dropped) + "}\n";
+  }
+  WriteOut();
+}
+
+void Writer::Footer() {
+  Counts c = counts();
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"type\":\"footer\",\"end_unix_ns\":%" PRIu64 ",\"kernels\":%" PRIu64
+                ",\"graph_kernels\":%" PRIu64 ",\"memcpys\":%" PRIu64 ",\"memsets\":%" PRIu64
+                ",\"api\":%" PRIu64 ",\"markers\":%" PRIu64 ",\"incomplete\":%" PRIu64
+                ",\"other\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"buffers\":%" PRIu64 "}",
+                RealtimeNs(), c.kernels, c.graph_kernels, c.memcpys, c.memsets, c.api, c.markers,
+                c.incomplete, c.other, c.dropped, c.buffers);
+  Line(buf);
+}
+
+void CUPTIAPI BufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  // CUPTI wants 8-byte alignment; aligned_alloc gives it. A failed allocation means CUPTI
+  // drops records, which it then counts (cuptiActivityGetNumDroppedRecords).
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, g_buffer_bytes));
+  *size = *buffer ? g_buffer_bytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI BufferCompleted(CUcontext ctx, std::uint32_t stream, std::uint8_t* buffer,
+                              std::size_t /*size*/, std::size_t valid) {
+  if (g_writer && getpid() == g_pid) g_writer->Buffer(ctx, stream, buffer, valid);
+  std::free(buffer);
+}
+
+void Finish() {
+  if (!g_writer || getpid() != g_pid) return;  // a forked child never writes the parent's file
+  if (g_finished.exchange(true)) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  g_writer->Footer();
+}
+
+void OnSignal(int sig, siginfo_t* info, void* uctx) {
+  static std::atomic<int> entered{0};
+  const struct sigaction& old = g_old[sig];
+  bool old_is_function = (old.sa_flags & SA_SIGINFO)
+                             ? old.sa_sigaction != nullptr
+                             : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+  bool terminal =
+      !((sig == SIGINT || sig == SIGTERM) && (old_is_function || old.sa_handler == SIG_IGN));
+  // SIGINT/SIGTERM that the program handles itself (Python's KeyboardInterrupt) do not end
+  // the process: pass them on untouched; the clean exit writes the footer later.
+  if (terminal && g_writer && getpid() == g_pid && entered.exchange(1) == 0 && !g_finished.load()) {
+    // Best effort, bounded: should flushing block (the signal interrupted a thread holding a
+    // CUPTI lock), SIGALRM's default action ends the process after 3 s.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGALRM, &dfl, nullptr);
+    alarm(3);
+    g_writer->Line("{\"t\":\"signal\",\"sig\":" + std::to_string(sig) + "}");
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    alarm(0);
+  }
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction) {
+      old.sa_sigaction(sig, info, uctx);
+      return;
+    }
+  } else if (old.sa_handler == SIG_IGN) {
+    return;
+  } else if (old.sa_handler != SIG_DFL) {
+    old.sa_handler(sig);
+    return;
+  }
+  sigaction(sig, &old, nullptr);  // default action: re-raise so the exit status is the signal's
+  raise(sig);
+}
+
+void InstallSignalHandlers() {
+  for (int sig : kSignals) {
+    struct sigaction sa {};
+    sa.sa_sigaction = OnSignal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, &g_old[sig]);
+  }
+}
+
+void AtForkChild() { g_writer = nullptr; }
+
+bool Check(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return true;
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  std::fprintf(stderr, "vouch_cupti: %s failed: %s\n", what, s ? s : "?");
+  return false;
+}
+
+std::string OutputPath() {
+  const char* env = std::getenv("VOUCH_GPU_TRACE");
+  std::string tmpl = env && *env ? env : "vouch-gpu-trace.%p.jsonl";
+  std::string out;
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] == '%' && i + 1 < tmpl.size() && tmpl[i + 1] == 'p') {
+      out += std::to_string(getpid());
+      ++i;
+    } else {
+      out += tmpl[i];
+    }
+  }
+  return out;
+}
+
+// Launch APIs only (not every runtime/driver call): the launch count and the link from a kernel
+// to its launch, at a small fraction of full API tracing's cost.
+bool IsLaunchName(const char* n) {
+  return n && (std::strstr(n, "LaunchKernel") || std::strstr(n, "LaunchCooperativeKernel") ||
+               std::strstr(n, "GraphLaunch"));
+}
+
+int EnableLaunchApis() {
+  int enabled = 0;
+  for (CUpti_CallbackId cb = 1; cb < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cb) {
+    const char* n = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cb, &n) == CUPTI_SUCCESS &&
+        IsLaunchName(n) && cuptiActivityEnableRuntimeApi(cb, 1) == CUPTI_SUCCESS)
+      ++enabled;
+  }
+  for (CUpti_CallbackId cb = 1; cb < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cb) {
+    const char* n = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &n) == CUPTI_SUCCESS &&
+        IsLaunchName(n) && cuptiActivityEnableDriverApi(cb, 1) == CUPTI_SUCCESS)
+      ++enabled;
+  }
+  return enabled;
+}
+
+std::string CommandLineJson() {
+  // /proc/self/cmdline: arguments, each ended by a NUL.
+  std::string raw = ReadSmallFile("/proc/self/cmdline");
+  std::string out = "[";
+  std::size_t start = 0;
+  while (start < raw.size()) {
+    std::size_t end = raw.find('\0', start);
+    if (end == std::string::npos) end = raw.size();
+    if (out.size() > 1) out += ',';
+    AppendEscaped(&out, raw.substr(start, end - start).c_str());
+    start = end + 1;
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+VOUCH_EXPORT int InitializeInjection(void) {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return 1;
+  g_pid = getpid();
+  if (const char* mb = std::getenv("VOUCH_GPU_TRACE_BUFFER_MB")) {
+    long v = std::strtol(mb, nullptr, 10);
+    if (v >= 1 && v <= 1024) g_buffer_bytes = static_cast<std::size_t>(v) << 20;
+  }
+  std::uint32_t version = 0;
+  cuptiGetVersion(&version);
+  auto* w = new Writer();
+  if (!w->Open(OutputPath())) {
+    delete w;
+    return 0;
+  }
+  // The clock first (before any kind is enabled, as CUPTI requires).
+  bool ts_cb = Check(cuptiActivityRegisterTimestampCallback(TimestampCallback),
+                     "cuptiActivityRegisterTimestampCallback");
+  std::uint64_t r0 = RealtimeNs(), cts = 0;
+  cuptiGetTimestamp(&cts);
+  std::uint64_t r1 = RealtimeNs();
+  auto measured = static_cast<std::int64_t>(cts) - static_cast<std::int64_t>(r0 + (r1 - r0) / 2);
+  // With the callback the records are on CLOCK_REALTIME by construction; without it they are
+  // on CUPTI's own clock and the reader subtracts the measured offset.
+  std::int64_t offset = ts_cb ? 0 : measured;
+
+  bool ok = Check(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+                  "cuptiActivityRegisterCallbacks");
+  ok = ok && Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                   "enable CONCURRENT_KERNEL");
+  ok = ok && Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable MEMCPY");
+  ok = ok && Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable MEMSET");
+  bool markers = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable MARKER");
+  bool devices = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "enable DEVICE");
+  int launch_apis = ok ? EnableLaunchApis() : 0;
+  long flush_ms = 1000;
+  if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
+    flush_ms = std::strtol(f, nullptr, 10);
+  if (ok && flush_ms > 0) cuptiActivityFlushPeriod(static_cast<std::uint32_t>(flush_ms));
+
+  std::string h =
+      "{\"type\":\"header\",\"format\":\"vouch-gpu-trace\",\"version\":" +
+      std::to_string(kFormatVersion) + ",\"pid\":" + std::to_string(g_pid) +
+      ",\"ppid\":" + std::to_string(getppid()) + ",\"cmdline\":" + CommandLineJson() +
+      ",\"clock\":\"CLOCK_REALTIME\",\"timestamp_callback\":" + (ts_cb ? "true" : "false") +
+      ",\"timestamp_offset_ns\":" + std::to_string(offset) +
+      ",\"measured_offset_ns\":" + std::to_string(measured) +
+      ",\"start_unix_ns\":" + std::to_string(r0) + ",\"cupti_version\":" + std::to_string(version) +
+      ",\"cupti_api_built\":" + std::to_string(CUPTI_API_VERSION) +
+      ",\"kinds\":[\"CONCURRENT_KERNEL\",\"MEMCPY\",\"MEMSET\"" + (markers ? ",\"MARKER\"" : "") +
+      (devices ? ",\"DEVICE\"" : "") + "],\"launch_apis\":" + std::to_string(launch_apis) +
+      ",\"flush_period_ms\":" + std::to_string(flush_ms) +
+      ",\"buffer_bytes\":" + std::to_string(g_buffer_bytes) + ",\"ok\":" + (ok ? "true" : "false") +
+      "}";
+  w->Line(h);
+  if (!ok) {
+    // The header says ok:false and no footer follows: the reader refuses the file by name.
+    std::fprintf(stderr, "vouch_cupti: tracing not enabled (see %s)\n", w->path().c_str());
+    return 0;
+  }
+  g_writer = w;
+  pthread_atfork(nullptr, nullptr, AtForkChild);
+  std::atexit(Finish);
+  InstallSignalHandlers();
+  return 1;
+}
+
+// NVTX_INJECTION64_PATH may name this library: CUPTI implements the NVTX injection (it turns
+// push/pop and start/end into MARKER records), so hand the call to libcupti's own entry.
+VOUCH_EXPORT int InitializeInjectionNvtx2(const void* get_export_table) {
+  void* cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+  if (!cupti) cupti = dlopen("libcupti.so", RTLD_NOW | RTLD_NOLOAD);
+  if (!cupti) return 0;
+  using Fn = int (*)(const void*);
+  auto fn = reinterpret_cast<Fn>(dlsym(cupti, "InitializeInjectionNvtx2"));
+  return fn ? fn(get_export_table) : 0;
+}

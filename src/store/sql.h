@@ -1,0 +1,100 @@
+// The one narrow interface the history store talks to: a SQL connection. Two engines sit
+// behind it, embedded SQLite (the default, one file) and PostgreSQL through libpq (a team's
+// shared store); the schema, the migrations and every query above it are the same text on
+// both. Statements use '?' placeholders; the PostgreSQL side numbers them ($1, $2, ...).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "util/result.h"
+
+namespace vouch {
+
+// A parameter or a result cell: NULL, an integer, a real or text.
+using SqlValue = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+inline SqlValue SqlNull() { return std::monostate{}; }
+template <class T>
+SqlValue SqlOpt(const std::optional<T>& v) {
+  if (!v) return std::monostate{};
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<std::int64_t>(*v);
+  else
+    return *v;
+}
+
+bool IsNull(const SqlValue& v);
+std::int64_t AsInt(const SqlValue& v);  // NULL and unparsable text are 0
+double AsReal(const SqlValue& v);       // NULL and unparsable text are 0
+std::string AsText(const SqlValue& v);  // NULL is ""
+std::optional<double> AsOptReal(const SqlValue& v);
+
+struct SqlRows {
+  std::vector<std::string> columns;
+  std::vector<std::vector<SqlValue>> rows;
+};
+
+class SqlDb {
+ public:
+  virtual ~SqlDb() = default;
+  // "sqlite" or "postgresql".
+  virtual std::string_view Engine() const = 0;
+  // Where it is, for messages (a path, or the URL without its password).
+  virtual const std::string& Where() const = 0;
+  // Runs one statement; returns the number of rows it changed.
+  virtual Result<std::int64_t> Exec(std::string_view sql,
+                                    const std::vector<SqlValue>& params = {}) = 0;
+  virtual Result<SqlRows> Query(std::string_view sql, const std::vector<SqlValue>& params = {}) = 0;
+  // A write transaction. SQLite takes the write lock at BEGIN (BEGIN IMMEDIATE, waiting up to
+  // the busy timeout), so two writers queue instead of failing halfway.
+  virtual Status Begin() = 0;
+  virtual Status Commit() = 0;
+  virtual void Rollback() = 0;
+  // Inside a transaction: serialises schema changes between processes (PostgreSQL takes an
+  // advisory transaction lock; SQLite's write lock already does it).
+  virtual Status LockSchema() = 0;
+  // The most '?' parameters one statement may carry.
+  virtual std::size_t MaxParams() const = 0;
+};
+
+// SQLite: WAL journal, a 30 s busy timeout, foreign keys on. Creates the file and its
+// directory.
+Result<std::unique_ptr<SqlDb>> OpenSqliteDb(const std::string& path);
+// PostgreSQL: URL is a libpq connection string (postgresql://user@host:port/db?...).
+Result<std::unique_ptr<SqlDb>> OpenPostgresDb(const std::string& url);
+
+// URL without the password ("postgresql://u:secret@h/db" -> "postgresql://u:<redacted>@h/db").
+std::string RedactUrl(const std::string& url);
+
+// Rolls back on scope exit unless committed.
+class SqlTransaction {
+ public:
+  explicit SqlTransaction(SqlDb& db) : db_(db) {}
+  SqlTransaction(const SqlTransaction&) = delete;
+  SqlTransaction& operator=(const SqlTransaction&) = delete;
+  ~SqlTransaction() {
+    if (open_) db_.Rollback();
+  }
+  Status Begin() {
+    auto s = db_.Begin();
+    open_ = s.ok();
+    return s;
+  }
+  Status Commit() {
+    auto s = db_.Commit();
+    if (s) open_ = false;
+    return s;
+  }
+
+ private:
+  SqlDb& db_;
+  bool open_ = false;
+};
+
+}  // namespace vouch

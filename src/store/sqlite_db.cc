@@ -1,0 +1,220 @@
+// The embedded engine of the history store: one SQLite file in WAL mode, so readers never
+// block the writer, and BEGIN IMMEDIATE with a busy timeout, so two writers queue.
+#include <sqlite3.h>
+
+#include <charconv>
+#include <filesystem>
+#include <unordered_map>
+
+#include "store/sql.h"
+#include "util/fs.h"
+
+namespace vouch {
+
+bool IsNull(const SqlValue& v) { return std::holds_alternative<std::monostate>(v); }
+
+std::int64_t AsInt(const SqlValue& v) {
+  if (auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
+  if (auto* s = std::get_if<std::string>(&v)) {
+    std::int64_t out = 0;
+    std::from_chars(s->data(), s->data() + s->size(), out);
+    return out;
+  }
+  return 0;
+}
+
+double AsReal(const SqlValue& v) { return AsOptReal(v).value_or(0.0); }
+
+std::optional<double> AsOptReal(const SqlValue& v) {
+  if (auto* d = std::get_if<double>(&v)) return *d;
+  if (auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  if (auto* s = std::get_if<std::string>(&v)) {
+    double out = 0;
+    auto r = std::from_chars(s->data(), s->data() + s->size(), out);
+    if (r.ec == std::errc()) return out;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string AsText(const SqlValue& v) {
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  if (auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (auto* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
+  return "";
+}
+
+std::string RedactUrl(const std::string& url) {
+  // scheme://user:password@host...
+  auto scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  auto at = url.find('@', scheme + 3);
+  auto slash = url.find('/', scheme + 3);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
+  auto colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "<redacted>" + url.substr(at);
+}
+
+namespace {
+
+class SqliteDb final : public SqlDb {
+ public:
+  explicit SqliteDb(std::string path) : path_(std::move(path)) {}
+  ~SqliteDb() override {
+    for (auto& [_, st] : cache_) sqlite3_finalize(st);
+    if (db_) sqlite3_close(db_);
+  }
+
+  Status Open() {
+    std::error_code ec;
+    auto parent = std::filesystem::path(path_).parent_path();
+    if (!parent.empty() && !std::filesystem::exists(parent, ec))
+      if (auto s = MakeDirs(parent.string()); !s) return s;
+    int rc =
+        sqlite3_open_v2(path_.c_str(), &db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK)
+      return MakeError("history store {}: cannot open: {}", path_,
+                       db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    sqlite3_busy_timeout(db_, 30000);
+    sqlite3_extended_result_codes(db_, 1);
+    // WAL: readers see the last commit while a writer works; NORMAL sync is safe in WAL (a
+    // crash loses no committed transaction of a surviving disk).
+    for (const char* p :
+         {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
+      auto r = Query(p, {});
+      if (!r) return r.error();
+    }
+    // A file that is not a database answers the first real read, not the open.
+    if (auto r = Query("SELECT count(*) FROM sqlite_master", {}); !r) return r.error();
+    return OkStatus();
+  }
+
+  std::string_view Engine() const override { return "sqlite"; }
+  const std::string& Where() const override { return path_; }
+  std::size_t MaxParams() const override {
+    return static_cast<std::size_t>(sqlite3_limit(db_, SQLITE_LIMIT_VARIABLE_NUMBER, -1));
+  }
+
+  Result<std::int64_t> Exec(std::string_view sql, const std::vector<SqlValue>& params) override {
+    auto st = Prepare(sql, params);
+    if (!st) return st.error();
+    int rc;
+    while ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
+    }
+    sqlite3_reset(*st);
+    if (rc != SQLITE_DONE) return Fail(sql);
+    return static_cast<std::int64_t>(sqlite3_changes(db_));
+  }
+
+  Result<SqlRows> Query(std::string_view sql, const std::vector<SqlValue>& params) override {
+    auto st = Prepare(sql, params);
+    if (!st) return st.error();
+    SqlRows out;
+    int n = sqlite3_column_count(*st);
+    for (int i = 0; i < n; ++i) out.columns.emplace_back(sqlite3_column_name(*st, i));
+    int rc;
+    while ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
+      std::vector<SqlValue> row;
+      row.reserve(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        switch (sqlite3_column_type(*st, i)) {
+          case SQLITE_INTEGER:
+            row.emplace_back(static_cast<std::int64_t>(sqlite3_column_int64(*st, i)));
+            break;
+          case SQLITE_FLOAT:
+            row.emplace_back(sqlite3_column_double(*st, i));
+            break;
+          case SQLITE_NULL:
+            row.emplace_back(std::monostate{});
+            break;
+          default: {
+            const auto* t = sqlite3_column_text(*st, i);
+            int len = sqlite3_column_bytes(*st, i);
+            row.emplace_back(
+                std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(len)));
+          }
+        }
+      }
+      out.rows.push_back(std::move(row));
+    }
+    sqlite3_reset(*st);
+    if (rc != SQLITE_DONE) return Fail(sql).error();
+    return out;
+  }
+
+  Status Begin() override { return Simple("BEGIN IMMEDIATE"); }
+  Status Commit() override { return Simple("COMMIT"); }
+  void Rollback() override { (void)sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+  Status LockSchema() override { return OkStatus(); }
+
+ private:
+  Status Simple(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string m = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      return MakeError("history store {}: {}: {}", path_, sql, m);
+    }
+    return OkStatus();
+  }
+
+  Result<std::int64_t> Fail(std::string_view sql) {
+    std::string head(sql.substr(0, 60));
+    return MakeError("history store {}: {} (in '{}{}')", path_, sqlite3_errmsg(db_), head,
+                     sql.size() > 60 ? "..." : "");
+  }
+
+  // Statements are prepared once per text and kept: ingesting a record runs the same few
+  // statements many times.
+  Result<sqlite3_stmt*> Prepare(std::string_view sql, const std::vector<SqlValue>& params) {
+    std::string key(sql);
+    sqlite3_stmt* st = nullptr;
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      st = it->second;
+    } else {
+      if (sqlite3_prepare_v2(db_, key.c_str(), static_cast<int>(key.size()), &st, nullptr) !=
+          SQLITE_OK)
+        return Fail(sql).error();
+      if (cache_.size() > 256) {
+        for (auto& [_, s] : cache_) sqlite3_finalize(s);
+        cache_.clear();
+      }
+      cache_.emplace(std::move(key), st);
+    }
+    sqlite3_clear_bindings(st);
+    if (static_cast<int>(params.size()) != sqlite3_bind_parameter_count(st))
+      return MakeError("history store {}: statement wants {} parameters, got {}", path_,
+                       sqlite3_bind_parameter_count(st), params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      int at = static_cast<int>(i) + 1, rc = SQLITE_OK;
+      const SqlValue& v = params[i];
+      if (auto* n = std::get_if<std::int64_t>(&v))
+        rc = sqlite3_bind_int64(st, at, *n);
+      else if (auto* d = std::get_if<double>(&v))
+        rc = sqlite3_bind_double(st, at, *d);
+      else if (auto* s = std::get_if<std::string>(&v))
+        rc = sqlite3_bind_text(st, at, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
+      else
+        rc = sqlite3_bind_null(st, at);
+      if (rc != SQLITE_OK) return Fail(sql).error();
+    }
+    return st;
+  }
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SqlDb>> OpenSqliteDb(const std::string& path) {
+  auto db = std::make_unique<SqliteDb>(path);
+  if (auto s = db->Open(); !s) return s.error();
+  return std::unique_ptr<SqlDb>(std::move(db));
+}
+
+}  // namespace vouch

@@ -1,0 +1,819 @@
+#include "store/store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "clock/fold.h"
+#include "record/record.h"
+#include "telemetry/sample.h"
+#include "util/hash.h"
+#include "util/host.h"
+
+namespace vouch {
+namespace {
+
+// The migrations, in order: migration i brings the store from version i to i + 1. The text
+// is plain SQL that SQLite and PostgreSQL both read (BIGINT, DOUBLE PRECISION, TEXT; flags
+// are 0/1 integers). Never edit a released migration: add the next one.
+struct Migration {
+  const char* description;
+  std::vector<const char*> statements;
+};
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> m = {
+      {"runs, legs, windows, metrics, summaries, A/B verdicts, gates and baselines",
+       {R"(CREATE TABLE runs (
+  run_key TEXT PRIMARY KEY,
+  content_sha256 TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL,
+  record_schema_version BIGINT NOT NULL,
+  started TEXT NOT NULL,
+  started_unix_s DOUBLE PRECISION NOT NULL,
+  ended_unix_s DOUBLE PRECISION,
+  day TEXT NOT NULL,
+  commit_sha TEXT,
+  branch TEXT,
+  dirty BIGINT,
+  host TEXT,
+  boot_id TEXT,
+  gpu_name TEXT,
+  gpu_uuid TEXT,
+  driver TEXT,
+  simulated BIGINT NOT NULL,
+  clock_sm_median_mhz DOUBLE PRECISION,
+  clock_sm_mean_mhz DOUBLE PRECISION,
+  measured_legs BIGINT NOT NULL,
+  valid_legs BIGINT NOT NULL,
+  reproduce TEXT NOT NULL,
+  source TEXT,
+  ingested_unix_s DOUBLE PRECISION NOT NULL,
+  record_json TEXT NOT NULL))",
+        R"(CREATE TABLE legs (
+  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
+  leg_index BIGINT NOT NULL,
+  arm TEXT NOT NULL,
+  role TEXT NOT NULL,
+  valid BIGINT NOT NULL,
+  reasons_json TEXT NOT NULL,
+  wall_ns BIGINT,
+  exit_code BIGINT,
+  outcome TEXT,
+  dir TEXT,
+  start_unix_ns BIGINT,
+  PRIMARY KEY (run_key, leg_index)))",
+        R"(CREATE TABLE windows (
+  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
+  leg_index BIGINT NOT NULL,
+  gpu BIGINT NOT NULL,
+  gpu_uuid TEXT,
+  status TEXT NOT NULL,
+  window_status TEXT NOT NULL,
+  busy_readings BIGINT,
+  sm_median_mhz DOUBLE PRECISION,
+  sm_mean_mhz DOUBLE PRECISION,
+  sm_min_mhz DOUBLE PRECISION,
+  sm_max_mhz DOUBLE PRECISION,
+  spread DOUBLE PRECISION,
+  power_median_mw DOUBLE PRECISION,
+  region_begin_unix_s DOUBLE PRECISION,
+  region_end_unix_s DOUBLE PRECISION,
+  reasons_json TEXT NOT NULL,
+  series_json TEXT,
+  PRIMARY KEY (run_key, leg_index, gpu)))",
+        R"(CREATE TABLE metrics (
+  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
+  leg_index BIGINT NOT NULL,
+  seq BIGINT NOT NULL,
+  name TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL,
+  value DOUBLE PRECISION,
+  text_value TEXT,
+  samples_json TEXT,
+  PRIMARY KEY (run_key, leg_index, seq)))",
+        R"(CREATE TABLE summaries (
+  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
+  arm TEXT NOT NULL,
+  name TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL,
+  n BIGINT NOT NULL,
+  median DOUBLE PRECISION NOT NULL,
+  min DOUBLE PRECISION NOT NULL,
+  max DOUBLE PRECISION NOT NULL,
+  spread_pct DOUBLE PRECISION,
+  clock_sm_median_mhz DOUBLE PRECISION,
+  PRIMARY KEY (run_key, arm, name)))",
+        R"(CREATE TABLE ab_verdicts (
+  run_key TEXT PRIMARY KEY REFERENCES runs (run_key) ON DELETE CASCADE,
+  headline TEXT,
+  better TEXT,
+  verdict TEXT NOT NULL,
+  ratio_mean DOUBLE PRECISION,
+  ratio_lo DOUBLE PRECISION,
+  ratio_hi DOUBLE PRECISION,
+  band_pct DOUBLE PRECISION,
+  pairs_used BIGINT,
+  pairs_refused BIGINT,
+  verdict_json TEXT NOT NULL))",
+        R"(CREATE TABLE gates (
+  gate_key TEXT PRIMARY KEY,
+  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
+  overall TEXT NOT NULL,
+  clock_attributed BIGINT NOT NULL,
+  baseline_path TEXT,
+  gate_json TEXT NOT NULL,
+  ingested_unix_s DOUBLE PRECISION NOT NULL))",
+        R"(CREATE TABLE baselines (
+  run_key TEXT PRIMARY KEY REFERENCES runs (run_key) ON DELETE CASCADE,
+  headline TEXT,
+  path TEXT,
+  baseline_json TEXT NOT NULL))"}},
+      {"indexes for trends and lists",
+       {"CREATE INDEX summaries_by_metric ON summaries (name, arm)",
+        "CREATE INDEX runs_by_start ON runs (started_unix_s)",
+        "CREATE INDEX metrics_by_name ON metrics (name)",
+        "CREATE INDEX gates_by_run ON gates (run_key)"}},
+  };
+  return m;
+}
+
+// Multi-row INSERTs: one statement per table and record on both engines (a record of a
+// thousand legs is a few statements, not thousands of round trips).
+Status InsertRows(SqlDb& db, const std::string& head, std::size_t ncols,
+                  const std::vector<std::vector<SqlValue>>& rows) {
+  if (rows.empty()) return OkStatus();
+  std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(500, db.MaxParams() / ncols));
+  std::string one = "(";
+  for (std::size_t c = 0; c < ncols; ++c) one += c ? ",?" : "?";
+  one += ")";
+  for (std::size_t at = 0; at < rows.size(); at += per) {
+    std::size_t n = std::min(per, rows.size() - at);
+    std::string sql = head + " VALUES ";
+    std::vector<SqlValue> params;
+    params.reserve(n * ncols);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) sql += ",";
+      sql += one;
+      const auto& r = rows[at + i];
+      params.insert(params.end(), r.begin(), r.end());
+    }
+    if (auto r = db.Exec(sql, params); !r) return r.error();
+  }
+  return OkStatus();
+}
+
+SqlValue Str(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return SqlNull();
+  return it->get<std::string>();
+}
+
+SqlValue Num(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return SqlNull();
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  double d = it->get<double>();
+  return std::isfinite(d) ? SqlValue(d) : SqlNull();
+}
+
+const nlohmann::json& At(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json null;
+  if (!j.is_object()) return null;
+  auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
+                                                  const nlohmann::json& l) {
+  const auto& w = l["window"];
+  if (source.empty() || !l.contains("dir") || !l["dir"].is_string() ||
+      !w.contains("samples_file") || !w["samples_file"].is_string())
+    return std::nullopt;
+  auto path = std::filesystem::path(source) / l["dir"].get<std::string>() /
+              w["samples_file"].get<std::string>();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  auto s = ReadSampleStream(path.string());
+  if (!s) return std::nullopt;  // a damaged stream leaves the series out, not the run
+  return std::move(*s);
+}
+
+}  // namespace
+
+nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0) {
+  std::vector<const Sample*> mine;
+  for (const auto& s : samples)
+    if (s.gpu == gpu) mine.push_back(&s);
+  nlohmann::json t = nlohmann::json::array(), sm = nlohmann::json::array(),
+                 pw = nlohmann::json::array(), busy = nlohmann::json::array();
+  const Sample* prev = nullptr;
+  std::vector<const Sample*> kept;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Sample* s = mine[i];
+    bool last = i + 1 == mine.size();
+    if (prev && !last && s->sm_mhz == prev->sm_mhz && s->power_mw == prev->power_mw &&
+        IsBusy(*s) == IsBusy(*prev))
+      continue;
+    kept.push_back(s);
+    prev = s;
+  }
+  size_t stride = kept.size() > 4000 ? (kept.size() + 3999) / 4000 : 1;
+  for (size_t i = 0; i < kept.size(); i += stride) {
+    const Sample* s = kept[i];
+    t.push_back(std::round((s->unix_s - t0) * 1000) / 1000);
+    sm.push_back(s->sm_mhz ? nlohmann::json(*s->sm_mhz) : nlohmann::json());
+    pw.push_back(s->power_mw
+                     ? nlohmann::json(std::round(static_cast<double>(*s->power_mw) / 100) / 10)
+                     : nlohmann::json());
+    busy.push_back(IsBusy(*s) ? 1 : 0);
+  }
+  return {{"t0_unix_s", t0}, {"t_s", t}, {"sm_mhz", sm}, {"power_w", pw}, {"busy", busy}};
+}
+
+void AttachLegSeries(nlohmann::json& rec, const std::string& dir) {
+  if (!rec.contains("legs") || !rec["legs"].is_array()) return;
+  for (auto& l : rec["legs"]) {
+    if (!l.is_object() || !l.contains("window") || !l["window"].is_object()) continue;
+    auto samples = ReadLegSamples(dir, l);
+    if (!samples) continue;
+    nlohmann::json per = nlohmann::json::array();
+    const auto& w = l["window"];
+    double t0 = w.value("started_unix_s", samples->front().unix_s);
+    if (w.contains("gpus") && w["gpus"].is_array())
+      for (const auto& g : w["gpus"]) {
+        int gpu = g.is_object() && g.contains("fold") && g["fold"].is_object()
+                      ? g["fold"].value("gpu", 0)
+                      : 0;
+        auto sj = LegSeries(*samples, gpu, t0);
+        sj["gpu"] = gpu;
+        per.push_back(std::move(sj));
+      }
+    l["series"] = per;
+  }
+}
+
+namespace {
+
+std::string Day(double unix_s) { return IsoTimeUtc(unix_s).substr(0, 10); }
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string JoinUnique(const nlohmann::json& gpus, const char* key) {
+  std::vector<std::string> seen;
+  if (gpus.is_array())
+    for (const auto& g : gpus) {
+      std::string v = g.is_object() ? g.value(key, "") : "";
+      if (!v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+    }
+  std::string out;
+  for (const auto& s : seen) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+int StoreSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+bool IsPostgresUrl(const std::string& url) {
+  return url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0;
+}
+
+Result<StoreLocation> ResolveStore(const std::string& flag) {
+  if (!flag.empty()) return StoreLocation{flag, "--store"};
+  if (const char* v = std::getenv("VOUCH_STORE"); v && *v) return StoreLocation{v, "VOUCH_STORE"};
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x && x[0] == '/')
+    return StoreLocation{(std::filesystem::path(x) / "vouch" / "history.sqlite").string(),
+                         "XDG_DATA_HOME"};
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return StoreLocation{
+        (std::filesystem::path(h) / ".local" / "share" / "vouch" / "history.sqlite").string(),
+        "HOME"};
+  return MakeError(
+      "no history store: give --store PATH or postgresql://..., or set VOUCH_STORE (neither "
+      "XDG_DATA_HOME nor HOME is set)");
+}
+
+std::string_view IngestResultName(IngestResult r) {
+  switch (r) {
+    case IngestResult::kAdded:
+      return "added";
+    case IngestResult::kUnchanged:
+      return "unchanged";
+    case IngestResult::kReplaced:
+      return "replaced";
+  }
+  return "?";
+}
+
+std::string RunKeyOf(const nlohmann::json& rec) {
+  const auto& env = At(rec, "environment");
+  std::string id = fmt::format(
+      "{}|{}|{:.6f}|{}", env.is_object() ? env.value("host_boot_id", "") : "",
+      env.is_object() ? env.value("hostname", "") : "", rec.value("started_unix_s", 0.0),
+      At(rec, "recipe").is_object() ? At(rec, "recipe").value("reproduce", "") : "");
+  return Sha256Hex(id).substr(0, 32);
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& url) {
+  Result<std::unique_ptr<SqlDb>> db = IsPostgresUrl(url) ? OpenPostgresDb(url) : OpenSqliteDb(url);
+  if (!db) return db.error();
+  return OpenDb(std::move(*db));
+}
+
+Result<std::unique_ptr<Store>> Store::OpenDb(std::unique_ptr<SqlDb> db, int up_to) {
+  std::unique_ptr<Store> s(new Store(std::move(db)));
+  if (auto m = s->Migrate(up_to); !m) return m.error();
+  return s;
+}
+
+Result<int> Store::SchemaVersion() {
+  auto r = db_->Query("SELECT MAX(version) FROM schema_version");
+  if (!r) return r.error();
+  if (r->rows.empty() || IsNull(r->rows[0][0])) return 0;
+  return static_cast<int>(AsInt(r->rows[0][0]));
+}
+
+Status Store::Migrate(int up_to) {
+  const auto& all = Migrations();
+  SqlTransaction tx(*db_);
+  if (auto s = tx.Begin(); !s) return s;
+  if (auto s = db_->LockSchema(); !s) return s;
+  if (auto r = db_->Exec("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT PRIMARY KEY, "
+                         "description TEXT NOT NULL, applied_unix_s DOUBLE PRECISION NOT NULL)");
+      !r)
+    return r.error();
+  auto v = SchemaVersion();
+  if (!v) return v.error();
+  if (*v > StoreSchemaVersion())
+    return MakeError(
+        "history store {} is at schema version {}, newer than this vouch knows ({}): a newer "
+        "vouch wrote it; upgrade vouch (nothing was changed)",
+        db_->Where(), *v, StoreSchemaVersion());
+  // Each migration and its version row commit together: a store is never half migrated.
+  for (int i = *v; i < up_to && i < static_cast<int>(all.size()); ++i) {
+    for (const char* st : all[static_cast<size_t>(i)].statements)
+      if (auto r = db_->Exec(st); !r)
+        return MakeError("migrating to schema version {}: {}", i + 1, r.error().message);
+    if (auto r = db_->Exec(
+            "INSERT INTO schema_version (version, description, applied_unix_s) VALUES (?, ?, ?)",
+            {static_cast<std::int64_t>(i + 1), std::string(all[static_cast<size_t>(i)].description),
+             UnixNowSeconds()});
+        !r)
+      return r.error();
+  }
+  return tx.Commit();
+}
+
+Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
+  auto rec = ReadRecordJson(dir);
+  if (!rec) return rec.error();
+  std::error_code ec;
+  std::string source = std::filesystem::is_directory(dir, ec)
+                           ? std::filesystem::absolute(dir, ec).string()
+                           : std::filesystem::absolute(dir, ec).parent_path().string();
+  return AddRecord(*rec, source);
+}
+
+Result<IngestOutcome> Store::AddRecord(const nlohmann::json& rec, const std::string& source) {
+  // A field of an unexpected type deep inside a hand-edited record refuses the record.
+  try {
+    return AddRecordChecked(rec, source);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError("{}: a field has an unexpected type ({}); not stored", source, e.what());
+  }
+}
+
+Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
+                                              const std::string& source) {
+  // The same checks as every reader of a record: a newer schema is refused by name.
+  if (!rec.is_object() || rec.value("schema", "") != "vouch.record")
+    return MakeError("{}: not a vouch record (schema is not 'vouch.record')", source);
+  int version = rec.value("schema_version", 0);
+  if (version != kRecordSchemaVersion)
+    return MakeError(
+        "{}: record schema 'vouch.record' version {} is not one this vouch stores ({}); upgrade "
+        "vouch",
+        source, version, kRecordSchemaVersion);
+  if (auto shape = CheckRecordShape(rec); !shape)
+    return MakeError("{}: {}; not stored", source, shape.error().message);
+
+  IngestOutcome out;
+  out.run_key = RunKeyOf(rec);
+  std::string content = Sha256Hex(rec.dump());
+  const auto& env = At(rec, "environment");
+  const auto& revs = At(rec, "revisions");
+  nlohmann::json rev0 = revs.is_array() && !revs.empty() ? revs[0] : nlohmann::json::object();
+  std::string first_arm = "run";
+  const auto& arms = At(At(rec, "recipe"), "arms");
+  if (arms.is_array() && !arms.empty() && arms[0].is_object())
+    first_arm = arms[0].value("name", "run");
+  ClockState clock = RecordClockState(rec, first_arm);
+  const auto& gpus = At(env, "gpus");
+  std::string gpu_name = JoinUnique(gpus, "name"), gpu_uuid = JoinUnique(gpus, "uuid"),
+              driver = JoinUnique(gpus, "driver_version");
+  double started = rec.value("started_unix_s", 0.0);
+
+  std::vector<SqlValue> run_row = {
+      out.run_key,
+      content,
+      rec.value("kind", "run"),
+      rec.value("status", "?"),
+      static_cast<std::int64_t>(version),
+      rec.value("started", ""),
+      started,
+      Num(rec, "ended_unix_s"),
+      Day(started),
+      Str(rev0, "commit"),
+      Str(rev0, "branch"),
+      rev0.contains("dirty") && rev0["dirty"].is_boolean()
+          ? SqlValue(static_cast<std::int64_t>(rev0["dirty"].get<bool>()))
+          : SqlNull(),
+      Str(env, "hostname"),
+      Str(env, "boot_id"),
+      gpu_name.empty() ? SqlNull() : SqlValue(gpu_name),
+      gpu_uuid.empty() ? SqlNull() : SqlValue(gpu_uuid),
+      driver.empty() ? SqlNull() : SqlValue(driver),
+      static_cast<std::int64_t>(env.is_object() && env.value("simulated", false)),
+      clock.valid ? SqlValue(clock.sm_median_mhz) : SqlNull(),
+      clock.valid ? SqlValue(clock.sm_mean_mhz) : SqlNull(),
+      static_cast<std::int64_t>(rec.value("measured_legs", 0)),
+      static_cast<std::int64_t>(rec.value("valid_legs", 0)),
+      rec["recipe"].value("reproduce", ""),
+      source,
+      UnixNowSeconds(),
+      rec.dump()};
+
+  // Children first, outside the transaction: reading samples files is the slow part.
+  std::vector<std::vector<SqlValue>> legs, windows, metrics, summaries;
+  for (const auto& l : rec["legs"]) {
+    std::int64_t idx = l["index"].get<std::int64_t>();
+    const auto& res = l["result"];
+    legs.push_back({out.run_key, idx, l["arm"].get<std::string>(), l["role"].get<std::string>(),
+                    static_cast<std::int64_t>(l["valid"].get<bool>()), l["reasons"].dump(),
+                    Num(res, "wall_ns"), Num(res, "exit_code"), Str(res, "outcome"), Str(l, "dir"),
+                    Num(res, "start_unix_ns")});
+    const auto& w = l["window"];
+    auto samples = ReadLegSamples(source, l);
+    const auto& region = At(w, "region");
+    std::string wstatus =
+        At(w, "verdict").is_object() ? At(w, "verdict").value("status", "?") : "?";
+    for (const auto& g : w["gpus"]) {
+      const auto& f = g["fold"];
+      const auto& sm = At(f, "sm_mhz");
+      const auto& pw = At(f, "power_mw");
+      const auto& gv = At(g, "verdict");
+      std::int64_t gpu = f["gpu"].get<std::int64_t>();
+      nlohmann::json series;
+      if (samples)
+        series = LegSeries(*samples, static_cast<int>(gpu), w.value("started_unix_s", started));
+      windows.push_back(
+          {out.run_key, idx, gpu, Str(At(g, "static"), "uuid"),
+           gv.is_object() ? SqlValue(gv.value("status", wstatus)) : SqlValue(wstatus), wstatus,
+           Num(f, "busy_readings"), sm.is_object() ? Num(sm, "median") : SqlNull(),
+           sm.is_object() ? Num(sm, "mean") : SqlNull(),
+           sm.is_object() ? Num(sm, "min") : SqlNull(), sm.is_object() ? Num(sm, "max") : SqlNull(),
+           Num(f, "spread"), pw.is_object() ? Num(pw, "median") : SqlNull(),
+           region.is_object() ? Num(region, "begin_unix_s") : SqlNull(),
+           region.is_object() ? Num(region, "end_unix_s") : SqlNull(),
+           (gv.is_object() && gv.contains("reasons") ? gv["reasons"]
+                                                     : At(At(w, "verdict"), "reasons"))
+               .dump(),
+           series.is_null() ? SqlNull() : SqlValue(series.dump())});
+    }
+    std::int64_t seq = 0;
+    for (const auto& m : l["metrics"])
+      metrics.push_back({out.run_key, idx, seq++, m["name"].get<std::string>(), m.value("unit", ""),
+                         m.value("better", "none"), Num(m, "value"), Str(m, "text"),
+                         m.contains("samples") ? SqlValue(m["samples"].dump()) : SqlNull()});
+  }
+  for (const auto& [arm, sums] : rec["summary"].items()) {
+    ClockState c = RecordClockState(rec, arm);
+    for (const auto& s : sums)
+      summaries.push_back({out.run_key, arm, s["name"].get<std::string>(),
+                           s["unit"].get<std::string>(), s.value("better", "none"),
+                           s["n"].get<std::int64_t>(), s["median"].get<double>(),
+                           s["min"].get<double>(), s["max"].get<double>(), Num(s, "spread_pct"),
+                           c.valid ? SqlValue(c.sm_median_mhz) : SqlNull()});
+  }
+  const auto& extra = At(rec, "extra");
+  const auto& verdict = At(extra, "verdict");
+
+  // Two attempts: a PostgreSQL writer that lost the race for a new run key finds the
+  // winner's row the second time and compares contents.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    SqlTransaction tx(*db_);
+    if (auto s = tx.Begin(); !s) return s.error();
+    auto have = db_->Query("SELECT content_sha256 FROM runs WHERE run_key = ?", {out.run_key});
+    if (!have) return have.error();
+    out.result = IngestResult::kAdded;
+    if (!have->rows.empty()) {
+      if (AsText(have->rows[0][0]) == content) {
+        out.result = IngestResult::kUnchanged;
+        if (auto s = tx.Commit(); !s) return s.error();
+        return out;
+      }
+      out.result = IngestResult::kReplaced;
+      for (const char* t :
+           {"windows", "metrics", "summaries", "ab_verdicts", "baselines", "legs", "runs"})
+        if (auto r = db_->Exec(fmt::format("DELETE FROM {} WHERE run_key = ?", t), {out.run_key});
+            !r)
+          return r.error();
+    }
+    auto ins = db_->Exec(
+        "INSERT INTO runs (run_key, content_sha256, kind, status, record_schema_version, started, "
+        "started_unix_s, ended_unix_s, day, commit_sha, branch, dirty, host, boot_id, gpu_name, "
+        "gpu_uuid, driver, simulated, clock_sm_median_mhz, clock_sm_mean_mhz, measured_legs, "
+        "valid_legs, reproduce, source, ingested_unix_s, record_json) VALUES (?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key) DO "
+        "NOTHING",
+        run_row);
+    if (!ins) return ins.error();
+    if (*ins == 0) continue;  // another writer inserted this run meanwhile: look again
+    auto fail = [&](const Error& e) -> Result<IngestOutcome> {
+      return MakeError("{}: not stored (the store is as it was before it): {}", source, e.message);
+    };
+    if (auto s = InsertRows(*db_,
+                            "INSERT INTO legs (run_key, leg_index, arm, role, valid, reasons_json, "
+                            "wall_ns, exit_code, outcome, dir, start_unix_ns)",
+                            11, legs);
+        !s)
+      return fail(s.error());
+    if (auto s = InsertRows(*db_,
+                            "INSERT INTO windows (run_key, leg_index, gpu, gpu_uuid, status, "
+                            "window_status, busy_readings, sm_median_mhz, sm_mean_mhz, sm_min_mhz, "
+                            "sm_max_mhz, spread, power_median_mw, region_begin_unix_s, "
+                            "region_end_unix_s, reasons_json, series_json)",
+                            17, windows);
+        !s)
+      return fail(s.error());
+    if (auto s = InsertRows(*db_,
+                            "INSERT INTO metrics (run_key, leg_index, seq, name, unit, better, "
+                            "value, text_value, samples_json)",
+                            9, metrics);
+        !s)
+      return fail(s.error());
+    if (auto s = InsertRows(*db_,
+                            "INSERT INTO summaries (run_key, arm, name, unit, better, n, median, "
+                            "min, max, spread_pct, clock_sm_median_mhz)",
+                            11, summaries);
+        !s)
+      return fail(s.error());
+    if (verdict.is_object()) {
+      const auto& d = At(verdict, "decision");
+      const auto& ratio = At(d, "ratio");
+      if (auto r = db_->Exec(
+              "INSERT INTO ab_verdicts (run_key, headline, better, verdict, ratio_mean, ratio_lo, "
+              "ratio_hi, band_pct, pairs_used, pairs_refused, verdict_json) VALUES (?, ?, ?, ?, "
+              "?, ?, ?, ?, ?, ?, ?)",
+              {out.run_key, Str(verdict, "headline"), Str(verdict, "better"),
+               verdict.value("verdict", "?"), ratio.is_object() ? Num(ratio, "mean") : SqlNull(),
+               ratio.is_object() ? Num(ratio, "lo") : SqlNull(),
+               ratio.is_object() ? Num(ratio, "hi") : SqlNull(),
+               d.is_object() ? Num(d, "band_pct") : SqlNull(), Num(verdict, "pairs_used"),
+               Num(verdict, "pairs_refused"), verdict.dump()});
+          !r)
+        return fail(r.error());
+    }
+    if (const auto& b = At(extra, "baseline"); b.is_object()) {
+      if (auto r = db_->Exec(
+              "INSERT INTO baselines (run_key, headline, path, baseline_json) VALUES (?, ?, ?, ?)",
+              {out.run_key, Str(b, "headline"), Str(extra, "baseline_path"), b.dump()});
+          !r)
+        return fail(r.error());
+    }
+    if (auto s = tx.Commit(); !s) return fail(s.error());
+    if (const auto& g = At(extra, "gate"); g.is_object())
+      if (auto s = AddGate(out.run_key, g, extra.value("baseline_path", "")); !s) return s.error();
+    return out;
+  }
+  out.result = IngestResult::kUnchanged;
+  return out;
+}
+
+Status Store::AddGate(const std::string& run_key, const nlohmann::json& gate,
+                      const std::string& baseline_path) {
+  std::string key = Sha256Hex(run_key + "|" + baseline_path + "|" + gate.dump()).substr(0, 32);
+  auto r = db_->Exec(
+      "INSERT INTO gates (gate_key, run_key, overall, clock_attributed, baseline_path, "
+      "gate_json, ingested_unix_s) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gate_key) DO NOTHING",
+      {key, run_key, gate.value("overall", "?"),
+       static_cast<std::int64_t>(gate.value("clock_attributed", false)), baseline_path, gate.dump(),
+       UnixNowSeconds()});
+  if (!r) return r.error();
+  return OkStatus();
+}
+
+Result<std::vector<RunRow>> Store::ListRuns(const RunFilter& f) {
+  std::string sql =
+      "SELECT r.run_key, r.kind, r.status, r.started, r.day, r.commit_sha, r.branch, r.host, "
+      "r.boot_id, r.gpu_name, r.gpu_uuid, r.dirty, r.simulated, r.measured_legs, r.valid_legs, "
+      "r.clock_sm_median_mhz, r.source, a.verdict, (SELECT g.overall FROM gates g WHERE "
+      "g.run_key = r.run_key ORDER BY g.ingested_unix_s DESC LIMIT 1) FROM runs r LEFT JOIN "
+      "ab_verdicts a ON a.run_key = r.run_key WHERE 1 = 1";
+  std::vector<SqlValue> p;
+  auto add = [&](const std::string& v, const char* clause) {
+    if (v.empty()) return;
+    sql += clause;
+    p.push_back(v);
+  };
+  add(f.kind, " AND r.kind = ?");
+  add(f.host, " AND r.host = ?");
+  add(f.branch, " AND r.branch = ?");
+  if (!f.commit.empty()) {
+    sql += " AND r.commit_sha LIKE ?";
+    p.push_back(f.commit + "%");
+  }
+  if (!f.gpu.empty()) {
+    sql += " AND (r.gpu_name = ? OR r.gpu_uuid LIKE ?)";
+    p.push_back(f.gpu);
+    p.push_back(f.gpu + "%");
+  }
+  sql += " ORDER BY r.started_unix_s DESC, r.run_key LIMIT ?";
+  p.push_back(static_cast<std::int64_t>(std::max(1, f.limit)));
+  auto q = db_->Query(sql, p);
+  if (!q) return q.error();
+  std::vector<RunRow> out;
+  for (const auto& r : q->rows) {
+    RunRow x;
+    x.run_key = AsText(r[0]);
+    x.kind = AsText(r[1]);
+    x.status = AsText(r[2]);
+    x.started = AsText(r[3]);
+    x.day = AsText(r[4]);
+    x.commit = AsText(r[5]);
+    x.branch = AsText(r[6]);
+    x.host = AsText(r[7]);
+    x.boot_id = AsText(r[8]);
+    x.gpu_name = AsText(r[9]);
+    x.gpu_uuid = AsText(r[10]);
+    if (!IsNull(r[11])) x.dirty = AsInt(r[11]) != 0;
+    x.simulated = AsInt(r[12]) != 0;
+    x.measured_legs = static_cast<int>(AsInt(r[13]));
+    x.valid_legs = static_cast<int>(AsInt(r[14]));
+    x.clock_sm_median_mhz = AsOptReal(r[15]);
+    x.source = AsText(r[16]);
+    x.verdict = !IsNull(r[17]) ? AsText(r[17]) : AsText(r[18]);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+Result<std::string> Store::ResolveRunKey(const std::string& prefix) {
+  if (prefix.size() < 6)
+    return MakeError("run '{}': give at least 6 characters of the run key (vouch history list)",
+                     prefix);
+  for (char c : prefix)
+    if (!std::isxdigit(static_cast<unsigned char>(c)))
+      return MakeError("run '{}': a run key is hexadecimal (vouch history list shows them)",
+                       prefix);
+  auto q = db_->Query("SELECT run_key FROM runs WHERE run_key LIKE ? ORDER BY run_key LIMIT 2",
+                      {prefix + "%"});
+  if (!q) return q.error();
+  if (q->rows.empty()) return MakeError("run '{}': no such run in {}", prefix, db_->Where());
+  if (q->rows.size() > 1)
+    return MakeError("run '{}' is ambiguous: {} and more; give more characters", prefix,
+                     AsText(q->rows[1][0]));
+  return AsText(q->rows[0][0]);
+}
+
+Result<nlohmann::json> Store::RunDocument(const std::string& run_key) {
+  auto q = db_->Query("SELECT record_json, source FROM runs WHERE run_key = ?", {run_key});
+  if (!q) return q.error();
+  if (q->rows.empty()) return MakeError("run {}: no such run in {}", run_key, db_->Where());
+  auto doc = nlohmann::json::parse(AsText(q->rows[0][0]), nullptr, false);
+  if (doc.is_discarded())
+    return MakeError("run {}: the stored record is not valid JSON (store damaged?)", run_key);
+  auto w = db_->Query(
+      "SELECT leg_index, gpu, series_json FROM windows WHERE run_key = ? AND series_json IS NOT "
+      "NULL ORDER BY leg_index, gpu",
+      {run_key});
+  if (!w) return w.error();
+  std::map<std::int64_t, nlohmann::json> by_leg;
+  for (const auto& r : w->rows) {
+    auto s = nlohmann::json::parse(AsText(r[2]), nullptr, false);
+    if (s.is_discarded()) continue;
+    s["gpu"] = AsInt(r[1]);
+    by_leg[AsInt(r[0])].push_back(std::move(s));
+  }
+  for (auto& l : doc["legs"]) {
+    auto it = by_leg.find(l.value("index", -1));
+    if (it != by_leg.end()) l["series"] = it->second;
+  }
+  auto g = db_->Query(
+      "SELECT gate_json, baseline_path FROM gates WHERE run_key = ? ORDER BY ingested_unix_s",
+      {run_key});
+  if (!g) return g.error();
+  nlohmann::json gates = nlohmann::json::array();
+  for (const auto& r : g->rows) {
+    auto j = nlohmann::json::parse(AsText(r[0]), nullptr, false);
+    if (!j.is_discarded()) gates.push_back({{"gate", j}, {"baseline_path", AsText(r[1])}});
+  }
+  doc["stored"] = {{"run_key", run_key}, {"source", AsText(q->rows[0][1])}, {"gates", gates}};
+  return doc;
+}
+
+Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
+  std::string cols =
+      "r.run_key, r.commit_sha, r.branch, r.day, r.host, r.gpu_name, r.gpu_uuid, r.boot_id, "
+      "r.started_unix_s, r.dirty";
+  std::string where;
+  std::vector<SqlValue> p = {t.metric, t.arm};
+  if (!t.host.empty()) {
+    where += " AND r.host = ?";
+    p.push_back(t.host);
+  }
+  if (!t.branch.empty()) {
+    where += " AND r.branch = ?";
+    p.push_back(t.branch);
+  }
+  if (!t.gpu.empty()) {
+    where += " AND (r.gpu_name = ? OR r.gpu_uuid LIKE ?)";
+    p.push_back(t.gpu);
+    p.push_back(t.gpu + "%");
+  }
+  if (!t.include_simulated) where += " AND r.simulated = 0";
+  auto fill = [](TrendPoint& x, const std::vector<SqlValue>& r) {
+    x.run_key = AsText(r[0]);
+    x.commit = AsText(r[1]);
+    x.branch = AsText(r[2]);
+    x.day = AsText(r[3]);
+    x.host = AsText(r[4]);
+    x.gpu_name = AsText(r[5]);
+    x.gpu_uuid = AsText(r[6]);
+    x.boot_id = AsText(r[7]);
+    x.started_unix_s = AsReal(r[8]);
+    x.dirty = AsInt(r[9]) != 0;
+  };
+  auto q = db_->Query("SELECT " + cols +
+                          ", s.median, s.n, s.unit, s.better, s.clock_sm_median_mhz FROM "
+                          "summaries s JOIN runs r ON r.run_key = s.run_key WHERE s.name = ? AND "
+                          "s.arm = ?" +
+                          where + " ORDER BY r.started_unix_s, r.run_key",
+                      p);
+  if (!q) return q.error();
+  std::vector<TrendPoint> out;
+  out.reserve(q->rows.size());
+  for (const auto& r : q->rows) {
+    TrendPoint x;
+    fill(x, r);
+    x.value = AsReal(r[10]);
+    x.n = static_cast<int>(AsInt(r[11]));
+    x.unit = AsText(r[12]);
+    x.better = AsText(r[13]);
+    x.clock_sm_median_mhz = AsOptReal(r[14]);
+    out.push_back(std::move(x));
+  }
+  if (t.include_unattributed) {
+    // Runs whose legs produced the metric but had no valid window: the median over those
+    // legs, marked unattributed.
+    auto u = db_->Query("SELECT " + cols +
+                            ", m.value, m.unit, m.better FROM metrics m JOIN legs l ON l.run_key "
+                            "= m.run_key AND l.leg_index = m.leg_index JOIN runs r ON r.run_key "
+                            "= m.run_key WHERE m.name = ? AND l.arm = ? AND l.role = 'measured' "
+                            "AND l.valid = 0 AND m.value IS NOT NULL" +
+                            where + " ORDER BY r.started_unix_s, r.run_key",
+                        p);
+    if (!u) return u.error();
+    std::map<std::string, size_t> have;
+    for (size_t i = 0; i < out.size(); ++i) have[out[i].run_key] = i;
+    std::map<std::string, std::pair<TrendPoint, std::vector<double>>> extra;
+    std::vector<std::string> order;
+    for (const auto& r : u->rows) {
+      std::string key = AsText(r[0]);
+      if (have.count(key)) continue;
+      auto it = extra.find(key);
+      if (it == extra.end()) {
+        TrendPoint x;
+        fill(x, r);
+        x.unit = AsText(r[11]);
+        x.better = AsText(r[12]);
+        x.attributed = false;
+        it = extra.emplace(key, std::make_pair(x, std::vector<double>{})).first;
+        order.push_back(key);
+      }
+      it->second.second.push_back(AsReal(r[10]));
+    }
+    for (const auto& k : order) {
+      auto& [x, vals] = extra[k];
+      x.value = MedianOf(vals);
+      x.n = static_cast<int>(vals.size());
+      out.push_back(x);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const TrendPoint& a, const TrendPoint& b) {
+      return a.started_unix_s < b.started_unix_s;
+    });
+  }
+  return out;
+}
+
+}  // namespace vouch

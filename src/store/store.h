@@ -1,0 +1,126 @@
+// The history store: every record vouch wrote, kept across commits, on one schema that runs
+// on SQLite (one file, the default) and on PostgreSQL (a team's server). It holds runs, legs,
+// metrics with their samples, windows (clock state, verdict, the clock and power series),
+// A/B verdicts, gates and baselines, each with commit, branch, dirty flag, host, GPU and boot.
+//
+// Ingestion is one transaction per record, keyed by the run's identity (host boot, start
+// time, reproduce line): the same record twice is one row, a record rewritten since (more
+// legs) replaces its earlier version, two writers at once queue (SQLite's write lock, busy
+// timeout and WAL; PostgreSQL's INSERT ... ON CONFLICT), and an interrupted ingest leaves
+// the store as it was before that record.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/sql.h"
+#include "telemetry/sample.h"
+#include "util/result.h"
+
+namespace vouch {
+
+// The store's own schema version (the migrations, store.cc), apart from the record schema.
+int StoreSchemaVersion();
+
+// Where the store is: --store, else VOUCH_STORE, else $XDG_DATA_HOME/vouch/history.sqlite,
+// else $HOME/.local/share/vouch/history.sqlite. Empty FLAG means not given.
+struct StoreLocation {
+  std::string url;     // a path, or postgresql://...
+  std::string origin;  // "--store", "VOUCH_STORE", "XDG_DATA_HOME", "HOME"
+};
+Result<StoreLocation> ResolveStore(const std::string& flag);
+bool IsPostgresUrl(const std::string& url);
+
+enum class IngestResult { kAdded, kUnchanged, kReplaced };
+std::string_view IngestResultName(IngestResult r);  // "added" "unchanged" "replaced"
+
+struct IngestOutcome {
+  IngestResult result = IngestResult::kAdded;
+  std::string run_key;
+};
+
+struct RunFilter {
+  std::string kind, gpu, host, branch, commit;
+  int limit = 50;
+};
+
+struct RunRow {
+  std::string run_key, kind, status, started, day;
+  std::string commit, branch, host, boot_id, gpu_name, gpu_uuid;
+  std::optional<bool> dirty;
+  bool simulated = false;
+  int measured_legs = 0, valid_legs = 0;
+  std::optional<double> clock_sm_median_mhz;
+  std::string source;
+  std::string verdict;  // A/B verdict or gate outcome, when there is one
+};
+
+struct TrendQuery {
+  std::string metric;
+  std::string arm = "run";
+  std::string gpu, host, branch;  // filters; empty: any (gpu matches name or UUID prefix)
+  bool include_unattributed = false;
+  bool include_simulated = true;
+};
+
+// One run's value of the metric: the median over its valid measured legs (attributed), or
+// over its measured legs that had no valid window (unattributed, only when asked).
+struct TrendPoint {
+  std::string run_key, commit, branch, day, host, gpu_name, gpu_uuid, boot_id, unit, better;
+  double started_unix_s = 0;
+  double value = 0;
+  int n = 0;
+  bool attributed = true;
+  bool dirty = false;
+  std::optional<double> clock_sm_median_mhz;
+};
+
+class Store {
+ public:
+  // Opens (creating a SQLite file and its directory where needed) and migrates.
+  static Result<std::unique_ptr<Store>> Open(const std::string& url);
+  // Over an open connection; migrates up to UP_TO (tests stop early to test upgrades).
+  static Result<std::unique_ptr<Store>> OpenDb(std::unique_ptr<SqlDb> db,
+                                               int up_to = StoreSchemaVersion());
+
+  SqlDb& db() { return *db_; }
+  Result<int> SchemaVersion();
+
+  // Ingests one record document. SOURCE is where it came from (a directory) and, when it is
+  // a directory, where each leg's samples are read from for the clock and power series.
+  Result<IngestOutcome> AddRecord(const nlohmann::json& record, const std::string& source);
+  // Reads DIR/record.json (the validated reader: a newer record schema is refused by name)
+  // and ingests it.
+  Result<IngestOutcome> AddRecordDir(const std::string& dir);
+  // A gate judged against a stored (or just ingested) record: RUN_KEY's gate table.
+  Status AddGate(const std::string& run_key, const nlohmann::json& gate_json,
+                 const std::string& baseline_path);
+
+  Result<std::vector<RunRow>> ListRuns(const RunFilter& filter);
+  // A run by its key or a unique prefix of it (at least 6 characters).
+  Result<std::string> ResolveRunKey(const std::string& prefix);
+  // The stored record document, with each leg's window series under legs[i].series.
+  Result<nlohmann::json> RunDocument(const std::string& run_key);
+  Result<std::vector<TrendPoint>> Trend(const TrendQuery& q);
+
+ private:
+  explicit Store(std::unique_ptr<SqlDb> db) : db_(std::move(db)) {}
+  Status Migrate(int up_to);
+  Result<IngestOutcome> AddRecordChecked(const nlohmann::json& record, const std::string& source);
+  std::unique_ptr<SqlDb> db_;
+};
+
+// The clock and power of one GPU over a leg, as a chart draws them: a point where any of them
+// changed (NVML refreshes every 100 ms while vouch polls every 10 ms), at most 4000; times in
+// seconds from T0_UNIX_S. {"t0_unix_s", "t_s": [], "sm_mhz": [], "power_w": [], "busy": []}.
+nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0_unix_s);
+// legs[i].series (one per GPU, as Store::RunDocument gives them) from DIR's samples files.
+void AttachLegSeries(nlohmann::json& record, const std::string& dir);
+
+// The run's identity: sha256 of host boot id, start time and reproduce line.
+std::string RunKeyOf(const nlohmann::json& record);
+
+}  // namespace vouch

@@ -1,0 +1,66 @@
+// Step detection over a metric's series (one point per commit, day or run).
+//
+// The method is E-Divisive with means (Matteson and James, "A Nonparametric Approach for
+// Multiple Change Point Analysis of Multivariate Data", JASA 109(505), 2014), in the form
+// MongoDB runs over its CI performance results (Daly et al., "The Use of Change Point
+// Detection to Identify Software Performance Regressions in a Continuous Integration
+// System", ICPE 2020; github.com/mongodb/signal-processing-algorithms) and that Apache
+// Otava (formerly Hunter; Fleming et al., ICPE 2023) inherits:
+//  - for a segment Z and a split tau into X = Z[0, tau) and Y = Z[tau, n), the energy
+//    statistic q(tau) = tau m / n * (2/(tau m) sum|x - y| - sum_{i<k}|x_i - x_k| / C(tau, 2)
+//    - sum_{j<k}|y_j - y_k| / C(m, 2)) with m = n - tau and exponent alpha = 1 (kappa fixed
+//    at the segment's end, as MongoDB does);
+//  - the best split of every segment is found; the largest is tested by a permutation test
+//    (the segment shuffled R times; p = (#{q_perm >= q} + 1) / (R + 1)), and kept when p is at
+//    most the significance level; the segment splits and the search repeats (hierarchical).
+// The sums are kept incrementally with a Fenwick tree over the values' ranks, so one scan
+// of a segment is O(n log n) instead of the paper's O(n^2) distance matrix.
+//
+// Constants: 199 permutations (the ecp R package's default; the smallest p it can give is
+// 0.005), significance 0.01 (stricter than ecp's 0.05: a trend is scanned after every
+// commit, and a false step costs someone an afternoon), at least 3 points on each side of a
+// step. The permutations use a fixed seed: the same series always gives the same steps.
+//
+// A simple reference method sits beside it for the benchmark (bench/store): a fixed
+// threshold on the ratio of the medians of the W points after and before each point.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace vouch {
+
+struct EDivisiveOptions {
+  int permutations = 199;
+  double significance = 0.01;
+  int min_segment = 3;
+  std::uint64_t seed = 1;
+  int max_steps = 32;
+};
+
+struct ChangePoint {
+  int index = 0;       // the first point after the step
+  double q = 0;        // the energy statistic at the split
+  double p_value = 1;  // permutation test
+};
+
+// Change points of SERIES in increasing index order.
+std::vector<ChangePoint> EDivisive(const std::vector<double>& series,
+                                   const EDivisiveOptions& options = {});
+
+// The energy statistic q(tau) of every split of SERIES (0 where a side is shorter than
+// MIN_SEGMENT); exposed for tests against the direct O(n^2) formula.
+std::vector<double> EnergyStatistics(const std::vector<double>& series, int min_segment);
+
+struct MovingMedianOptions {
+  int window = 5;              // points on each side
+  double threshold_pct = 2.0;  // |median after / median before - 1| beyond this is a step
+};
+
+// The reference rule: indices where the ratio of the medians of the WINDOW points from i on
+// and the WINDOW points before i is beyond the threshold; each run of such indices gives its
+// largest one.
+std::vector<int> MovingMedianSteps(const std::vector<double>& series,
+                                   const MovingMedianOptions& options = {});
+
+}  // namespace vouch

@@ -1,0 +1,93 @@
+#include "trend/steps.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace vouch {
+namespace {
+
+std::vector<double> Noisy(int n, double level, double noise_pct, std::uint64_t seed,
+                          int step_at = -1, double step_pct = 0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) {
+    double base = level * (step_at >= 0 && i >= step_at ? 1 + step_pct / 100 : 1);
+    v.push_back(base * (1 + noise_pct / 100 * z(rng)));
+  }
+  return v;
+}
+
+// The paper's statistic, straight from its definition (O(n^2) per split).
+double DirectQ(const std::vector<double>& z, size_t tau) {
+  size_t n = z.size(), m = n - tau;
+  double a = 0, b = 0, c = 0;
+  for (size_t i = 0; i < tau; ++i)
+    for (size_t j = tau; j < n; ++j) a += std::fabs(z[i] - z[j]);
+  for (size_t i = 0; i < tau; ++i)
+    for (size_t k = i + 1; k < tau; ++k) b += std::fabs(z[i] - z[k]);
+  for (size_t j = tau; j < n; ++j)
+    for (size_t k = j + 1; k < n; ++k) c += std::fabs(z[j] - z[k]);
+  double t = static_cast<double>(tau), md = static_cast<double>(m);
+  double e = 2 * a / (t * md) - b / (t * (t - 1) / 2) - c / (md * (md - 1) / 2);
+  return t * md / static_cast<double>(n) * e;
+}
+
+TEST(EDivisive, IncrementalStatisticEqualsTheDefinition) {
+  auto z = Noisy(40, 100, 3, 7, 25, 4);
+  z[3] = z[9];  // ties
+  auto q = EnergyStatistics(z, 3);
+  ASSERT_EQ(q.size(), z.size());
+  for (size_t tau = 3; tau + 3 <= z.size(); ++tau)
+    EXPECT_NEAR(q[tau], DirectQ(z, tau), 1e-9 * std::max(1.0, std::fabs(q[tau]))) << tau;
+  EXPECT_EQ(q[2], 0.0);
+}
+
+TEST(EDivisive, FindsAPlantedStepAtItsIndex) {
+  auto z = Noisy(80, 1000, 1, 11, 40, -3);
+  auto cps = EDivisive(z);
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_NEAR(cps[0].index, 40, 1);
+  EXPECT_LE(cps[0].p_value, 0.01);
+  EXPECT_GT(cps[0].q, 0);
+}
+
+TEST(EDivisive, FindsTwoSteps) {
+  auto z = Noisy(90, 50, 0.5, 3, 30, 5);
+  for (int i = 60; i < 90; ++i) z[static_cast<size_t>(i)] *= 0.9;
+  auto cps = EDivisive(z);
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_NEAR(cps[0].index, 30, 1);
+  EXPECT_NEAR(cps[1].index, 60, 1);
+}
+
+TEST(EDivisive, NoStepInNoiseAndSameAnswerEveryTime) {
+  auto z = Noisy(120, 1000, 2, 5);
+  auto a = EDivisive(z);
+  EXPECT_TRUE(a.empty()) << a.size() << " false steps, first at " << a[0].index;
+  auto step = Noisy(60, 10, 1, 2, 30, 6);
+  auto x = EDivisive(step), y = EDivisive(step);
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].p_value, y[i].p_value);
+}
+
+TEST(EDivisive, ShortOrNonFiniteSeriesHaveNoStep) {
+  EXPECT_TRUE(EDivisive({1, 2, 3, 10, 11}).empty());
+  EXPECT_TRUE(EDivisive({}).empty());
+  auto z = Noisy(40, 10, 1, 1, 20, 10);
+  z[5] = std::nan("");
+  EXPECT_TRUE(EDivisive(z).empty());
+}
+
+TEST(MovingMedian, FlagsTheStepAndNotTheNoise) {
+  auto z = Noisy(60, 100, 0.1, 9, 30, 3);
+  auto s = MovingMedianSteps(z);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NEAR(s[0], 30, 1);
+  EXPECT_TRUE(MovingMedianSteps(Noisy(60, 100, 0.1, 9)).empty());
+}
+
+}  // namespace
+}  // namespace vouch

@@ -1,0 +1,245 @@
+#include "trend/trend.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace vouch {
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string ShortCommit(const std::string& c) { return c.substr(0, 10); }
+
+}  // namespace
+
+std::string_view TrendByName(TrendBy b) {
+  switch (b) {
+    case TrendBy::kCommit:
+      return "commit";
+    case TrendBy::kDay:
+      return "day";
+    case TrendBy::kRun:
+      return "run";
+  }
+  return "?";
+}
+
+TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, TrendBy by) {
+  TrendSeries s;
+  s.metric = q.metric;
+  s.arm = q.arm;
+  s.by = by;
+  std::set<std::string> gpus;
+  std::map<std::string, size_t> at;
+  std::vector<std::vector<double>> values, clocks;
+  for (const auto& p : pts) {
+    if (s.unit.empty()) {
+      s.unit = p.unit;
+      s.better = p.better;
+    }
+    gpus.insert(p.gpu_name.empty() ? "unknown GPU"
+                                   : fmt::format("{} ({})", p.gpu_name, p.gpu_uuid));
+    std::string key;
+    switch (by) {
+      case TrendBy::kCommit:
+        key = p.commit.empty() ? "run:" + p.run_key : p.commit;
+        break;
+      case TrendBy::kDay:
+        key = p.day;
+        break;
+      case TrendBy::kRun:
+        key = p.run_key;
+        break;
+    }
+    auto it = at.find(key);
+    if (it == at.end()) {
+      SeriesPoint sp;
+      sp.label = by == TrendBy::kDay   ? p.day
+                 : by == TrendBy::kRun ? p.run_key.substr(0, 12)
+                 : p.commit.empty()    ? "run " + p.run_key.substr(0, 8)
+                                       : ShortCommit(p.commit);
+      sp.first_commit = p.commit;
+      sp.started_unix_s = p.started_unix_s;
+      it = at.emplace(key, s.points.size()).first;
+      s.points.push_back(sp);
+      values.emplace_back();
+      clocks.emplace_back();
+    }
+    SeriesPoint& sp = s.points[it->second];
+    sp.run_keys.push_back(p.run_key);
+    sp.attributed = sp.attributed && p.attributed;
+    sp.dirty = sp.dirty || p.dirty;
+    values[it->second].push_back(p.value);
+    if (p.clock_sm_median_mhz) clocks[it->second].push_back(*p.clock_sm_median_mhz);
+  }
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    s.points[i].value = Median(values[i]);
+    if (!clocks[i].empty()) s.points[i].clock_sm_median_mhz = Median(clocks[i]);
+    if (!s.points[i].attributed) ++s.unattributed;
+  }
+  s.gpus.assign(gpus.begin(), gpus.end());
+  // Like with like, or no step: a step between two GPUs or two clock states is the
+  // hardware's, not the commit's.
+  if (s.gpus.size() > 1)
+    s.mixed.push_back(fmt::format(
+        "the series mixes {} GPUs ({}): a step between them would be the hardware's; filter "
+        "with --gpu",
+        s.gpus.size(), fmt::join(s.gpus, ", ")));
+  std::vector<double> c;
+  for (const auto& p : s.points)
+    if (p.clock_sm_median_mhz) c.push_back(*p.clock_sm_median_mhz);
+  if (!c.empty()) {
+    auto [lo, hi] = std::minmax_element(c.begin(), c.end());
+    double med = Median(c);
+    if (med > 0 && (*hi - *lo) / med * 100 > kTrendClockStatePct)
+      s.mixed.push_back(fmt::format(
+          "the series mixes clock states (SM clock medians {:.0f} .. {:.0f} MHz, {:.1f} % apart, "
+          "more than {:.0f} %): a step could be the clock's; filter with --gpu/--host or lock "
+          "clocks",
+          *lo, *hi, (*hi - *lo) / med * 100, kTrendClockStatePct));
+  }
+  if (s.unattributed > 0)
+    s.mixed.push_back(fmt::format(
+        "{} of {} points are unattributed (no valid clock window): steps are looked for over "
+        "clock-attributed points only",
+        s.unattributed, s.points.size()));
+  return s;
+}
+
+void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
+  s.steps.clear();
+  s.steps_searched = false;
+  if (!s.mixed.empty()) return;
+  s.steps_searched = true;
+  std::vector<double> v;
+  for (const auto& p : s.points) v.push_back(p.value);
+  auto cps = EDivisive(v, o);
+  for (size_t k = 0; k < cps.size(); ++k) {
+    int i = cps[k].index;
+    int from = k == 0 ? 0 : cps[k - 1].index;
+    int to = k + 1 < cps.size() ? cps[k + 1].index : static_cast<int>(v.size());
+    Step st;
+    st.index = i;
+    st.before = s.points[static_cast<size_t>(i - 1)].label;
+    st.after = s.points[static_cast<size_t>(i)].label;
+    st.before_value = Median(std::vector<double>(v.begin() + from, v.begin() + i));
+    st.after_value = Median(std::vector<double>(v.begin() + i, v.begin() + to));
+    st.size_pct = st.before_value != 0 ? (st.after_value / st.before_value - 1) * 100 : 0;
+    st.p_value = cps[k].p_value;
+    s.steps.push_back(st);
+  }
+}
+
+namespace {
+
+std::string StepWord(const TrendSeries& s, const Step& st) {
+  bool up = st.size_pct > 0;
+  if (s.better == "higher") return up ? "better" : "worse";
+  if (s.better == "lower") return up ? "worse" : "better";
+  return up ? "up" : "down";
+}
+
+}  // namespace
+
+std::string RenderTrendText(const TrendSeries& s) {
+  std::string out =
+      fmt::format("trend of {} ({}, {} is better) per {}, arm {}: {} points\n", s.metric,
+                  s.unit.empty() ? "no unit" : s.unit, s.better.empty() ? "?" : s.better,
+                  TrendByName(s.by), s.arm, s.points.size());
+  if (s.points.empty()) {
+    out += "  no stored run has this metric (vouch history list shows what is stored)\n";
+    return out;
+  }
+  for (const auto& p : s.points)
+    out +=
+        fmt::format("  {:<12} {:>14.6g}  runs {:<3} {}{}{}\n", p.label, p.value, p.run_keys.size(),
+                    p.clock_sm_median_mhz ? fmt::format("SM {:.0f} MHz", *p.clock_sm_median_mhz)
+                                          : std::string("no clock"),
+                    p.attributed ? "" : "  UNATTRIBUTED", p.dirty ? "  dirty" : "");
+  for (const auto& m : s.mixed) out += fmt::format("no steps reported: {}\n", m);
+  if (s.steps_searched) {
+    if (s.steps.empty() && s.points.size() < 6)
+      out +=
+          fmt::format("steps: too few points to look for one ({}; at least 6)\n", s.points.size());
+    else if (s.steps.empty())
+      out += "steps: none found (E-Divisive means, permutation test)\n";
+    for (const auto& st : s.steps)
+      out += fmt::format("step between {} and {}: {:.6g} -> {:.6g} ({:+.2f} %, {}), p = {:.3f}\n",
+                         st.before, st.after, st.before_value, st.after_value, st.size_pct,
+                         StepWord(s, st), st.p_value);
+  }
+  return out;
+}
+
+std::string RenderTrendMarkdown(const TrendSeries& s) {
+  std::string out = fmt::format("### vouch trend: `{}` per {} ({} points)\n\n", s.metric,
+                                TrendByName(s.by), s.points.size());
+  for (const auto& m : s.mixed) out += fmt::format("> **No steps reported:** {}\n\n", m);
+  if (s.steps_searched) {
+    if (s.steps.empty()) {
+      out += "No step found (E-Divisive means, permutation test).\n\n";
+    } else {
+      out += "| step between | before | after | change | p |\n|---|---:|---:|---:|---:|\n";
+      for (const auto& st : s.steps)
+        out += fmt::format("| `{}` .. `{}` | {:.6g} | {:.6g} | {:+.2f} % ({}) | {:.3f} |\n",
+                           st.before, st.after, st.before_value, st.after_value, st.size_pct,
+                           StepWord(s, st), st.p_value);
+      out += "\n";
+    }
+  }
+  out += fmt::format("| {} | {} ({}) | runs | SM clock |\n|---|---:|---:|---:|\n",
+                     TrendByName(s.by), s.metric, s.unit);
+  for (const auto& p : s.points)
+    out += fmt::format("| `{}`{} | {:.6g}{} | {} | {} |\n", p.label, p.dirty ? " (dirty)" : "",
+                       p.value, p.attributed ? "" : " (unattributed)", p.run_keys.size(),
+                       p.clock_sm_median_mhz ? fmt::format("{:.0f} MHz", *p.clock_sm_median_mhz)
+                                             : std::string("n/a"));
+  return out;
+}
+
+nlohmann::json TrendJson(const TrendSeries& s) {
+  nlohmann::json pts = nlohmann::json::array(), steps = nlohmann::json::array();
+  for (const auto& p : s.points)
+    pts.push_back(
+        {{"label", p.label},
+         {"commit", p.first_commit},
+         {"value", p.value},
+         {"runs", p.run_keys},
+         {"started_unix_s", p.started_unix_s},
+         {"attributed", p.attributed},
+         {"dirty", p.dirty},
+         {"clock_sm_median_mhz",
+          p.clock_sm_median_mhz ? nlohmann::json(*p.clock_sm_median_mhz) : nlohmann::json()}});
+  for (const auto& st : s.steps)
+    steps.push_back({{"index", st.index},
+                     {"before", st.before},
+                     {"after", st.after},
+                     {"before_value", st.before_value},
+                     {"after_value", st.after_value},
+                     {"size_pct", st.size_pct},
+                     {"p_value", st.p_value},
+                     {"confidence", 1 - st.p_value}});
+  return {{"schema", "vouch.trend"},
+          {"schema_version", 1},
+          {"metric", s.metric},
+          {"unit", s.unit},
+          {"better", s.better},
+          {"arm", s.arm},
+          {"by", TrendByName(s.by)},
+          {"gpus", s.gpus},
+          {"points", pts},
+          {"mixed", s.mixed},
+          {"steps_searched", s.steps_searched},
+          {"method", "E-Divisive means (Matteson & James 2014), permutation test"},
+          {"steps", steps}};
+}
+
+}  // namespace vouch
