@@ -206,7 +206,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   nlohmann::json v = AbVerdictJson(plan, out, ctx.record.caveats);
   ctx.record.extra["verdict"] = v;
   int rc = FinishRun(ctx, false);
-  if (rc == kExitInterrupted) return rc;
+  if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
 
   // The verdict block.
   AbReportContext report;

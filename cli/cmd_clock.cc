@@ -70,13 +70,13 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
     return kExitUsage;
   }
   for (const auto& n : checked->notes) fmt::print(stderr, "vouch clock sample: warning: {}\n", n);
+  (void)InstallInterruptHandler();
   auto lock = TakeLock(g, "clock sample", ShellJoin(cmd), wf.lock_timeout_s);
   if (!lock) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
-    return kExitError;
+    return Interrupted() ? InterruptExitCode() : kExitError;
   }
   if (out.empty()) out = DefaultRunDir("clock");
-  (void)InstallInterruptHandler();
   LegSpec spec;
   spec.argv = cmd;
   spec.label = "clock sample";
@@ -112,7 +112,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
                "vouch clock sample: the command failed: {}; its window is kept as evidence but "
                "gives no number\n",
                m->leg.Describe());
-    return m->leg.interrupted ? kExitInterrupted : kExitCommandFailed;
+    return m->leg.interrupted ? InterruptExitCode() : kExitCommandFailed;
   }
   return ExitFor(m->window.verdict.status);
 }

@@ -49,7 +49,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   std::vector<std::string> argv = {"baseline"};
   argv.insert(argv.end(), args.begin(), args.end());
   RunContext ctx;
-  if (f.out.empty()) f.out = std::filesystem::path(file).replace_extension("").string() + "-record";
+  f.default_out = std::filesystem::path(file).replace_extension("").string() + "-record";
   if (int rc = PrepareRun(g, f, {arm}, "baseline", argv, &ctx); rc >= 0) return rc;
   RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int rc = FinishRun(ctx);

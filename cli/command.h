@@ -15,7 +15,7 @@ enum Exit : int {
   kExitIdleWindow = 2,     // the window saw no busy GPU: no summary, evidence kept
   kExitInvalidWindow = 3,  // the window failed a rule: summary with reasons
   kExitCommandFailed = 4,  // the measured command failed, timed out or was killed
-  kExitInterrupted = 130,  // Ctrl-C
+  kExitInterrupted = 130,  // Ctrl-C; other signals give 128 + N (InterruptExitCode)
   kExitUsage = 64,         // wrong arguments
 };
 

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "leg/interrupt.h"
+
 namespace vouch::cli {
 
 std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {

@@ -45,6 +45,12 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_option("--output-cap-mib", output_cap_mib,
                  "keep at most this much of each output stream per leg");
   app.add_flag("--json", json, "print the record as JSON at the end");
+  app.add_flag("--overwrite", overwrite,
+               "--out may hold an earlier run: replace it (its record.json and legs/ are "
+               "removed; without this flag a directory that holds files is refused)");
+  app.add_flag("--keep-going", keep_going,
+               "run every planned leg even after one whose command failed (by default the run "
+               "stops at the first failing leg, warm-up included)");
   policy.Add(app);
   store.Add(app);
 }
@@ -69,6 +75,40 @@ std::string DefaultRunDir(const std::string& kind) {
   return fmt::format("vouch-{}-{}", kind, c);
 }
 
+Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (is_default) {
+    std::string d = dir;
+    for (int n = 2; fs::exists(fs::symlink_status(d, ec)); ++n) d = fmt::format("{}-{}", dir, n);
+    return d;
+  }
+  const auto st = fs::symlink_status(dir, ec);
+  if (!fs::exists(st)) return dir;
+  if (!fs::is_directory(st))
+    return MakeError("run directory '{}' exists and is not a directory; give another --out", dir);
+  if (fs::is_empty(dir, ec)) return dir;
+  const bool holds_run = fs::exists(fs::path(dir) / "record.json", ec);
+  if (!overwrite)
+    return MakeError(
+        "run directory '{}' already holds {}: a new run there would read the old legs' files and "
+        "overwrite the old record; give another --out, or pass --overwrite to replace {}",
+        dir, holds_run ? "a run (record.json)" : "files", holds_run ? "that run" : "them");
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name != "record.json" && name != "legs")
+      return MakeError(
+          "run directory '{}' holds '{}', which is not part of a vouch run: --overwrite replaces "
+          "only a run (record.json and legs/); give another --out",
+          dir, name);
+  }
+  fs::remove(fs::path(dir) / "record.json", ec);
+  if (ec) return MakeError("cannot remove {}/record.json: {}", dir, ec.message());
+  fs::remove_all(fs::path(dir) / "legs", ec);
+  if (ec) return MakeError("cannot remove {}/legs: {}", dir, ec.message());
+  return dir;
+}
+
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps) {
   ctx.record.planned_legs = warmup + reps;
   bool go = true;
@@ -80,6 +120,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                const std::string& kind, const std::vector<std::string>& vouch_argv,
                RunContext* ctx) {
   ctx->name = kind;
+  ctx->keep_going = f.keep_going;
   auto say = [&](const std::string& m) { fmt::print(stderr, "vouch {}: {}\n", kind, m); };
   for (const auto& a : arms)
     if (a.argv.empty()) {
@@ -127,7 +168,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   }
   for (const auto& n : chosen->notes) say("warning: " + n);
   const std::vector<int>* gpus = &chosen->gpus;
-  ctx->dir = f.out.empty() ? DefaultRunDir(kind) : f.out;
+  ctx->dir = !f.out.empty() ? f.out : !f.default_out.empty() ? f.default_out : DefaultRunDir(kind);
   Preflight pre =
       RunPreflight(*ctx->device, *gpus, f.allow_busy,
                    static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30)), ctx->dir);
@@ -136,13 +177,19 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     for (const auto& p : pre.problems) say("preflight refused: " + p);
     return kExitError;
   }
+  // From here on a terminating signal (a closed ssh session, Ctrl-C, kill) is noted, not
+  // fatal: the leg is stopped, the record written, locked clocks reset.
+  (void)InstallInterruptHandler();
   auto lock = TakeLock(g, kind, ShellJoin(arms.front().argv), f.lock_timeout_s);
-  if (!lock) return say(lock.error().message), kExitError;
+  if (!lock) return say(lock.error().message), Interrupted() ? InterruptExitCode() : kExitError;
   ctx->lock.emplace(std::move(*lock));
+  // Under the lock, so that two runs given one --out cannot both find it empty.
+  auto claimed = ClaimRunDir(ctx->dir, f.out.empty(), f.overwrite);
+  if (!claimed) return say(claimed.error().message), kExitError;
+  ctx->dir = *claimed;
   if (auto s = MakeDirs(ctx->dir); !s) return say(s.error().message), kExitError;
   auto hashes = HashArtifacts(f.artifacts);
   if (!hashes) return say(hashes.error().message), kExitError;
-  (void)InstallInterruptHandler();
 
   RunRecord& r = ctx->record;
   r.kind = kind;
@@ -204,14 +251,18 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
                     tty ? progress : ProgressFn());
   if (tty) fmt::print(stderr, "\r\033[K");
   if (!leg) {
-    fmt::print(stderr, "vouch {}: {}\n", ctx.name, leg.error().message);
     r.caveats.push_back(leg.error().message);
     if (Interrupted()) ctx.interrupted = true;
     r.status = ctx.interrupted ? "interrupted" : "failed";
     (void)WriteRecord(ctx.dir, r);
+    fmt::print(stderr, "vouch {}: {}\n", ctx.name, leg.error().message);
     return false;
   }
-  const LegRecord& l = *leg;
+  if (leg->result.interrupted) ctx.interrupted = true;
+  r.legs.push_back(std::move(*leg));
+  // The record first: the terminal may be gone (a closed ssh session) by the time we print.
+  auto written = WriteRecord(ctx.dir, r);
+  const LegRecord& l = r.legs.back();
   std::string clock;
   if (l.window.gpus.size() == 1 && l.window.gpus[0].fold.sm_mhz) {
     clock = fmt::format(", SM median {:.0f} MHz", l.window.gpus[0].fold.sm_mhz->median);
@@ -223,19 +274,35 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
                         : fmt::format("GPU {} idle", g.fold.gpu));
     clock = fmt::format(", SM median {}", fmt::join(per, ", "));
   }
+  // A warm-up is discarded whatever its window says, but a failed command is still shown.
+  const bool warmup = role == "warmup";
+  const bool show_reasons = warmup ? !l.result.Succeeded() : !l.valid;
   fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}\n", index + 1, r.planned_legs,
              arm.name, role,
-             role == "warmup" ? "discarded (warmup)" : (l.valid ? "valid" : "INVALID"),
+             warmup ? (l.result.Succeeded() ? "discarded (warmup)" : "discarded (warmup), FAILED")
+                    : (l.valid ? "valid" : "INVALID"),
              static_cast<double>(l.result.wall_ns) / 1e9, clock,
-             l.valid || role == "warmup" ? "" : fmt::format(": {}", fmt::join(l.reasons, "; ")));
+             show_reasons ? fmt::format(": {}", fmt::join(l.reasons, "; ")) : "");
   for (const auto& e : l.evidence_errors)
     fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
-  if (l.result.interrupted) ctx.interrupted = true;
-  r.legs.push_back(std::move(*leg));
-  if (auto s = WriteRecord(ctx.dir, r); !s) {
+  if (!written) {
     fmt::print(stderr, "vouch {}: {}; the legs' own evidence is under {}\n", ctx.name,
-               s.error().message, ctx.dir);
+               written.error().message, ctx.dir);
     r.status = "failed";
+    return false;
+  }
+  if (!ctx.interrupted && !l.result.Succeeded() && !ctx.keep_going) {
+    const int left = r.planned_legs - static_cast<int>(r.legs.size());
+    ctx.stopped_on_failure = fmt::format(
+        "stopped at leg {} of {} ({} {}): the command {}; {} planned leg{} not run (--keep-going "
+        "runs them)",
+        index + 1, r.planned_legs, arm.name, role, l.result.Describe(), left,
+        left == 1 ? " was" : "s were");
+    r.status = "failed";
+    r.missing.push_back(ctx.stopped_on_failure);
+    if (auto s = WriteRecord(ctx.dir, r); !s)
+      fmt::print(stderr, "vouch {}: {}\n", ctx.name, s.error().message);
+    fmt::print(stderr, "vouch {}: {}\n", ctx.name, ctx.stopped_on_failure);
     return false;
   }
   return !ctx.interrupted;
@@ -254,8 +321,10 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   int done = static_cast<int>(r.legs.size());
   if (ctx.interrupted || Interrupted()) {
     r.status = "interrupted";
-    r.missing.push_back(fmt::format("{} of {} planned legs did not run (interrupted)",
-                                    r.planned_legs - done, r.planned_legs));
+    const int sig = InterruptSignal();
+    r.missing.push_back(fmt::format("{} of {} planned legs did not run (interrupted{})",
+                                    r.planned_legs - done, r.planned_legs,
+                                    sig > 0 ? " by " + SignalName(sig) : std::string()));
   } else if (r.status == "running") {
     r.status = done < r.planned_legs ? "failed" : "complete";
     if (done < r.planned_legs)
@@ -273,7 +342,11 @@ int FinishRun(RunContext& ctx, bool print_summary) {
     fmt::print(stderr, "vouch {}: {}\n", ctx.name, written.error().message);
     return kExitError;
   }
-  if (r.status == "interrupted") return kExitInterrupted;
+  if (r.status == "interrupted") return InterruptExitCode();
+  if (!ctx.stopped_on_failure.empty()) {
+    fmt::print(stderr, "vouch {}: {}\n", ctx.name, ctx.stopped_on_failure);
+    return kExitError;
+  }
   int valid = j.value("valid_legs", 0);
   if (valid == 0) {
     fmt::print(

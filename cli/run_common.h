@@ -20,6 +20,12 @@ struct RunFlags : WindowFlags {
   double disk_budget_gib = 1;
   bool allow_busy = false, tee = false, shell = false, json = false;
   bool allow_cross_boot = false;
+  bool keep_going = false;  // run every planned leg even after one whose command failed
+  bool overwrite = false;   // --out may hold an earlier run: it is replaced
+  // The run directory when --out is not given (DefaultRunDir(KIND) when empty). A default
+  // directory that exists already gets a -2, -3... suffix; an --out that holds files is
+  // refused unless --overwrite.
+  std::string default_out;
   std::optional<double> output_cap_mib;
   PolicyFlags policy;
   StoreFlag store;  // --store: the result goes into the history store too
@@ -37,6 +43,9 @@ struct RunContext {
   std::string dir;
   std::string name;  // "run", "baseline", ... for messages
   bool interrupted = false;
+  bool keep_going = false;
+  // The run stopped at a leg whose command failed (no --keep-going): why, for the summary.
+  std::string stopped_on_failure;
 };
 
 // Opens the device, checks the GPUs, runs the preflight, takes the lock, creates the run
@@ -44,15 +53,24 @@ struct RunContext {
 int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                const std::string& kind, const std::vector<std::string>& vouch_argv,
                RunContext* ctx);
-// Runs one leg of ARM in ROLE, appends it, rewrites the record. False when interrupted or
-// when the leg could not start (the error is printed and recorded).
+// Runs one leg of ARM in ROLE, appends it, rewrites the record. False when interrupted, when
+// the leg could not start (the error is printed and recorded), or when its command failed
+// (non-zero exit, signal, timeout) and --keep-going was not given: a broken command is
+// reported at its first leg, not run N more times.
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role);
 // The plain protocol of run, baseline and gate: WARMUP discarded legs, then REPS measured.
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps);
 // "vouch-KIND-YYYYMMDD-HHMMSS", the default evidence directory.
 std::string DefaultRunDir(const std::string& kind);
+// Makes DIR ready for a new run: an empty or absent directory is used as is. One that holds
+// files is refused (a new run there would read the old legs' files and overwrite the old
+// record) unless OVERWRITE, which removes an earlier vouch run there (its record.json and
+// legs/) and refuses a directory that holds anything else. A DEFAULT directory that exists
+// is never reused: "-2", "-3"... is appended. Returns the directory to use.
+Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite);
 // Checks expectations, writes the final record, prints the summary. Returns the exit code
-// (0 when at least one measured leg is valid and nothing was violated).
+// (0 when at least one measured leg is valid and nothing was violated; 1 when the run
+// stopped at a failing leg).
 int FinishRun(RunContext& ctx, bool print_summary = true);
 
 // Parses "K=V" environment additions.

@@ -6,6 +6,7 @@
 // LocalExecutor runs legs on this machine.
 #pragma once
 
+#include <csignal>  // the signal numbers of kTerminatingSignals
 #include <cstdint>
 #include <memory>    // std::unique_ptr for MakeLocalExecutor
 #include <optional>  // caps and exit codes that may be absent
@@ -61,9 +62,15 @@ struct StreamResult {
   std::string write_error;
 };
 
+// A process of the leg still running after its main process exited: a forked child, or one
+// that escaped the group and its parents and was re-parented to vouch (the subreaper).
 struct LeftoverProcess {
   int pid = 0;
-  std::string name;  // /proc/<pid>/comm
+  std::string name;               // /proc/<pid>/comm
+  std::vector<std::string> argv;  // /proc/<pid>/cmdline (empty when it could not be read)
+  std::string ended_by;           // "SIGTERM", "SIGKILL", or "" when it would not die
+  // "sleep 301 (pid 123)": argv when known, else the name.
+  std::string Describe() const;
 };
 
 struct LegResult {
@@ -95,13 +102,18 @@ struct LegResult {
   StreamResult err;
 
   // Processes of the leg still alive after the main process exited (a forked child that
-  // outlived it); all were killed (SIGKILL) before Run returned.
+  // outlived it, a daemon it started); all were ended before Run returned: SIGTERM, then
+  // SIGKILL after spec.kill_grace_ns. Their work may have run on past the leg's end, so a
+  // leg that left any is not a clean measurement (the leg runner makes it invalid).
   std::vector<LeftoverProcess> leftovers;
   // Notes worth showing (e.g. "output pipe still held open after the leg ended").
   std::vector<std::string> notes;
 
-  // Exited with status 0, and nothing above went wrong.
+  // Exited with status 0, and nothing above went wrong (leftovers aside: see
+  // DescribeLeftovers).
   bool Succeeded() const;
+  // "left 1 process running after it exited: sleep 301 (pid 123); ended it", or "".
+  std::string DescribeLeftovers() const;
   // "exited with status 0", "killed by SIGSEGV", "timed out after 2.0 s (killed by SIGTERM)",
   // "interrupted (killed by SIGTERM)", with leftovers and output errors appended.
   std::string Describe() const;
@@ -152,12 +164,24 @@ Result<std::string> ResolveProgram(const std::string& program, const std::string
 // "SIGSEGV" for SIGSEGV; "SIG42" when the number has no name.
 std::string SignalName(int signal_number);
 
-// For the CLI (library code never installs handlers): SIGINT and SIGTERM set a flag that
-// makes a running LocalExecutor kill its leg's group (SIGTERM, then SIGKILL after the
-// grace; a second signal sends SIGKILL at once) and return a result marked interrupted.
-// Also ignores SIGPIPE so that a closed terminal does not kill vouch while teeing.
+// The signals that end vouch unless handled: a closed terminal or ssh session (SIGHUP),
+// Ctrl-C (SIGINT), Ctrl-\ (SIGQUIT), kill and job schedulers (SIGTERM).
+inline constexpr int kTerminatingSignals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+// For the CLI (library code never installs handlers): every signal of kTerminatingSignals
+// sets a flag that makes a running LocalExecutor kill its leg's group (SIGTERM, then SIGKILL
+// after the grace; a second signal sends SIGKILL at once) and return a result marked
+// interrupted, so that the caller writes its record, resets locked clocks and exits with
+// InterruptExitCode(). After SIGHUP vouch's terminal descriptors point to /dev/null (the
+// terminal is gone; writing to it would fail). Also ignores SIGPIPE so that a closed pipe
+// does not kill vouch while it prints.
 Status InstallInterruptHandler();
 bool Interrupted();
+// The first terminating signal received (SIGHUP...), 0 when none.
+int InterruptSignal();
+// 128 + that signal, as a shell reports a process killed by it (130 for SIGINT; 130 when
+// none was received).
+int InterruptExitCode();
 // Forgets an interruption (tests; a CLI that wants to go on after one).
 void ClearInterrupted();
 

@@ -201,8 +201,11 @@ TEST_F(LegTest, LeftoverChildIsReportedAndKilled) {
   EXPECT_FALSE(PidAlive(child));
   EXPECT_EQ(::kill(child, 0), -1) << "pid " << child << " still exists (zombie not reaped?)";
   EXPECT_NE(std::find(r.pids_seen.begin(), r.pids_seen.end(), child), r.pids_seen.end());
-  EXPECT_NE(r.Describe().find("left 1 process running after it ended, killed: "), std::string::npos)
+  EXPECT_NE(r.Describe().find("left 1 process running after it exited: "), std::string::npos)
       << r.Describe();
+  EXPECT_NE(r.Describe().find(fmt::format("(pid {}); ended it", child)), std::string::npos)
+      << r.Describe();
+  EXPECT_EQ(r.leftovers[0].ended_by, "SIGTERM");
   EXPECT_LT(r.wall_ns, 20'000'000'000);
 }
 
@@ -216,6 +219,36 @@ TEST_F(LegTest, EscapedDaemonIsFoundByItsEnvironment) {
   ASSERT_EQ(r.leftovers.size(), 1u) << r.Describe();
   EXPECT_EQ(r.leftovers[0].pid, daemon);
   EXPECT_FALSE(PidAlive(daemon));
+}
+
+TEST_F(LegTest, EscapedDaemonWithoutEnvironmentIsFoundAsReparentedChild) {
+  // setsid leaves the group and the session, env -i drops VOUCH_LEG_ID, the subshell exits
+  // at once: the daemon is re-parented to vouch (the subreaper), which is how it is found.
+  auto spec =
+      Spec({"/bin/sh", "-c", "(setsid env -i sleep 301 & echo $! > daemon.pid); sleep 0.2"});
+  spec.cwd = dir_.string();
+  spec.poll_interval_ns = 60'000'000'000;
+  auto r = MustRun(spec);
+  const int daemon = std::stoi(Slurp((dir_ / "daemon.pid").string()));
+  ASSERT_EQ(r.leftovers.size(), 1u) << r.Describe();
+  EXPECT_EQ(r.leftovers[0].pid, daemon);
+  EXPECT_EQ(r.leftovers[0].argv, (std::vector<std::string>{"sleep", "301"}));
+  EXPECT_EQ(r.leftovers[0].ended_by, "SIGTERM");
+  EXPECT_EQ(
+      r.DescribeLeftovers(),
+      fmt::format("left 1 process running after it exited: sleep 301 (pid {}); ended it", daemon));
+  EXPECT_FALSE(PidAlive(daemon));
+  EXPECT_EQ(::kill(daemon, 0), -1) << "the re-parented daemon must be reaped, not a zombie";
+}
+
+TEST_F(LegTest, LeftoverThatIgnoresSigtermGetsSigkillAfterTheGrace) {
+  auto spec = Spec({"/bin/sh", "-c", "(trap '' TERM; exec sleep 30) & echo $!; sleep 0.2"});
+  spec.kill_grace_ns = 300'000'000;
+  auto r = MustRun(spec);
+  const int child = std::stoi(Slurp(r.out.path));
+  ASSERT_EQ(r.leftovers.size(), 1u) << r.Describe();
+  EXPECT_EQ(r.leftovers[0].ended_by, "SIGKILL");
+  EXPECT_FALSE(PidAlive(child));
 }
 
 TEST_F(LegTest, TeeCopiesToTheTerminalThroughTheCopyPath) {

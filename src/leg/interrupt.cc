@@ -1,6 +1,7 @@
 #include "leg/interrupt.h"
 
 #include <fcntl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,15 +14,27 @@
 namespace vouch {
 namespace {
 
-// Lock-free atomics are async-signal-safe; so is write(2).
+// Lock-free atomics are async-signal-safe; so are write(2), dup2(2) and tcgetattr(3).
 std::atomic<int> g_interrupt_count{0};
+std::atomic<int> g_first_signal{0};
 std::atomic<int> g_wake_read_fd{-1};
 std::atomic<int> g_wake_write_fd{-1};
+std::atomic<int> g_dev_null_fd{-1};
 static_assert(std::atomic<int>::is_always_lock_free);
 
-extern "C" void OnInterruptSignal(int) {
+extern "C" void OnInterruptSignal(int sig) {
   const int saved_errno = errno;
+  int none = 0;
+  g_first_signal.compare_exchange_strong(none, sig);
   g_interrupt_count.fetch_add(1);
+  if (sig == SIGHUP) {
+    // The terminal hung up: a write to it now fails (EIO), and the error would end vouch
+    // before the record is written. What vouch still prints goes nowhere instead.
+    const int null_fd = g_dev_null_fd.load();
+    struct termios t;
+    for (int fd : {0, 1, 2})
+      if (null_fd >= 0 && ::tcgetattr(fd, &t) == 0) ::dup2(null_fd, fd);
+  }
   const int fd = g_wake_write_fd.load();
   if (fd >= 0) {
     const char byte = 1;
@@ -40,25 +53,36 @@ Status InstallInterruptHandler() {
     }
     g_wake_read_fd.store(fds[0]);
     g_wake_write_fd.store(fds[1]);
+    g_dev_null_fd.store(::open("/dev/null", O_RDWR | O_CLOEXEC));
   }
   struct sigaction sa {};
   sa.sa_handler = OnInterruptSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGINT, SIGTERM}) {
+  for (int sig : kTerminatingSignals) {
     if (::sigaction(sig, &sa, nullptr) != 0) {
       return MakeError("cannot install the interrupt handler for {}: {}", SignalName(sig),
                        std::strerror(errno));
     }
   }
+  // A closed pipe on vouch's stdout or stderr (`vouch run ... | head`) must not end vouch in
+  // the middle of a run: the write fails with EPIPE instead.
   std::signal(SIGPIPE, SIG_IGN);
   return OkStatus();
 }
 
 bool Interrupted() { return g_interrupt_count.load() > 0; }
 
+int InterruptSignal() { return g_first_signal.load(); }
+
+int InterruptExitCode() {
+  const int sig = g_first_signal.load();
+  return 128 + (sig > 0 ? sig : SIGINT);
+}
+
 void ClearInterrupted() {
   g_interrupt_count.store(0);
+  g_first_signal.store(0);
   leg_detail::DrainInterruptWakeFd();
 }
 

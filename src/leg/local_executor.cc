@@ -177,13 +177,29 @@ std::string LegResult::Describe() const {
       s += fmt::format("; {} bytes of '{}' over the cap were dropped", st->dropped_bytes, st->path);
     }
   }
-  if (!leftovers.empty()) {
-    std::vector<std::string> names;
-    for (const auto& p : leftovers) names.push_back(fmt::format("{} ({})", p.pid, p.name));
-    s += fmt::format("; left {} process{} running after it ended, killed: {}", leftovers.size(),
-                     leftovers.size() == 1 ? "" : "es", fmt::join(names, ", "));
-  }
+  if (!leftovers.empty()) s += "; " + DescribeLeftovers();
   return s;
+}
+
+std::string LeftoverProcess::Describe() const {
+  std::string what = argv.empty() ? name : fmt::format("{}", fmt::join(argv, " "));
+  if (what.size() > 200) what = what.substr(0, 197) + "...";
+  return fmt::format("{} (pid {})", what, pid);
+}
+
+std::string LegResult::DescribeLeftovers() const {
+  if (leftovers.empty()) return "";
+  std::vector<std::string> names;
+  bool all_ended = true;
+  for (const auto& p : leftovers) {
+    names.push_back(p.Describe());
+    all_ended = all_ended && !p.ended_by.empty();
+  }
+  const bool one = leftovers.size() == 1;
+  return fmt::format("left {} process{} running after it exited: {}; {}", leftovers.size(),
+                     one ? "" : "es", fmt::join(names, ", "),
+                     all_ended ? (one ? "ended it" : "ended them")
+                               : "could not end every one of them (see the notes)");
 }
 
 LocalExecutor::LocalExecutor(LocalExecutorOptions options) : options_(options) {
@@ -446,34 +462,50 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   }
   result.main_max_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
 
-  // Whatever of the tree outlived the main process is reported and killed.
+  // Whatever of the tree outlived the main process is reported and ended: SIGTERM, then
+  // SIGKILL after the grace (at once on a further interrupt). A process it forks meanwhile
+  // is found by the next scan and ended the same way.
   tree.Scan();
   result.tree_peak_rss_bytes = std::max(result.tree_peak_rss_bytes, tree.live_rss_bytes());
-  for (const ProcStat& m : tree.live_members()) {
-    result.leftovers.push_back(LeftoverProcess{m.pid, m.comm});
-  }
+  auto note_leftovers = [&] {
+    for (const ProcStat& m : tree.live_members()) {
+      const bool known = std::any_of(result.leftovers.begin(), result.leftovers.end(),
+                                     [&](const LeftoverProcess& p) { return p.pid == m.pid; });
+      if (!known)
+        result.leftovers.push_back(
+            LeftoverProcess{m.pid, m.comm, leg_detail::ReadCmdline(m.pid), ""});
+    }
+  };
+  note_leftovers();
   if (!result.leftovers.empty()) {
-    signal_tree(SIGKILL);
-    // Wait (bounded) until they are gone, draining their output meanwhile; with the
-    // subreaper they are our children and reaping them here keeps no zombies around.
-    const std::int64_t give_up_ns = SteadyNs() + 5'000'000'000;
+    signal_tree(SIGTERM);
+    const std::int64_t sigkill_at_ns = SteadyNs() + std::max<std::int64_t>(spec.kill_grace_ns, 0);
+    const std::int64_t give_up_ns = sigkill_at_ns + 5'000'000'000;
+    int ending = SIGTERM;
     for (;;) {
-      bool any_alive = false;
-      for (const LeftoverProcess& p : result.leftovers) {
-        ::waitpid(p.pid, nullptr, WNOHANG);
-        ProcStat s;
-        if (leg_detail::ReadProcStat(p.pid, &s) && s.state != 'Z' && s.state != 'X') {
-          any_alive = true;
-        }
-      }
+      // With the subreaper they are our children: reaping them here keeps no zombies.
+      for (const LeftoverProcess& p : result.leftovers) ::waitpid(p.pid, nullptr, WNOHANG);
       out_pump.Pump(buffer, kPumpBudget);
       err_pump.Pump(buffer, kPumpBudget);
-      if (!any_alive || SteadyNs() > give_up_ns) {
-        if (any_alive)
-          result.notes.push_back("a leftover process did not die after SIGKILL within 5 s");
+      tree.Scan();
+      note_leftovers();
+      for (LeftoverProcess& p : result.leftovers) {
+        const bool alive = std::any_of(tree.live_members().begin(), tree.live_members().end(),
+                                       [&](const ProcStat& m) { return m.pid == p.pid; });
+        if (!alive && p.ended_by.empty()) p.ended_by = SignalName(ending);
+      }
+      if (tree.live_members().empty()) break;
+      const std::int64_t now = SteadyNs();
+      const bool asked_again = leg_detail::InterruptCount() > interrupts_seen;
+      if (now >= give_up_ns) {
+        result.notes.push_back(
+            fmt::format("{} leftover process(es) did not die within 5 s of SIGKILL",
+                        tree.live_members().size()));
         break;
       }
-      ::usleep(1000);
+      if (now >= sigkill_at_ns || asked_again) ending = SIGKILL;
+      signal_tree(ending);
+      ::usleep(5000);
     }
   }
   // Reap zombies of the tree that were re-parented to us (subreaper).

@@ -66,6 +66,30 @@ bool ReadProcStat(int pid, ProcStat* out) {
   return ParseProcStat(std::string(buf, static_cast<std::size_t>(n)), out);
 }
 
+std::vector<std::string> ReadCmdline(int pid, std::size_t max_bytes) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+  std::vector<std::string> argv;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return argv;
+  std::string data;
+  char buf[4096];
+  while (data.size() < max_bytes) {
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - data.size()));
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  std::size_t start = 0;
+  while (start < data.size()) {
+    std::size_t nul = data.find('\0', start);
+    if (nul == std::string::npos) nul = data.size();
+    argv.push_back(data.substr(start, nul - start));
+    start = nul + 1;
+  }
+  return argv;
+}
+
 ProcTree::ProcTree(int main_pid, std::string env_marker)
     : main_pid_(main_pid),
       env_marker_(std::move(env_marker)),
@@ -165,7 +189,8 @@ void ProcTree::Scan() {
         leg_start_ticks_ == 0 || s.start_ticks < leg_start_ticks_) {
       continue;
     }
-    marked[i] = HasEnvMarker(s.pid);
+    // Re-parented to vouch (the subreaper) and newer than the leg: the leg's (see Scan).
+    marked[i] = s.ppid == self || HasEnvMarker(s.pid);
   }
   std::vector<bool> member(candidates.size(), false);
   std::vector<int> member_pids;

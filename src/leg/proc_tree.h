@@ -25,6 +25,9 @@ struct ProcStat {
 bool ParseProcStat(const std::string& text, ProcStat* out);
 // Reads /proc/<pid>/stat; false when the process is gone.
 bool ReadProcStat(int pid, ProcStat* out);
+// The arguments of PID from /proc/<pid>/cmdline, at most MAX_BYTES of them; empty when the
+// process is gone, is a kernel thread, or is not ours to read.
+std::vector<std::string> ReadCmdline(int pid, std::size_t max_bytes = 8192);
 
 class ProcTree {
  public:
@@ -36,7 +39,11 @@ class ProcTree {
 
   // One pass over /proc. A process belongs to the leg when it is the main process, is in
   // its process group, descends from a member, is a member seen earlier (same start
-  // time), or started after the leg with the marker in its environment. Pids found
+  // time), started after the leg with the marker in its environment, or started after the
+  // leg and is a child of vouch other than the main process. The last rule finds a process
+  // that escaped with setsid and `env -i` (no marker) through a double fork: its parent
+  // died and the kernel re-parented it to vouch, the child subreaper. vouch starts no
+  // other process while a leg runs, so such a child can only be the leg's. Pids found
   // foreign are remembered and not read again while they exist.
   void Scan();
 

@@ -43,7 +43,8 @@ std::string DescribeHolder(const LockHolder& h) {
 }
 
 Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::string& command,
-                                         double timeout_s, const WaitFn& on_wait) {
+                                         double timeout_s, const std::function<bool()>& cancelled,
+                                         const WaitFn& on_wait) {
   // O_CLOEXEC: a leg must not inherit the lock, or a child that outlives it would hold it.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return MakeError("cannot open lock file {}: {}", path, std::strerror(errno));
@@ -54,6 +55,10 @@ Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::str
       int e = errno;
       ::close(fd);
       return MakeError("cannot lock {}: {}", path, std::strerror(e));
+    }
+    if (cancelled && cancelled()) {
+      ::close(fd);
+      return MakeError("interrupted while waiting for the measurement lock {}", path);
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       auto h = ReadHolder(fd);

@@ -55,7 +55,7 @@ TEST(Lock, AWaiterIsToldOnceWhoHoldsItAndForHowLong) {
   int calls = 0;
   std::optional<LockHolder> seen;
   double waits = 0;
-  auto second = MeasureLock::Acquire(path, "second", 0.35,
+  auto second = MeasureLock::Acquire(path, "second", 0.35, nullptr,
                                      [&](const std::optional<LockHolder>& h, double timeout_s) {
                                        ++calls;
                                        seen = h;
@@ -69,10 +69,9 @@ TEST(Lock, AWaiterIsToldOnceWhoHoldsItAndForHowLong) {
   EXPECT_DOUBLE_EQ(waits, 0.35);
   // Trying once (timeout 0) is not waiting: nothing to say.
   calls = 0;
-  EXPECT_FALSE(
-      MeasureLock::Acquire(path, "third", 0, [&](const std::optional<LockHolder>&, double) {
-        ++calls;
-      }).ok());
+  EXPECT_FALSE(MeasureLock::Acquire(path, "third", 0, nullptr,
+                                    [&](const std::optional<LockHolder>&, double) { ++calls; })
+                   .ok());
   EXPECT_EQ(calls, 0);
 }
 

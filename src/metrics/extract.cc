@@ -68,15 +68,6 @@ Result<json::json_pointer> CompilePointer(const std::string& pointer) {
   }
 }
 
-// Which file a spec reads and how to call it in messages.
-std::string SourcePath(const MetricSpec& spec, const LegOutputs& outs) {
-  if (spec.from == "stdout") return outs.stdout_path;
-  if (spec.from == "stderr") return outs.stderr_path;
-  std::filesystem::path p(spec.from);
-  if (p.is_relative() && !outs.working_dir.empty()) p = std::filesystem::path(outs.working_dir) / p;
-  return p.string();
-}
-
 Result<std::string> ReadSource(const MetricSpec& spec, const LegOutputs& outs) {
   std::string path = SourcePath(spec, outs);
   if (path.empty())
@@ -91,6 +82,15 @@ Result<std::string> ReadSource(const MetricSpec& spec, const LegOutputs& outs) {
 }
 
 }  // namespace
+
+std::string SourcePath(const MetricSpec& spec, const LegOutputs& outs) {
+  if (spec.kind == MetricSpec::Kind::kChannel) return outs.metrics_path;
+  if (spec.from == "stdout") return outs.stdout_path;
+  if (spec.from == "stderr") return outs.stderr_path;
+  std::filesystem::path p(spec.from);
+  if (p.is_relative() && !outs.working_dir.empty()) p = std::filesystem::path(outs.working_dir) / p;
+  return p.string();
+}
 
 std::string_view MetricSpecKindName(MetricSpec::Kind k) {
   for (const auto& f : kFormats)

@@ -57,6 +57,10 @@ struct LegOutputs {
 
 std::string_view MetricSpecKindName(MetricSpec::Kind k);
 
+// The file SPEC reads for a leg: its stdout or stderr file, the channel, or its named file
+// (relative paths resolved in the leg's working directory).
+std::string SourcePath(const MetricSpec& spec, const LegOutputs& outs);
+
 // Parses one --metric value. Errors say what is wrong and show the expected form; an
 // invalid regex or JSON pointer is caught here, before any leg runs.
 Result<MetricSpec> ParseMetricSpec(std::string_view s);

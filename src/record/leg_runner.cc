@@ -1,12 +1,88 @@
 #include "record/leg_runner.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 
 #include "metrics/channel.h"
 #include "util/fs.h"
+#include "util/host.h"
 
 namespace vouch {
 namespace {
+
+// A metric file as it was before the leg: one this leg did not write (left by an earlier
+// leg or run) must not give this leg's numbers (issue 11: legs 2 and 3 quoted leg 1's).
+// User files are never deleted or moved; the file is compared with this snapshot.
+struct FileSnapshot {
+  std::string spec, path;
+  bool existed = false;
+  struct stat st {};
+  double taken_unix_s = 0;
+};
+
+std::int64_t Ns(const struct timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+bool ReadsNamedFile(const MetricSpec& spec) {
+  return spec.kind != MetricSpec::Kind::kChannel && spec.from != "stdout" && spec.from != "stderr";
+}
+
+std::vector<FileSnapshot> SnapshotMetricFiles(const std::vector<MetricSpec>& specs,
+                                              const LegOutputs& outs) {
+  std::vector<FileSnapshot> snaps;
+  for (const auto& spec : specs) {
+    if (!ReadsNamedFile(spec)) continue;
+    FileSnapshot f;
+    f.spec = spec.text;
+    f.path = SourcePath(spec, outs);
+    f.existed = ::stat(f.path.c_str(), &f.st) == 0;
+    f.taken_unix_s = UnixNowSeconds();
+    snaps.push_back(std::move(f));
+  }
+  return snaps;
+}
+
+// Filesystems stamp with a coarse clock, network ones with the server's: a file is "older
+// than the leg" only beyond this margin.
+constexpr double kMtimeToleranceS = 1.0;
+
+// "" when the file is this leg's (or absent: extraction says so), else the reason.
+std::string StaleMetricFile(const FileSnapshot& before) {
+  struct stat now {};
+  if (::stat(before.path.c_str(), &now) != 0) return "";
+  const double mtime_s = static_cast<double>(Ns(now.st_mtim)) / 1e9;
+  const std::string when = IsoTimeUtc(mtime_s);
+  if (before.existed && now.st_dev == before.st.st_dev && now.st_ino == before.st.st_ino &&
+      now.st_size == before.st.st_size && Ns(now.st_mtim) == Ns(before.st.st_mtim) &&
+      Ns(now.st_ctim) == Ns(before.st.st_ctim)) {
+    return fmt::format(
+        "metric file '{}' ({}) was not written by this leg: it is unchanged since before the leg "
+        "started (last modified {}); a metric must come from its own leg: have the command "
+        "write the file every time it runs",
+        before.path, before.spec, when);
+  }
+  if (mtime_s < before.taken_unix_s - kMtimeToleranceS) {
+    return fmt::format(
+        "metric file '{}' ({}) is older than the leg (last modified {}, the leg started {}): "
+        "it was not written by this leg",
+        before.path, before.spec, when, IsoTimeUtc(before.taken_unix_s));
+  }
+  return "";
+}
+
+// A stream that lost bytes over the cap may have lost its last figures (the final
+// throughput after the progress lines): nothing read from it can be quoted.
+std::string CutStream(const MetricSpec& spec, const LegResult& r) {
+  if (spec.kind == MetricSpec::Kind::kChannel || ReadsNamedFile(spec)) return "";
+  const StreamResult& st = spec.from == "stderr" ? r.err : r.out;
+  if (st.dropped_bytes == 0) return "";
+  return fmt::format(
+      "metric spec '{}' reads {}, which was cut at the output cap ({} of {} bytes kept): its "
+      "last figures may be lost, so no metric from it can be quoted; raise --output-cap-mib",
+      spec.text, spec.from, st.written_bytes, st.produced_bytes);
+}
 
 Metric Builtin(std::string name, double v, std::string unit, Better b) {
   Metric m;
@@ -55,7 +131,12 @@ nlohmann::json ToJson(const LegRecord& l) {
     metrics.push_back(std::move(j));
   }
   nlohmann::json leftovers = nlohmann::json::array();
-  for (const auto& p : l.result.leftovers) leftovers.push_back({{"pid", p.pid}, {"name", p.name}});
+  for (const auto& p : l.result.leftovers)
+    leftovers.push_back(
+        {{"pid", p.pid},
+         {"name", p.name},
+         {"argv", p.argv},
+         {"ended_by", p.ended_by.empty() ? nlohmann::json() : nlohmann::json(p.ended_by)}});
   nlohmann::json res = {
       {"argv", l.result.argv},
       {"pid", l.result.pid},
@@ -127,6 +208,13 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   WindowOptions wo = config.window;
   wo.dir = dir;
   if (auto s = MakeDirs(dir); !s) return s.error();
+  // The channel is fresh for every leg: a file left in this leg's folder (by an earlier
+  // run there) must not lend it values. It is vouch's own file.
+  std::error_code rm_ec;
+  std::filesystem::remove(metrics_path, rm_ec);
+  const LegOutputs outs{spec.stdout_path, spec.stderr_path, metrics_path,
+                        arm.cwd.empty() ? fs::current_path().string() : arm.cwd};
+  const std::vector<FileSnapshot> before = SnapshotMetricFiles(config.metrics, outs);
 
   // The measured region comes from the channel's begin/end markers.
   std::string channel_error;
@@ -163,6 +251,10 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
 
   if (!rec.result.Succeeded())
     rec.reasons.push_back(fmt::format("the command {}", rec.result.Describe()));
+  else if (!rec.result.leftovers.empty())
+    // Its work may have gone on past the leg's end (on the GPU too), outside its window.
+    rec.reasons.push_back(rec.result.DescribeLeftovers() +
+                          ": work of the leg ran past its end, outside its window");
   if (rec.window.verdict.status != WindowStatus::kValid) {
     if (rec.window.verdict.reasons.empty())
       rec.reasons.push_back(fmt::format("window {}", ToString(rec.window.verdict.status)));
@@ -171,12 +263,16 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   }
   // Metrics: only from a leg that ran to completion; a failed leg's output is not a number.
   if (rec.result.Succeeded()) {
-    LegOutputs outs{spec.stdout_path, spec.stderr_path, metrics_path,
-                    arm.cwd.empty() ? fs::current_path().string() : arm.cwd};
     std::vector<MetricSpec> specs = config.metrics;
     std::error_code ec;
     if (specs.empty() && fs::exists(metrics_path, ec)) specs.push_back(*ParseMetricSpec("channel"));
-    if (!specs.empty()) {
+    for (const auto& f : before)
+      if (auto stale = StaleMetricFile(f); !stale.empty() && rec.metrics_error.empty())
+        rec.metrics_error = stale;
+    for (const auto& sp : specs)
+      if (auto cut = CutStream(sp, rec.result); !cut.empty() && rec.metrics_error.empty())
+        rec.metrics_error = cut;
+    if (!specs.empty() && rec.metrics_error.empty()) {
       auto got = ExtractAllMetrics(specs, outs);
       if (got)
         rec.metrics = std::move(*got);
