@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "leg/interrupt.h"
+#include "leg/executor.h"
 
 namespace vouch::cli {
 
@@ -25,7 +25,8 @@ CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::stri
 Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
                              const std::string& measured, double timeout_s) {
   return MeasureLock::Acquire(
-      g.lock_path, measured, timeout_s, [&](const std::optional<LockHolder>& h, double wait_s) {
+      g.lock_path, measured, timeout_s, [] { return Interrupted(); },
+      [&](const std::optional<LockHolder>& h, double wait_s) {
         fmt::print(stderr,
                    "vouch {}: the measurement lock {} is held by {}; waiting up to {:g} s for it "
                    "(--lock-timeout)\n",
