@@ -131,11 +131,11 @@ TEST_F(UxCli, RegexMetricsAreFoundOnLinesOfAnyLength) {
 TEST_F(UxCli, HyperfineAndPytestBenchmarkAreReadNatively) {
   const std::string data = VOUCH_SOURCE_DIR "/tests/data/metrics/";
   // The leg "is" hyperfine: it leaves hyperfine's real export where the spec reads it.
-  Script("hf.sh", "sleep 0.5; cp " + data + "$1 out.json\n");
+  Script("hf.sh",
+         "sleep 0.5; cp " + data + "$1 out.json; cp " + data + "pytest_benchmark.json pb.json\n");
   auto ok = Vouch(
       "run --min-busy-readings 3 --warmup 0 --reps 1 --out ok --metric hyperfine:out.json "
-      "--metric pytest-benchmark:" +
-          data + "pytest_benchmark.json -- ./hf.sh hyperfine.json",
+      "--metric pytest-benchmark:pb.json -- ./hf.sh hyperfine.json",
       kCopy);
   EXPECT_EQ(ok.rc, 0) << ok.out;
   auto rec = Json("ok/record.json");
@@ -161,11 +161,13 @@ TEST_F(UxCli, HyperfineAndPytestBenchmarkAreReadNatively) {
 TEST_F(UxCli, AHeldLockIsNamedAtOnceWithTheWait) {
   // Another job holds the lock (flock(1)); its lock file names it as vouch would.
   std::ofstream(D("lock")) << R"({"pid":4242,"command":"other-bench --x","start_unix_s":)"
-                           << std::time(nullptr) - 30 << R"(,"host":"gpu-box"})" << "\n";
-  auto r = testing_util::Shell(fmt::format(
-      "cd {0} && (flock lock sleep 1.5 >/dev/null 2>&1 &) && sleep 0.3 && VOUCH_LOCK_FILE={0}/lock {1} {2} run "
-      "--lock-timeout 0.5 -- true",
-      D(), kCopy, VOUCH_BINARY));
+                           << std::time(nullptr) - 30 << R"(,"host":"gpu-box"})"
+                           << "\n";
+  auto r =
+      testing_util::Shell(fmt::format("cd {0} && (flock lock sleep 1.5 >/dev/null 2>&1 &) && sleep "
+                                      "0.3 && VOUCH_LOCK_FILE={0}/lock {1} {2} run "
+                                      "--lock-timeout 0.5 -- true",
+                                      D(), kCopy, VOUCH_BINARY));
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_TRUE(Has(r.out, fmt::format("vouch run: the measurement lock {}/lock is held by pid 4242 "
                                      "on gpu-box since ",
