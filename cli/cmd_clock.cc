@@ -12,6 +12,7 @@
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -71,7 +72,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   }
   for (const auto& n : checked->notes) fmt::print(stderr, "vouch clock sample: warning: {}\n", n);
   (void)InstallInterruptHandler();
-  auto lock = TakeLock(g, "clock sample", ShellJoin(cmd), wf.lock_timeout_s);
+  auto lock = TakeLock(g, "clock sample", ShellJoin(RedactArgv(cmd)), wf.lock_timeout_s);
   if (!lock) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
     return Interrupted() ? InterruptExitCode() : kExitError;

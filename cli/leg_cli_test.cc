@@ -37,6 +37,10 @@ class LegCli : public testing_util::ScratchDirTest {
                           D(), Env(), VOUCH_BINARY, args, delay_s, sig));
   }
   nlohmann::json Record(const std::string& rel) const { return Json(rel + "/record.json"); }
+  // One measured leg into OUT; REST is the metric flags, "--", the command.
+  Res RunOne(const std::string& out, const std::string& rest) const {
+    return Vouch(fmt::format("run {} --warmup 0 --reps 1 --out {} {}", kFast, out, rest));
+  }
   int ReadPid(const std::string& rel) const {
     std::ifstream in(D(rel));
     int pid = 0;
@@ -131,10 +135,7 @@ TEST_F(LegCli, AMetricFileLeftByAnEarlierLegIsNotThisLegs) {
   std::ofstream(D("pre.json")) << R"({"tok_s": 100})";
   ASSERT_EQ(Sh(fmt::format("touch -d 2020-01-01 {}", D("pre.json"))).rc, 0);
   Script("copy.sh", "sleep 0.7\ncp -p pre.json copied.json\n");
-  auto c = Vouch(fmt::format(
-      "run {} --warmup 0 --reps 1 --out c --metric json@copied.json:tok_s:tok/s:higher:/tok_s -- "
-      "./copy.sh",
-      kFast));
+  auto c = RunOne("c", "--metric json@copied.json:tok_s:tok/s:higher:/tok_s -- ./copy.sh");
   EXPECT_EQ(c.rc, 1) << c.out;
   EXPECT_TRUE(Has(Record("c")["legs"][0]["metrics_error"].get<std::string>(),
                   "is older than the leg (last modified 2020-01-01"))
@@ -186,6 +187,69 @@ TEST_F(LegCli, AMetricFromAStreamCutAtTheOutputCapIsNotQuotable) {
                   "reads stdout, which was cut at the output cap (1048576 of 2000016 bytes kept)"))
       << leg["metrics_error"];
   EXPECT_TRUE(Record("r")["summary"]["run"].empty());
+}
+
+TEST_F(LegCli, ALockFileThatIsASymlinkIsRefusedAndItsTargetKept) {
+  std::ofstream(D("victim")) << "precious\n";
+  fs::create_symlink(D("victim"), D("planted.lock"));
+  auto r =
+      Sh(fmt::format("cd {} && VOUCH_SIM={} {} --lock-file planted.lock run {} --warmup 0 "
+                     "--reps 1 --out r -- true",
+                     D(), kBusy, VOUCH_BINARY, kFast));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "refusing lock file planted.lock: it is a symbolic link")) << r.out;
+  std::ifstream in(D("victim"));
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "precious\n");
+  auto st = Sh(fmt::format("cd {} && {} --lock-file planted.lock lock status", D(), VOUCH_BINARY));
+  EXPECT_EQ(st.rc, 1) << st.out;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST_F(LegCli, SecretsInTheCommandLineAreRedactedInEveryFile) {
+  Script("leg.sh", "sleep 0.8\n");
+  auto r =
+      RunOne("r", "-- ./leg.sh --token=tok-sekrit --password pw-sekrit --api-key=key-sekrit --n 4");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  for (const char* f : {"r/record.json", "r/legs/000-run-measured/leg.json",
+                        "r/legs/000-run-measured/window.json", "lock"}) {
+    const std::string text = Slurp(D(f));
+    ASSERT_FALSE(text.empty()) << f;
+    EXPECT_FALSE(Has(text, "sekrit")) << f << ":\n" << text;
+  }
+  EXPECT_FALSE(Has(r.out, "sekrit")) << r.out;
+  auto j = Record("r");
+  EXPECT_EQ(j["recipe"]["arms"][0]["argv"],
+            nlohmann::json({"./leg.sh", "--token=<redacted>", "--password", "<redacted>",
+                            "--api-key=<redacted>", "--n", "4"}));
+  EXPECT_TRUE(Has(j["recipe"]["reproduce"].get<std::string>(), "--password '<redacted>'"))
+      << j["recipe"]["reproduce"];
+  EXPECT_EQ(j["recipe"]["reproduce_note"],
+            "3 secret values were redacted as <redacted>: put them back to reproduce");
+  auto st = Sh(fmt::format("cd {} && {} lock status", D(), Env() + " " + VOUCH_BINARY));
+  EXPECT_FALSE(Has(st.out, "sekrit")) << st.out;
+}
+
+TEST_F(LegCli, MarkersWithoutUnixSAreTimedWhenVouchSawThem) {
+  // Begin after ~0.6 s, end ~1.2 s later, no unix_s: vouch reads the channel as the leg runs.
+  Script("marked.sh",
+         "sleep 0.6\necho '{\"event\":\"begin\"}' >> \"$VOUCH_METRICS\"\n"
+         "sleep 1.2\necho '{\"event\":\"end\"}' >> \"$VOUCH_METRICS\"\nsleep 0.6\n");
+  auto r = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r -- ./marked.sh", kFast));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto leg = Record("r")["legs"][0];
+  auto region = leg["window"]["region"];
+  ASSERT_TRUE(region.is_object()) << leg["window"].dump(2);
+  const double start_s = leg["result"]["start_unix_ns"].get<double>() / 1e9;
+  const double end_s = leg["result"]["end_unix_ns"].get<double>() / 1e9;
+  const double begin = region["begin_unix_s"], end = region["end_unix_s"];
+  // Seen within a poll or two of when the lines were written (wide bounds: a loaded CI).
+  EXPECT_GT(begin - start_s, 0.4);
+  EXPECT_LT(end - begin, end_s - start_s - 0.3) << "the end marker is not the leg's end";
+  EXPECT_GT(end - begin, 0.9);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.h"
+#include "lock/lock.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -18,8 +19,9 @@ void PrintUsage() {
       "global options:\n"
       "  --sim FILE        use the simulated device replaying FILE (JSONL telemetry);\n"
       "                    also VOUCH_SIM. FILE.static.json, if present, holds its static state\n"
-      "  --lock-file PATH  the exclusive measurement lock (default /tmp/vouch.lock;\n"
-      "                    also VOUCH_LOCK_FILE)\n\ncommands:\n");
+      "  --lock-file PATH  the exclusive measurement lock (default {};\n"
+      "                    also VOUCH_LOCK_FILE)\n\ncommands:\n",
+      DefaultLockPath());
   for (const auto& c : Commands()) fmt::print("  {:<18} {}\n", c.name, c.summary);
   fmt::print("\n`vouch help COMMAND` shows a command's options.\n");
 }
@@ -66,7 +68,7 @@ int Main(std::vector<std::string> args) {
     g.sim_path = e;
     g.sim_origin = "VOUCH_SIM";
   }
-  g.lock_path = "/tmp/vouch.lock";
+  g.lock_path = DefaultLockPath();
   if (const char* e = std::getenv("VOUCH_LOCK_FILE"); e && *e) g.lock_path = e;
   // Global options come before the command.
   size_t i = 0;

@@ -8,6 +8,7 @@
 
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -180,7 +181,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   // From here on a terminating signal (a closed ssh session, Ctrl-C, kill) is noted, not
   // fatal: the leg is stopped, the record written, locked clocks reset.
   (void)InstallInterruptHandler();
-  auto lock = TakeLock(g, kind, ShellJoin(arms.front().argv), f.lock_timeout_s);
+  auto lock = TakeLock(g, kind, ShellJoin(RedactArgv(arms.front().argv)), f.lock_timeout_s);
   if (!lock) return say(lock.error().message), Interrupted() ? InterruptExitCode() : kExitError;
   ctx->lock.emplace(std::move(*lock));
   // Under the lock, so that two runs given one --out cannot both find it empty.
@@ -258,7 +259,8 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     fmt::print(stderr, "vouch {}: {}\n", ctx.name, leg.error().message);
     return false;
   }
-  if (leg->result.interrupted) ctx.interrupted = true;
+  // A signal during the leg, or after it while its evidence was read: stop here.
+  if (leg->result.interrupted || Interrupted()) ctx.interrupted = true;
   r.legs.push_back(std::move(*leg));
   // The record first: the terminal may be gone (a closed ssh session) by the time we print.
   auto written = WriteRecord(ctx.dir, r);

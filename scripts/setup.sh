@@ -33,3 +33,11 @@ web="$(cd "$(dirname "$0")/.." && pwd)/web"
 if ! cmp -s "$web/package-lock.json" "$web/node_modules/.vouch-lock" 2>/dev/null; then
   (cd "$web" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.vouch-lock)
 fi
+# The shared measurement lock's folder, owned by root so that no user can swap the lock file
+# (src/lock/lock.h): now, and at every boot (/run is a tmpfs) where systemd-tmpfiles runs.
+if [ "$(id -u)" -eq 0 ] && [ -d /run/lock ]; then
+  install -d -m 1777 -o root -g root /run/lock/vouch
+  if [ -d /usr/lib/tmpfiles.d ]; then
+    echo 'd /run/lock/vouch 1777 root root -' > /usr/lib/tmpfiles.d/vouch.conf
+  fi
+fi

@@ -5,6 +5,7 @@
 
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/redact.h"
 
 namespace vouch {
 namespace {
@@ -40,7 +41,7 @@ Result<MeasuredLeg> MeasureLeg(
   m.samples_path = (std::filesystem::path(opt.dir) / "samples.jsonl").string();
   m.window = DescribeDevice(device, gpus);
   m.window.policy = opt.policy;
-  m.window.command = spec.argv;
+  m.window.command = RedactArgv(spec.argv);
   m.window.samples_file = "samples.jsonl";
   m.window.gpu_source = opt.gpu_source;
   if (device.Simulated())

@@ -26,6 +26,7 @@
 #include "leg/interrupt.h"
 #include "leg/output_pump.h"
 #include "leg/proc_tree.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -182,7 +183,7 @@ std::string LegResult::Describe() const {
 }
 
 std::string LeftoverProcess::Describe() const {
-  std::string what = argv.empty() ? name : fmt::format("{}", fmt::join(argv, " "));
+  std::string what = argv.empty() ? name : fmt::format("{}", fmt::join(RedactArgv(argv), " "));
   if (what.size() > 200) what = what.substr(0, 197) + "...";
   return fmt::format("{} (pid {})", what, pid);
 }

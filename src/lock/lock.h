@@ -1,6 +1,15 @@
 // The exclusive measurement lock: flock on a lock file that names its holder (pid,
 // command, start time, host). One GPU job at a time; waiting has a timeout and says who
 // holds the lock.
+//
+// The lock file is shared by every user of the GPU, so it lives in a shared folder, and
+// vouch may run as root: opening it must not let another user aim vouch at a file of their
+// choosing. It is opened without following a symbolic link (O_NOFOLLOW), never truncated
+// on open, and refused unless it is a regular file with no other hard link, owned by the
+// user or root; a file owned by another user is accepted only in a sticky folder owned by
+// root or the user (like /tmp), where nobody else can replace it and writing into a peer's
+// own lock file harms nobody. The folder itself must not let another user swap the file:
+// owned by the user or root, and sticky when others may write to it.
 #pragma once
 
 #include <functional>
@@ -47,6 +56,12 @@ struct LockState {
 };
 
 Result<LockState> ReadLockState(const std::string& path);
+
+// The lock every user of the machine's GPUs shares: /run/lock/vouch/vouch.lock (or
+// /tmp/vouch/vouch.lock where /run/lock does not exist). Its folder is created on first use
+// with mode 01777, as /tmp is; scripts/setup.sh has systemd-tmpfiles create it as root at
+// boot so that no user owns it.
+std::string DefaultLockPath();
 std::string DescribeHolder(const LockHolder& h);
 
 }  // namespace vouch

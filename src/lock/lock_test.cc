@@ -1,10 +1,12 @@
 #include "lock/lock.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace vouch {
 namespace {
@@ -99,6 +101,87 @@ TEST(Lock, UnwritableLockFileIsAClearError) {
   auto l = MeasureLock::Acquire("/nonexistent-dir/vouch.lock", "x", 0);
   ASSERT_FALSE(l.ok());
   EXPECT_NE(l.error().message.find("/nonexistent-dir/vouch.lock"), std::string::npos);
+}
+
+// A scratch folder of our own (mode 0755) for the file-type tests.
+std::string OwnDir(const char* name) {
+  auto d = std::filesystem::temp_directory_path() /
+           fmt::format("vouch_lock_dir_{}_{}", name, ::getpid());
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  std::filesystem::permissions(d, std::filesystem::perms(0755));
+  return d.string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST(Lock, ASymlinkIsNeverFollowedAndItsTargetIsUntouched) {
+  const std::string d = OwnDir("link");
+  std::ofstream(d + "/victim") << "precious\n";
+  std::filesystem::create_symlink(d + "/victim", d + "/vouch.lock");
+  auto l = MeasureLock::Acquire(d + "/vouch.lock", "x", 0);
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.error().message.find("is a symbolic link"), std::string::npos) << l.error().message;
+  EXPECT_EQ(Slurp(d + "/victim"), "precious\n");
+  EXPECT_FALSE(ReadLockState(d + "/vouch.lock").ok());
+}
+
+TEST(Lock, AFifoAHardLinkAndAFolderAreRefusedWithoutWaiting) {
+  const std::string d = OwnDir("kinds");
+  ASSERT_EQ(::mkfifo((d + "/fifo.lock").c_str(), 0600), 0);
+  auto f = MeasureLock::Acquire(d + "/fifo.lock", "x", 0);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message.find("not a regular file"), std::string::npos) << f.error().message;
+  std::ofstream(d + "/victim") << "precious\n";
+  std::filesystem::create_hard_link(d + "/victim", d + "/hard.lock");
+  auto h = MeasureLock::Acquire(d + "/hard.lock", "x", 0);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("2 hard links"), std::string::npos) << h.error().message;
+  EXPECT_EQ(Slurp(d + "/victim"), "precious\n");
+  std::filesystem::create_directories(d + "/dir.lock");
+  EXPECT_FALSE(MeasureLock::Acquire(d + "/dir.lock", "x", 0).ok());
+}
+
+TEST(Lock, AFolderOthersCanWriteMustBeSticky) {
+  const std::string d = OwnDir("open");
+  std::filesystem::permissions(d, std::filesystem::perms(0777));
+  auto l = MeasureLock::Acquire(d + "/vouch.lock", "x", 0);
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.error().message.find("writable by others and not sticky"), std::string::npos)
+      << l.error().message;
+  std::filesystem::permissions(d, std::filesystem::perms(01777));
+  auto ok = MeasureLock::Acquire(d + "/vouch.lock", "x", 0);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  // Created for every user of the GPU to take, whatever the umask.
+  struct stat st {};
+  ASSERT_EQ(::stat((d + "/vouch.lock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u);
+}
+
+TEST(Lock, AFileOfAnotherUserIsRefusedOutsideASharedStickyFolder) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  const std::string d = OwnDir("owner");
+  std::ofstream(d + "/vouch.lock") << "";
+  ASSERT_EQ(::chown((d + "/vouch.lock").c_str(), 4242, 4242), 0);
+  auto l = MeasureLock::Acquire(d + "/vouch.lock", "x", 0);
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.error().message.find("belongs to uid 4242"), std::string::npos) << l.error().message;
+  // In a sticky folder nobody else can replace it: a peer's lock file is the shared lock.
+  std::filesystem::permissions(d, std::filesystem::perms(01777));
+  EXPECT_TRUE(MeasureLock::Acquire(d + "/vouch.lock", "x", 0).ok());
+  // A folder another user owns could have its files swapped: refused.
+  ASSERT_EQ(::chown(d.c_str(), 4242, 4242), 0);
+  auto o = MeasureLock::Acquire(d + "/vouch.lock", "x", 0);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.error().message.find("its folder"), std::string::npos) << o.error().message;
+}
+
+TEST(Lock, TheDefaultLivesInASharedStickyFolder) {
+  const std::string p = DefaultLockPath();
+  EXPECT_TRUE(p == "/run/lock/vouch/vouch.lock" || p == "/tmp/vouch/vouch.lock") << p;
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 #include "record/leg_runner.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "metrics/channel.h"
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/redact.h"
 
 namespace vouch {
 namespace {
@@ -71,6 +75,63 @@ std::string StaleMetricFile(const FileSnapshot& before) {
   }
   return "";
 }
+
+// Reads the channel while the leg runs (on the executor's polls, every 20 ms), so that a
+// begin/end line without unix_s gets the time vouch saw it, as docs/metrics.md says.
+// Bounded: a regular file only (never a FIFO or device: O_NONBLOCK, fstat), at most 4 MiB a
+// poll, and it stops following past the channel's own size cap.
+class ChannelTail : public LegObserver {
+ public:
+  explicit ChannelTail(std::string path) : path_(std::move(path)) {}
+  void OnPoll(const std::vector<int>&) override { Read(); }
+  void Read() {
+    if (done_) return;
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        static_cast<std::uint64_t>(st.st_size) > kMaxChannelBytes) {
+      done_ = true;  // not something to follow; the reader after the leg says why
+      ::close(fd);
+      return;
+    }
+    const double now = UnixNowSeconds();
+    char buf[64 * 1024];
+    std::uint64_t budget = 4u << 20;
+    while (budget > 0 && offset_ < static_cast<std::uint64_t>(st.st_size)) {
+      const ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(offset_));
+      if (n <= 0) break;
+      offset_ += static_cast<std::uint64_t>(n);
+      budget -= std::min<std::uint64_t>(budget, static_cast<std::uint64_t>(n));
+      for (ssize_t i = 0; i < n; ++i) {
+        if (buf[i] != '\n') {
+          if (partial_.size() < 4096) partial_ += buf[i];  // an event line is short
+          continue;
+        }
+        ++lines_;
+        if (partial_.find("\"event\"") != std::string::npos &&
+            partial_.find("\"unix_s\"") == std::string::npos)
+          seen_[lines_] = now;
+        partial_.clear();
+      }
+    }
+    ::close(fd);
+  }
+  // When line LINE (1-based) was first seen complete, if it was.
+  std::optional<double> SeenAt(int line) const {
+    auto it = seen_.find(line);
+    return it == seen_.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+
+ private:
+  static constexpr std::uint64_t kMaxChannelBytes = 256ull << 20;  // ReadMetricsChannel's cap
+  std::string path_;
+  std::uint64_t offset_ = 0;
+  int lines_ = 0;
+  std::string partial_;
+  std::map<int, double> seen_;
+  bool done_ = false;
+};
 
 // A stream that lost bytes over the cap may have lost its last figures (the final
 // throughput after the progress lines): nothing read from it can be quoted.
@@ -138,7 +199,7 @@ nlohmann::json ToJson(const LegRecord& l) {
          {"argv", p.argv},
          {"ended_by", p.ended_by.empty() ? nlohmann::json() : nlohmann::json(p.ended_by)}});
   nlohmann::json res = {
-      {"argv", l.result.argv},
+      {"argv", RedactArgv(l.result.argv)},
       {"pid", l.result.pid},
       {"exit_code", l.result.exit_code ? nlohmann::json(*l.result.exit_code) : nlohmann::json()},
       {"signal", l.result.term_signal ? nlohmann::json(l.result.signal_name) : nlohmann::json()},
@@ -216,8 +277,10 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
                         arm.cwd.empty() ? fs::current_path().string() : arm.cwd};
   const std::vector<FileSnapshot> before = SnapshotMetricFiles(config.metrics, outs);
 
-  // The measured region comes from the channel's begin/end markers.
+  // The measured region comes from the channel's begin/end markers; a marker without
+  // unix_s is placed where the tail saw it (or at the leg's end, when it came last).
   std::string channel_error;
+  ChannelTail tail(metrics_path);
   auto region_of = [&](const LegResult& r) -> std::optional<Region> {
     std::error_code ec;
     if (!fs::exists(metrics_path, ec)) return std::nullopt;
@@ -226,11 +289,13 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
       channel_error = ch.error().message;
       return std::nullopt;
     }
+    const double leg_end_s = static_cast<double>(r.end_unix_ns) / 1e9;
     std::optional<double> begin, end;
     for (const auto& e : ch->events) {
-      if (!e.unix_s) continue;
-      if (e.kind == ChannelEvent::Kind::kBegin && !begin) begin = *e.unix_s;
-      if (e.kind == ChannelEvent::Kind::kEnd) end = *e.unix_s;
+      const double at =
+          e.unix_s ? *e.unix_s : std::min(tail.SeenAt(e.line).value_or(leg_end_s), leg_end_s);
+      if (e.kind == ChannelEvent::Kind::kBegin && !begin) begin = at;
+      if (e.kind == ChannelEvent::Kind::kEnd) end = at;
     }
     if (!begin) return std::nullopt;
     if (!end) end = static_cast<double>(r.end_unix_ns) / 1e9;  // opened but never closed
@@ -242,7 +307,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     tick = [&](const std::optional<Sample>& last) {
       progress(last, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     };
-  auto m = MeasureLeg(device, executor, spec, wo, region_of, nullptr, tick);
+  auto m = MeasureLeg(device, executor, spec, wo, region_of, &tail, tick);
   if (!m) return MakeError("{}: {}", spec.label, m.error().message);
   rec.result = std::move(m->leg);
   rec.window = std::move(m->window);

@@ -11,6 +11,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/host.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -46,25 +47,6 @@ double MedianOf(std::vector<double> v) {
 }
 
 }  // namespace
-
-bool IsSecretName(const std::string& name) {
-  std::string u;
-  for (char c : name) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const char* w : {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"})
-    if (u.find(w) != std::string::npos) return true;
-  return false;
-}
-
-std::string RedactArg(const std::string& arg) {
-  auto eq = arg.find('=');
-  if (eq == std::string::npos) return arg;
-  size_t start = arg.find_first_not_of('-');
-  if (start == std::string::npos || start >= eq) return arg;
-  if (!IsSecretName(arg.substr(start, eq - start))) return arg;
-  std::string out(arg, 0, eq + 1);
-  out.append("<redacted>");
-  return out;
-}
 
 Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_busy,
                        std::uint64_t disk_budget_bytes, const std::string& dir) {
@@ -205,7 +187,7 @@ nlohmann::json ToJson(const RunRecord& r) {
     nlohmann::json env = nlohmann::json::object();
     for (const auto& [k, v] : a.env) env[k] = IsSecretName(k) ? "<redacted>" : v;
     arms.push_back({{"name", a.name},
-                    {"argv", a.argv},
+                    {"argv", RedactArgv(a.argv)},
                     {"env", env},
                     {"cwd", a.cwd.empty() ? std::filesystem::current_path().string() : a.cwd},
                     {"shell", a.shell}});
@@ -242,11 +224,22 @@ nlohmann::json ToJson(const RunRecord& r) {
       valid += l.valid;
     }
   std::string reproduce;  // NAME=VALUE ... vouch ARGS, as a shell would read it
-  for (const auto& [k, v] : r.reproduce_env)
+  int hidden = 0;
+  for (const auto& [k, v] : r.reproduce_env) {
+    hidden += IsSecretName(k);
     reproduce += k + "=" + (IsSecretName(k) ? std::string("<redacted>") : ShellQuote(v)) + " ";
+  }
   std::vector<std::string> argv = {"vouch"};
-  for (const auto& a : r.vouch_argv) argv.push_back(RedactArg(a));
+  int hidden_args = 0;
+  for (auto& a : RedactArgv(r.vouch_argv, &hidden_args)) argv.push_back(std::move(a));
+  hidden += hidden_args;
   reproduce += ShellJoin(argv);
+  // The line alone would not reproduce the run: say what it lacks.
+  const std::string reproduce_note =
+      hidden == 0
+          ? std::string()
+          : fmt::format("{} secret value{} redacted as <redacted>: put {} back to reproduce",
+                        hidden, hidden == 1 ? " was" : "s were", hidden == 1 ? "it" : "them");
   return {{"schema", "vouch.record"},
           {"schema_version", kRecordSchemaVersion},
           {"kind", r.kind},
@@ -255,7 +248,11 @@ nlohmann::json ToJson(const RunRecord& r) {
           {"started", IsoTimeUtc(r.started_unix_s)},
           {"started_unix_s", r.started_unix_s},
           {"ended_unix_s", r.ended_unix_s},
-          {"recipe", {{"arms", arms}, {"reproduce", reproduce}}},
+          {"recipe",
+           {{"arms", arms},
+            {"reproduce", reproduce},
+            {"reproduce_note",
+             reproduce_note.empty() ? nlohmann::json() : nlohmann::json(reproduce_note)}}},
           {"revisions", r.revisions},
           {"artifacts", r.artifacts},
           {"environment", r.environment},
@@ -554,6 +551,8 @@ std::string RenderRecordText(const nlohmann::json& rec) {
   for (const auto& c : rec.value("caveats", std::vector<std::string>{}))
     out += fmt::format("caveat: {}\n", c);
   out += fmt::format("reproduce: {}\n", rec["recipe"].value("reproduce", ""));
+  if (auto n = rec["recipe"].find("reproduce_note"); n != rec["recipe"].end() && n->is_string())
+    out += fmt::format("  ({})\n", n->get<std::string>());
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "gate/baseline.h"
 #include "record/leg_runner.h"
+#include "util/redact.h"  // IsSecretName, RedactArgv: the one redaction
 
 namespace vouch {
 
@@ -45,9 +46,6 @@ struct RunRecord {
   double started_unix_s = 0, ended_unix_s = 0;
 };
 
-// Names whose values are secrets (TOKEN, KEY, SECRET, PASSWORD in the name).
-bool IsSecretName(const std::string& name);
-std::string RedactArg(const std::string& arg);  // "--env HF_TOKEN=abc" style values
 nlohmann::json CaptureEnvironment(Device& device, const std::vector<int>& gpus);
 nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos);
 Result<nlohmann::json> HashArtifacts(const std::vector<std::string>& paths);

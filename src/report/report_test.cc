@@ -123,6 +123,40 @@ TEST(Report, ATrendDrawsItsStepsOrSaysWhyNot) {
   EXPECT_NE(mixed->find("mixes 2 GPUs"), std::string::npos);
 }
 
+TEST(Report, ATraceShowsItsComponentsLargestFirst) {
+  nlohmann::json sum = {{"path", "trace.json.gz"},
+                        {"format", "kineto"},
+                        {"window", "decode_step"},
+                        {"attribution", "unattributed"},
+                        {"components",
+                         {{"mlp",
+                           {{"milliseconds", 2.5},
+                            {"total_ns", 2500000},
+                            {"percent_of_kernel_time", 25.0},
+                            {"launches", 40},
+                            {"top_kernel", "gemm"}}},
+                          {"attention",
+                           {{"milliseconds", 7.5},
+                            {"total_ns", 7500000},
+                            {"percent_of_kernel_time", 75.0},
+                            {"launches", 80},
+                            {"top_kernel", "flash_fwd"}}}}},
+                        {"kernels", nlohmann::json::array({{{"name", "flash_fwd"},
+                                                            {"component", "attention"},
+                                                            {"count", 80},
+                                                            {"total_ns", 7500000},
+                                                            {"percent_of_kernel_time", 75.0},
+                                                            {"median_ns", 90000}}})}};
+  auto html = RenderTraceReport(sum, Fake());
+  ASSERT_TRUE(html.ok()) << html.error().message;
+  EXPECT_NE(html->find("<span id=\"verdict\">2 components</span>"), std::string::npos);
+  EXPECT_LT(html->find("<td>attention</td>"), html->find("<td>mlp</td>"));
+  auto d = Data(*html);
+  ASSERT_EQ(d["charts"].size(), 1u);
+  EXPECT_EQ(d["charts"][0]["xlabels"][0], "attention");
+  EXPECT_DOUBLE_EQ(d["charts"][0]["series"][0]["values"][0].get<double>(), 7.5);
+}
+
 TEST(Report, WithoutTheChartLibraryItSaysWhatToDo) {
   ReportAssets none;
   auto r = RenderRecordReport(RunRecord("run"), none);

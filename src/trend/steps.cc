@@ -160,22 +160,31 @@ std::vector<int> MovingMedianSteps(const std::vector<double>& s, const MovingMed
     double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2));
     return (lo + hi) / 2;
   };
-  int best = -1;
-  double best_d = 0;
+  // A run of flagged indices gives one step: the middle of the indices where the ratio is
+  // (within 0.1 %) at its largest (a clean step flags a plateau of W indices around itself).
+  std::vector<std::pair<int, double>> run;
+  auto flush = [&] {
+    if (run.empty()) return;
+    double best = 0;
+    for (const auto& r : run) best = std::max(best, r.second);
+    int first = -1, last = -1;
+    for (const auto& r : run)
+      if (r.second >= best * 0.999) {
+        if (first < 0) first = r.first;
+        last = r.first;
+      }
+    out.push_back((first + last + 1) / 2);
+    run.clear();
+  };
   for (int i = w; i + w <= n; ++i) {
     double before = median(i - w, i), after = median(i, i + w);
     double d = before != 0 ? std::fabs(after / before - 1) * 100 : 0;
-    if (d > o.threshold_pct) {
-      if (best < 0 || d > best_d) {
-        best = i;
-        best_d = d;
-      }
-    } else if (best >= 0) {
-      out.push_back(best);
-      best = -1;
-    }
+    if (d > o.threshold_pct)
+      run.emplace_back(i, d);
+    else
+      flush();
   }
-  if (best >= 0) out.push_back(best);
+  flush();
   return out;
 }
 
