@@ -37,7 +37,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   std::optional<int> max_pairs;
   std::optional<std::uint64_t> seed;
   double band_pct = 1.0, confidence = 0.95;
-  bool cross_boot = false;
+  bool cross_boot = false, segment = false;
   ArmInput arms_a, arms_b;
   std::vector<std::string> controls, sources;
   app.add_option(
@@ -53,7 +53,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                  "the metric the verdict is about (default: the only user metric)");
   app.add_option("--pairs", pairs,
                  "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
-      ->check(CLI::Range(static_cast<int>(kDefaultMinPairs), 10000));
+      ->check(CLI::Range(2, 10000));
   app.add_option("--max-pairs", max_pairs,
                  "sequential mode: decide after each block, at most this many pairs")
       ->check(CLI::Range(4, 1000));
@@ -74,10 +74,17 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--root-b", arms_b.roots, "arm B's build/source root");
   app.add_option("--control", controls, "NAME A B: a behavioural control")->expected(3);
   app.add_option("--source", sources, "NAME PATH_A PATH_B: a source control")->expected(3);
+  // One fleet node's share (vouch fleet ab): whole blocks, the verdict is the fleet's, so one
+  // block (2 pairs) is allowed. Not in --help: the fleet worker gives it.
+  app.add_flag("--segment", segment, "")->group("");
   f.Add(app, false);
   f.warmup = 1;
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   auto say = [](const std::string& m) { fmt::print(stderr, "vouch ab: {}\n", m); };
+  if (!segment && pairs < static_cast<int>(kDefaultMinPairs))
+    return say(fmt::format("--pairs {}: a verdict needs at least {} pairs (two ABBA blocks)", pairs,
+                           kDefaultMinPairs)),
+           kExitUsage;
 
   // The arms.
   Arm a, b;
@@ -185,7 +192,15 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                             const std::optional<SequentialStep>& step) {
     fmt::print(stderr, "{}", RenderLookLine(look, done_pairs, step));
   };
-  AbOutcome out = RunAbProtocol(plan, run_leg, on_look);
+  // The finished blocks' pairs go into the record after every block: a run killed mid-way
+  // (a fleet node lost) still says which pairs it had.
+  BlockObserver on_block = [&](const AbOutcome& so_far) {
+    ctx.record.extra["blocks_so_far"] = AbPairsJson(so_far);
+    ctx.record.extra["blocks_so_far"]["band_log"] =
+        plan.calibrate > 0 ? nlohmann::json() : nlohmann::json(plan.band.half_width_log);
+    (void)WriteRecord(ctx.dir, ctx.record);
+  };
+  AbOutcome out = RunAbProtocol(plan, run_leg, on_look, on_block);
   if (out.end == AbOutcome::End::kCalibrationFailed) {
     say(out.error);
     ctx.record.status = "failed";

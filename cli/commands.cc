@@ -24,6 +24,12 @@ int CmdHistoryList(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryShow(const GlobalOptions&, std::vector<std::string>);
 int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string>);
 int CmdReport(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetAb(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetRun(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetGate(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetBaseline(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetWorker(const GlobalOptions&, std::vector<std::string>);
+int CmdFleetMerge(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -49,6 +55,13 @@ const std::vector<Command>& Commands() {
       {"history trend", "a metric across commits, with the steps found in it", CmdHistoryTrend},
       {"report", "one self-contained HTML report: a run, an A/B, a gate, a trend or a trace",
        CmdReport},
+      {"fleet ab", "vouch ab over Slurm nodes: node-local pairs, one merged verdict", CmdFleetAb},
+      {"fleet run", "vouch run on every node of a Slurm job array, merged", CmdFleetRun},
+      {"fleet gate", "vouch gate on every node; which node (and GPU) fails", CmdFleetGate},
+      {"fleet baseline", "a baseline per node over Slurm (a fleet baseline)", CmdFleetBaseline},
+      {"fleet worker", "one array task of a fleet plan on this node (run by the jobs)",
+       CmdFleetWorker},
+      {"fleet merge", "merge a fleet run directory into one record and verdict", CmdFleetMerge},
   };
   return table;
 }

@@ -10,6 +10,7 @@ pkgs=(
   python3 sqlite3 hyperfine
   libpq-dev postgresql   # the history store's PostgreSQL engine and the test server
   chromium               # the report's browser test (headless)
+  slurm-wlm munge
 )
 # Node.js and npm for the report's chart library (uPlot, inlined at build time) and its
 # browser test (playwright-core driving Debian's chromium): Debian's packages unless a node

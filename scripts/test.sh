@@ -4,12 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# A real Slurm cluster (12 nodes on this machine) for the fleet tests; they fail without it.
+slurm_dir=$(mktemp -d /tmp/vouch-slurm.XXXXXX)
+trap 'bash scripts/slurm/stop.sh "$slurm_dir"' EXIT  # (extended below for PostgreSQL)
+bash scripts/slurm/start.sh "$slurm_dir"
+export SLURM_CONF=$slurm_dir/slurm.conf VOUCH_REQUIRE_SLURM=1
 jobs=$(nproc)
 # A throwaway PostgreSQL server for the history store's tests (VOUCH_TEST_PG); with
 # VOUCH_REQUIRE_PG set, a store test that finds no server fails instead of skipping.
 source scripts/services.sh
 pg_start
-trap pg_stop EXIT
+trap 'pg_stop; bash scripts/slurm/stop.sh "$slurm_dir"' EXIT
 # The report's browser test fails (instead of skipping) without Chromium, node or uPlot.
 export VOUCH_REQUIRE_BROWSER=1
 # VOUCH_TESTS=ON explicitly: the quick start configures the same build tree without tests,

@@ -133,7 +133,8 @@ class Protocol {
 
 }  // namespace
 
-AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg, const LookObserver& on_look) {
+AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg, const LookObserver& on_look,
+                        const BlockObserver& on_block) {
   AbOutcome out;
   Protocol proto(plan, run_leg, out);
   const int blocks = AbMeasuredBlocks(plan);
@@ -185,6 +186,14 @@ AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg, const Look
   for (int i = 0; go && i < blocks; ++i) {
     go = proto.Block(plan.a, plan.b, res, "measured");
     if (!go) stopped_by_runner = true;
+    if (go && on_block) {
+      for (const auto& p : res)
+        if (p.valid && p.a_leg >= 0)
+          if (const Metric* m =
+                  FindMetric(out.legs[static_cast<size_t>(p.a_leg)].metrics, out.headline))
+            out.better = m->better;
+      on_block(out);
+    }
     if (!go || !design || out.headline.empty()) continue;
     size_t done_pairs = res.size();
     while (out.looks < design->look_pairs.size() && done_pairs >= design->look_pairs[out.looks]) {

@@ -102,8 +102,12 @@ struct AbOutcome {
   ArmClock clock_a, clock_b;
 };
 
+// Told after every measured block is judged, with the outcome so far (its pairs): a caller
+// can keep the finished blocks on disk before the next leg (a fleet node that dies mid-run).
+using BlockObserver = std::function<void(const AbOutcome& so_far)>;
+
 AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg,
-                        const LookObserver& on_look = {});
+                        const LookObserver& on_look = {}, const BlockObserver& on_block = {});
 
 // What the reports need beyond the plan and the outcome.
 struct AbReportContext {
@@ -118,6 +122,10 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& outcome,
 // The verdict block printed by `vouch ab`.
 std::string RenderAbText(const AbPlan& plan, const AbOutcome& outcome,
                          const AbReportContext& context);
+// The measured pairs as JSON (legs, validity, reason, values, clocks) with the headline and
+// its direction: what `vouch fleet` pools across nodes. In the verdict as "pairs", and in
+// record.extra["blocks_so_far"] while the run goes on.
+nlohmann::json AbPairsJson(const AbOutcome& outcome);
 // The verdict as Markdown (--markdown), for a pull request.
 std::string RenderAbMarkdown(const AbOutcome& outcome, const std::vector<std::string>& caveats);
 

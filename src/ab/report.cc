@@ -48,6 +48,31 @@ std::string RenderLookLine(std::size_t look, std::size_t pairs,
                      step ? std::string(ToString(step->decision.verdict)) : "n/a");
 }
 
+nlohmann::json AbPairsJson(const AbOutcome& o) {
+  // d is oriented so that positive means B is better (what the interval and the band are about).
+  nlohmann::json pairs = nlohmann::json::array();
+  for (size_t i = 0; i < o.pairs.size(); ++i) {
+    const AbPairResult& p = o.pairs[i];
+    nlohmann::json d;
+    if (p.valid && p.a > 0 && p.b > 0)
+      d = o.better == Better::kLower ? std::log(p.a / p.b) : std::log(p.b / p.a);
+    pairs.push_back({{"block", i / 2},
+                     {"a_leg", p.a_leg},
+                     {"b_leg", p.b_leg},
+                     {"valid", p.valid},
+                     {"a", p.a},
+                     {"b", p.b},
+                     {"d", d},
+                     {"clock_a_mhz", p.clock_a},
+                     {"clock_b_mhz", p.clock_b},
+                     {"reason", p.reason}});
+  }
+  return {{"headline", o.headline},
+          {"better", BetterName(o.better)},
+          {"orientations", o.orientations},
+          {"pairs", pairs}};
+}
+
 nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
                              const std::vector<std::string>& caveats) {
   const AbDecision& decision = o.decision;
@@ -71,23 +96,11 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
       {"sm_clock",
        {{"A", {{"median_mhz", o.clock_a.median_mhz}, {"mean_mhz", o.clock_a.mean_mhz}}},
         {"B", {{"median_mhz", o.clock_b.median_mhz}, {"mean_mhz", o.clock_b.mean_mhz}}}}},
-      {"caveats", caveats}};
-  // Every measured pair with its log ratio d, oriented so that positive means B is better
-  // (what the interval and the band are about), for the report's chart.
-  nlohmann::json pairs = nlohmann::json::array();
-  for (const auto& p : o.pairs) {
-    nlohmann::json d;
-    if (p.valid && p.a > 0 && p.b > 0)
-      d = o.better == Better::kLower ? std::log(p.a / p.b) : std::log(p.b / p.a);
-    pairs.push_back({{"a_leg", p.a_leg},
-                     {"b_leg", p.b_leg},
-                     {"valid", p.valid},
-                     {"a", p.a},
-                     {"b", p.b},
-                     {"d", d},
-                     {"reason", p.reason}});
-  }
-  v["pairs"] = pairs;
+      {"caveats", caveats},
+      // Every measured pair (AbPairsJson): d for the report's chart, values and clocks for
+      // vouch fleet's pooling over nodes.
+      {"pairs", AbPairsJson(o)["pairs"]},
+      {"band_log", o.band.half_width_log}};
   if (o.sequential && o.last_step)
     v["sequential"] = {{"looks", o.looks}, {"nominal_confidence", o.last_step->nominal_confidence}};
   return v;

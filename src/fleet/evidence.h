@@ -1,0 +1,55 @@
+// What a fleet run directory holds: each task attempt's node, its vouch record and what Slurm
+// says of its job. Read once, validated, never trusted blindly (a node subtree is written by
+// a job on another machine): a file that is missing or malformed becomes a named problem of
+// that task, never a crash or a silent zero.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleet/plan.h"
+#include "fleet/slurm.h"
+
+namespace vouch {
+
+// One attempt of one task (a requeued task runs again, as attempt 1, 2, ...).
+struct FleetAttempt {
+  std::string node;     // the subtree it is in (nodes/<node>/)
+  std::string task_id;  // "r0-t3"
+  int attempt = 0;
+  std::string dir;                       // the attempt's directory
+  nlohmann::json node_info;              // node.json (null when absent)
+  std::optional<nlohmann::json> record;  // record.json
+  std::string problem;                   // why node.json or record.json could not be read
+  // ab: the measured pairs recorded (extra.verdict.pairs, else extra.blocks_so_far.pairs).
+  nlohmann::json pairs = nlohmann::json::array();
+  std::string headline, better;
+  std::optional<double> band_log;
+  std::string status() const;  // node.json's status, else the record's, else "unknown"
+};
+
+struct FleetEvidence {
+  std::string dir;
+  FleetPlan plan;
+  std::vector<FleetAttempt> attempts;      // every attempt found, by node then task
+  std::map<std::string, SlurmTask> slurm;  // "<job>_<task>" -> what Slurm said
+  std::vector<std::string> problems;       // subtrees that are not attempts
+  // "<job>_<task>" -> the last lines of that task's Slurm log (DIR/slurm/<job>_<task>.out)
+  // that vouch wrote ("vouch ..."): why a worker stopped before it had a record (a
+  // preflight that refused a GPU busy with another job, a missing baseline, ...).
+  std::map<std::string, std::vector<std::string>> log_tails;
+};
+
+// Reads DIR (fleet.json, nodes/*/*) and SLURM (may be empty: Slurm is not asked).
+Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
+                                        const std::vector<SlurmTask>& slurm);
+
+// "r0-t3-a1" -> {"r0-t3", 1}; nullopt for anything else.
+std::optional<std::pair<std::string, int>> ParseAttemptDir(const std::string& name);
+// The task id of array index INDEX in round ROUND.
+std::string TaskId(int round, int index);
+
+}  // namespace vouch
