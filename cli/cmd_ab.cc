@@ -9,7 +9,9 @@
 #include <random>
 
 #include "ab/arms.h"
+#include "ab/command_files.h"
 #include "ab/protocol.h"
+#include "gputrace/compare.h"
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/shell_words.h"
@@ -37,7 +39,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   std::optional<int> max_pairs;
   std::optional<std::uint64_t> seed;
   double band_pct = 1.0, confidence = 0.95;
-  bool cross_boot = false, segment = false;
+  bool cross_boot = false, not_on_gpu = false, segment = false;
   ArmInput arms_a, arms_b;
   std::vector<std::string> controls, sources;
   app.add_option(
@@ -74,6 +76,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--root-b", arms_b.roots, "arm B's build/source root");
   app.add_option("--control", controls, "NAME A B: a behavioural control")->expected(3);
   app.add_option("--source", sources, "NAME PATH_A PATH_B: a source control")->expected(3);
+  app.add_flag("--change-not-on-gpu", not_on_gpu,
+               "with --gpu-trace: the change is not on the GPU (host code, I/O), so arms that ran "
+               "identical kernels may still get a faster/slower verdict");
   // One fleet node's share (vouch fleet ab): whole blocks, the verdict is the fleet's, so one
   // block (2 pairs) is allowed. Not in --help: the fleet worker gives it.
   app.add_flag("--segment", segment, "")->group("");
@@ -124,7 +129,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   a.shell = b.shell = f.shell;
 
   // Two arms must be two arms.
-  nlohmann::json arms_json;
+  nlohmann::json arms_json, arms_files_json;
   for (size_t i = 0; i + 2 < controls.size(); i += 3) {
     arms_a.behavioural[controls[i]] = controls[i + 1];
     arms_b.behavioural[controls[i]] = controls[i + 2];
@@ -138,9 +143,33 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     auto rep = CheckArms(arms_a, arms_b);
     if (!rep) return say(rep.error().message), kExitError;
     arms_json = nlohmann::json::parse(RenderArmsJson(*rep));
-    if (!rep->distinct) {
+    // With --gpu-trace the kernel multiset is a behavioural control measured by the legs
+    // themselves: "no control (yet)" does not stop them; a fatal finding (one artifact) does.
+    bool gpu_control = f.gpu_trace || !f.gpu_trace_lib.empty();
+    bool blocked = std::any_of(rep->findings.begin(), rep->findings.end(), [&](const auto& x) {
+      bool refuse = x.severity == ArmsSeverity::kFatal || x.severity == ArmsSeverity::kRefuse;
+      return refuse && !(gpu_control && (x.code == "hash_only" || x.code == "no_control_moved"));
+    });
+    if (blocked) {
       fmt::print("{}", RenderArmsText(*rep));
       say("refused: the two arms are not shown to be two arms (see above); no leg was run");
+      return kAbRefused;
+    }
+  }
+
+  // Without --artifact-a/-b, the arms' own files (executable, interpreter script), hashed.
+  if (arms_a.artifacts.empty() && arms_b.artifacts.empty() &&
+      !(a.argv == b.argv && a.env == b.env)) {
+    auto files = CheckCommandArms(a, b);
+    if (!files) return say(files.error().message), kExitError;
+    for (const auto& x : files->findings)
+      say(fmt::format(
+          "arms: {}{}",
+          x.severity == ArmsSeverity::kInfo ? "" : std::string(ArmsSeverityName(x.severity)) + ": ",
+          x.message));
+    arms_files_json = nlohmann::json::parse(RenderCommandArmsJson(*files));
+    if (files->fatal) {
+      say("refused: the two arms are one artifact (see above); no leg was run");
       return kAbRefused;
     }
   }
@@ -178,6 +207,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   ctx.record.planned_legs = AbPlannedLegs(plan);
   ctx.record.extra["seed"] = plan.seed;
   ctx.record.extra["arms_check"] = arms_json;
+  ctx.record.extra["arms_files"] = arms_files_json;
 
   // The legs run here, into the record; the protocol sees each one as it was recorded.
   LegRunner run_leg = [&](const Arm& arm, const std::string& role) {
@@ -218,7 +248,75 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
         out.looks, out.pairs.size(), ctx.record.planned_legs - run, ctx.record.planned_legs);
     ctx.record.planned_legs = run;
   }
+  // What ran on the GPU: the arms' kernel multisets and the per-kernel diff (--gpu-trace).
+  std::optional<gputrace::GpuComparison> gpu;
+  std::string gpu_attribution;
+  if (!ctx.config.gpu_trace_lib.empty()) {
+    std::vector<gputrace::LegGpuTrace> ta, tb;
+    std::map<std::string, std::vector<std::string>> windows;  // arm -> "leg N valid"
+    for (const auto& l : out.legs) {
+      if (l.role != "measured" || l.gpu_trace.is_null()) continue;
+      auto t = gputrace::LegGpuTraceFromJson(l.gpu_trace, fmt::format("leg {}", l.index));
+      if (!t) {
+        say(t.error().message);
+        continue;
+      }
+      (l.arm == a.name ? ta : tb).push_back(std::move(*t));
+      windows[l.arm].push_back(
+          fmt::format("{}{}", l.index, l.window.verdict.status == WindowStatus::kValid ? "" : "*"));
+    }
+    gpu_attribution = fmt::format(
+        "clock windows: arm {} legs {}, arm {} legs {} (each leg's trace under its own window; * "
+        "marks a window that was not valid); SM clock A median {:.0f} MHz, B median {:.0f} MHz",
+        a.name, fmt::join(windows[a.name], ","), b.name, fmt::join(windows[b.name], ","),
+        out.clock_a.median_mhz, out.clock_b.median_mhz);
+    std::vector<gputrace::LegGpuTrace> all = ta;
+    all.insert(all.end(), tb.begin(), tb.end());
+    auto c =
+        gputrace::CompareArms(ta, tb, gputrace::RangeOfMetric(out.headline, all), a.name, b.name);
+    if (!c) {
+      say("gpu trace: " + c.error().message);
+      ctx.record.caveats.push_back("gpu trace: " + c.error().message);
+    } else {
+      gpu = std::move(*c);
+      // The identity rule of src/ab, fed: per-kernel calls and time, and the multiset as a
+      // behavioural control.
+      arms_a.call_stats = gpu->call_stats_a;
+      arms_b.call_stats = gpu->call_stats_b;
+      if (gpu->identity != gputrace::Identity::kUnknown) {
+        arms_a.behavioural["gpu.kernel_multiset"] = nlohmann::json(gpu->a_multiset).dump();
+        arms_b.behavioural["gpu.kernel_multiset"] = nlohmann::json(gpu->b_multiset).dump();
+      }
+      if (auto rep = CheckArms(arms_a, arms_b); rep)
+        ctx.record.extra["arms_check_gpu"] = nlohmann::json::parse(RenderArmsJson(*rep));
+      AbVerdict vv = out.decision.verdict;
+      if (gpu->identity == gputrace::Identity::kIdentity) {
+        if ((vv == AbVerdict::kBFaster || vv == AbVerdict::kBSlower) && !not_on_gpu) {
+          out.decision.reasons.insert(
+              out.decision.reasons.begin(),
+              fmt::format("refused: the statistics said '{}', but {}; a faster/slower verdict "
+                          "needs a change that ran on the GPU, or --change-not-on-gpu to state "
+                          "that it is not on the GPU",
+                          ToString(vv), gpu->summary));
+          out.decision.verdict = AbVerdict::kRefused;
+        } else if (not_on_gpu) {
+          out.decision.reasons.push_back(
+              "identity of the kernels accepted: --change-not-on-gpu states the change is not on "
+              "the GPU");
+        } else {
+          out.decision.reasons.push_back(gpu->summary);
+        }
+      } else if (gpu->identity == gputrace::Identity::kMoved) {
+        out.decision.reasons.push_back(gpu->summary);
+      }
+    }
+  }
   nlohmann::json v = AbVerdictJson(plan, out, ctx.record.caveats);
+  if (gpu) {
+    v["gpu"] = gputrace::ToJson(*gpu);
+    v["gpu"]["attribution"] = gpu_attribution;
+    v["gpu"]["change_not_on_gpu"] = not_on_gpu;
+  }
   ctx.record.extra["verdict"] = v;
   int rc = FinishRun(ctx, false);
   if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
@@ -232,10 +330,12 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   if (f.json)
     fmt::print("{}\n", v.dump(2));
   else
-    fmt::print("{}", RenderAbText(plan, out, report));
+    fmt::print("{}{}", RenderAbText(plan, out, report),
+               gpu ? gputrace::RenderComparisonText(*gpu, gpu_attribution) : std::string());
   if (!markdown.empty()) {
-    if (auto st = WriteFileAtomic(markdown, RenderAbMarkdown(out, ctx.record.caveats)); !st)
-      return say(st.error().message), kExitError;
+    std::string md = RenderAbMarkdown(out, ctx.record.caveats);
+    if (gpu) md += "\n" + gputrace::RenderComparisonMarkdown(*gpu, gpu_attribution);
+    if (auto st = WriteFileAtomic(markdown, md); !st) return say(st.error().message), kExitError;
   }
   if (!StoreResult(f.store, "ab", ctx.dir)) return kExitError;
   switch (out.decision.verdict) {

@@ -7,8 +7,10 @@
 
 #include "clock/measure.h"
 #include "common.h"
+#include "gputrace/leg_trace.h"
 #include "leg/executor.h"
 #include "lock/lock.h"
+#include "record/leg_runner.h"
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/host.h"
@@ -77,9 +79,24 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
     return Interrupted() ? InterruptExitCode() : kExitError;
   }
+  std::string tracer;
+  if (wf.gpu_trace || !wf.gpu_trace_lib.empty()) {
+    auto lib = FindTracerLibrary(wf.gpu_trace_lib);
+    if (!lib) {
+      fmt::print(stderr, "vouch clock sample: {}\n", lib.error().message);
+      return kExitUsage;
+    }
+    tracer = *lib;
+  }
   if (out.empty()) out = DefaultRunDir("clock");
   LegSpec spec;
   spec.argv = cmd;
+  if (!tracer.empty()) {
+    spec.env = {
+        {"CUDA_INJECTION64_PATH", tracer},
+        {"NVTX_INJECTION64_PATH", tracer},
+        {"VOUCH_GPU_TRACE", (std::filesystem::absolute(out) / "gpu-trace.%p.jsonl").string()}};
+  }
   spec.label = "clock sample";
   spec.timeout_ns = static_cast<std::int64_t>(wf.timeout_s * 1e9);
   spec.stdout_path = (std::filesystem::path(out) / "stdout.txt").string();
@@ -108,6 +125,30 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   PrintWindow(m->window, json);
   fmt::print(stderr, "evidence: {} (samples {}, summary {})\n", out, m->samples_path,
              m->summary_path);
+  if (!tracer.empty()) {
+    // The trace of the whole command, attributed to this window.
+    auto gt = gputrace::AnalyzeLegDir(out, std::nullopt);
+    if (!gt) {
+      fmt::print(stderr, "vouch clock sample: gpu trace: {}\n", gt.error().message);
+    } else {
+      nlohmann::json j = gputrace::ToJson(*gt);
+      nlohmann::json sm = nlohmann::json::array();
+      for (const auto& gw : m->window.gpus)
+        if (gw.fold.sm_mhz)
+          sm.push_back({{"gpu", gw.fold.gpu}, {"median_mhz", gw.fold.sm_mhz->median}});
+      j["clock_window"] = {{"leg", 0},
+                           {"arm", "clock sample"},
+                           {"role", "window"},
+                           {"dir", "."},
+                           {"verdict", ToString(m->window.verdict.status)},
+                           {"reasons", m->window.verdict.reasons},
+                           {"sm_clock", sm}};
+      (void)WriteFileAtomic((std::filesystem::path(out) / "gpu-trace.json").string(),
+                            j.dump(2) + "\n");
+      fmt::print(stderr, "{}",
+                 gputrace::RenderLegGpuTraceText(*gt, AttributionLine(j["clock_window"])));
+    }
+  }
   if (!m->leg.Succeeded()) {
     fmt::print(stderr,
                "vouch clock sample: the command failed: {}; its window is kept as evidence but "

@@ -1,11 +1,15 @@
 // vouch trace summarize / vouch trace diff: where the time goes in a profile.
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "command.h"
+#include "record/leg_runner.h"
 #include "trace/reader.h"
 #include "trace/summary.h"
+#include "util/fs.h"
 
 namespace vouch::cli {
 namespace {
@@ -32,6 +36,24 @@ void AddCommon(CLI::App& app, Common& c) {
   app.add_option("--top", c.top, "kernels to list in the text form (default 15)");
 }
 
+// A trace in a vouch leg's evidence (its gpu-trace.json beside it names the clock window it
+// was taken under) is attributed to that window; any other trace is unattributed.
+std::string ClockWindowOf(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path side = fs::path(path).parent_path() / "gpu-trace.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(side, ec)) return trace::kUnattributed;
+  auto text = ReadFile(side.string(), 64ull << 20);
+  if (!text) return trace::kUnattributed;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("clock_window"))
+    return trace::kUnattributed;
+  std::string name = fs::path(path).filename().string();
+  const auto files = j.value("files", nlohmann::json::array());
+  if (std::find(files.begin(), files.end(), name) == files.end()) return trace::kUnattributed;
+  return AttributionLine(j["clock_window"]);
+}
+
 std::optional<trace::Summary> Load(const std::string& path, const Common& c,
                                    const trace::Rules& rules) {
   auto t = trace::ReadTrace(path);
@@ -47,6 +69,7 @@ std::optional<trace::Summary> Load(const std::string& path, const Common& c,
     fmt::print(stderr, "vouch trace: {}\n", s.error().message);
     return std::nullopt;
   }
+  s->clock_window = ClockWindowOf(path);
   return std::move(*s);
 }
 
@@ -79,7 +102,9 @@ int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
   auto s = Load(file, c, *rules);
   if (!s) return kExitError;
   if (c.json) {
-    fmt::print("{}\n", trace::SummaryToJson(*s).dump(2));
+    trace::StreamSummaryJson(
+        *s, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
+    std::fputc('\n', stdout);
   } else {
     fmt::print("{}", trace::RenderSummaryText(*s, c.top));
     // The phase warning also goes to stderr so that it is seen when stdout is piped.

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 
 #include "leg/executor.h"
 
@@ -47,6 +51,57 @@ void WindowFlags::Add(CLI::App& app) {
   app.add_option("--lock-clocks", lock_clocks,
                  "lock the SM clock at MHZ under the measurement lock (opt-in; always reset)");
   app.add_flag("--require-lock-clocks", require_lock_clocks, "fail if the clock lock is refused");
+  app.add_flag("--gpu-trace", gpu_trace,
+               "trace the command with the CUPTI tracer (libvouch_cupti.so): kernels, launches, "
+               "NVTX ranges; gpu.* metrics (docs/gpu-trace.md)");
+  app.add_option("--gpu-trace-lib", gpu_trace_lib,
+                 "the tracer library (default: $VOUCH_CUPTI_LIB, else beside vouch or in ../lib)");
+}
+
+Result<std::string> FindTracerLibrary(const std::string& given) {
+  namespace fs = std::filesystem;
+  auto usable = [](const std::string& p) -> Result<std::string> {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) return MakeError("{}: not a file", p);
+    std::FILE* f = std::fopen(p.c_str(), "rb");
+    if (!f) return MakeError("{}: cannot open: {}", p, std::strerror(errno));
+    char magic[4] = {};
+    std::size_t n = std::fread(magic, 1, 4, f);
+    std::fclose(f);
+    if (n != 4 || std::memcmp(magic,
+                              "\x7f"
+                              "ELF",
+                              4) != 0)
+      return MakeError("{}: not a shared library (no ELF header)", p);
+    return fs::absolute(p).string();
+  };
+  if (!given.empty()) {
+    auto r = usable(given);
+    if (!r) return MakeError("--gpu-trace-lib {}", r.error().message);
+    return r;
+  }
+  if (const char* env = std::getenv("VOUCH_CUPTI_LIB"); env && *env) {
+    auto r = usable(env);
+    if (!r) return MakeError("VOUCH_CUPTI_LIB: {}", r.error().message);
+    return r;
+  }
+  std::vector<std::string> tried;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const auto& c : {exe.parent_path() / "libvouch_cupti.so",
+                          exe.parent_path().parent_path() / "lib" / "libvouch_cupti.so"}) {
+      tried.push_back(c.string());
+      if (auto r = usable(c.string())) return r;
+    }
+  }
+  return MakeError(
+      "--gpu-trace: the tracer library libvouch_cupti.so was not found (looked at {}); it is "
+      "built where a CUDA toolkit with CUPTI is found (cmake -DVOUCH_CUPTI=ON; "
+      "scripts/portable.sh puts it in .carry/lib); name it with --gpu-trace-lib or "
+      "VOUCH_CUPTI_LIB",
+      tried.empty() ? std::string("nowhere: /proc/self/exe unreadable")
+                    : fmt::format("{}", fmt::join(tried, ", ")));
 }
 
 void PolicyFlags::Add(CLI::App& app) {

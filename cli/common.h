@@ -29,8 +29,15 @@ struct WindowFlags {
   double interval_ms = 10, timeout_s = 0, lock_timeout_s = 60;
   std::optional<int> lock_clocks;
   bool require_lock_clocks = false;
+  bool gpu_trace = false;     // --gpu-trace: inject the CUPTI tracer into the command
+  std::string gpu_trace_lib;  // --gpu-trace-lib: where it is (default: found beside vouch)
   void Add(CLI::App& app);
 };
+
+// The tracer library for --gpu-trace: GIVEN, else $VOUCH_CUPTI_LIB, else libvouch_cupti.so
+// beside the vouch binary or in ../lib (the build tree, .carry). An error that says where it
+// looked and how to build it when there is none.
+Result<std::string> FindTracerLibrary(const std::string& given);
 
 // Policy overrides on the command line; percentages are given in percent.
 struct PolicyFlags {

@@ -97,14 +97,16 @@ Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool ov
         dir, holds_run ? "a run (record.json)" : "files", holds_run ? "that run" : "them");
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name != "record.json" && name != "legs")
+    if (name != "record.json" && name != "legs" && name != kLegJournalFile)
       return MakeError(
           "run directory '{}' holds '{}', which is not part of a vouch run: --overwrite replaces "
-          "only a run (record.json and legs/); give another --out",
-          dir, name);
+          "only a run (record.json, {} and legs/); give another --out",
+          dir, name, kLegJournalFile);
   }
   fs::remove(fs::path(dir) / "record.json", ec);
   if (ec) return MakeError("cannot remove {}/record.json: {}", dir, ec.message());
+  fs::remove(fs::path(dir) / kLegJournalFile, ec);
+  if (ec) return MakeError("cannot remove {}/{}: {}", dir, kLegJournalFile, ec.message());
   fs::remove_all(fs::path(dir) / "legs", ec);
   if (ec) return MakeError("cannot remove {}/legs: {}", dir, ec.message());
   return dir;
@@ -145,6 +147,11 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     auto e = ParseExpect(s);
     if (!e) return say(e.error().message), kExitUsage;
     ctx->expectations.push_back(*e);
+  }
+  if (f.gpu_trace || !f.gpu_trace_lib.empty()) {
+    auto lib = FindTracerLibrary(f.gpu_trace_lib);
+    if (!lib) return say(lib.error().message), kExitUsage;
+    ctx->config.gpu_trace_lib = *lib;
   }
   ctx->device = OpenDevice(g);
   if (!ctx->device) return kExitError;
@@ -217,6 +224,9 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   for (const auto& n : chosen->notes) r.caveats.push_back(n);
   r.environment["gpu_selection"] = {
       {"gpus", chosen->gpus}, {"named", chosen->named}, {"source", chosen->source}};
+  if (!ctx->config.gpu_trace_lib.empty())
+    r.environment["gpu_trace"] = {{"library", ctx->config.gpu_trace_lib},
+                                  {"files", "legs/*/gpu-trace.PID.jsonl"}};
 
   LegConfig& c = ctx->config;
   c.window.gpus = *gpus;
@@ -231,6 +241,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   if (f.output_cap_mib)
     c.output_cap_bytes = static_cast<std::uint64_t>(*f.output_cap_mib * (1 << 20));
   if (auto s = WriteRecord(ctx->dir, r); !s) return say(s.error().message), kExitError;
+  if (auto s = ctx->journal.Open(ctx->dir); !s) return say(s.error().message), kExitError;
   if (ctx->device->Simulated()) say("SIMULATED DEVICE: " + ctx->device->Describe());
   return -1;
 }
@@ -262,8 +273,10 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   // A signal during the leg, or after it while its evidence was read: stop here.
   if (leg->result.interrupted || Interrupted()) ctx.interrupted = true;
   r.legs.push_back(std::move(*leg));
-  // The record first: the terminal may be gone (a closed ssh session) by the time we print.
-  auto written = WriteRecord(ctx.dir, r);
+  // The journal first: the terminal may be gone (a closed ssh session) by the time we print.
+  // Appended, not the whole record rewritten: constant cost per leg (record.json is written
+  // again at the end, and a reader of a killed run reassembles it from the journal).
+  auto written = ctx.journal.Append(r.legs.back());
   const LegRecord& l = r.legs.back();
   std::string clock;
   if (l.window.gpus.size() == 1 && l.window.gpus[0].fold.sm_mhz) {
@@ -336,6 +349,8 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   r.ended_unix_s = UnixNowSeconds();
   std::vector<int> gpus = ctx.config.window.gpus;
   r.contention["end"] = CaptureContention(*ctx.device, gpus);
+  auto journal = ctx.journal.Close();
+  if (!journal) r.caveats.push_back("journal: " + journal.error().message);
   auto written = WriteRecord(ctx.dir, r);
   nlohmann::json j = ToJson(r);
   if (print_summary) fmt::print("{}", RenderRecordText(j));

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "lock/lock.h"
+#include "record/journal.h"
 #include "record/record.h"
 #include "store_hook.h"
 
@@ -38,6 +39,7 @@ struct RunContext {
   std::optional<MeasureLock> lock;
   LocalExecutor executor;
   RunRecord record;
+  LegJournal journal;  // legs.jsonl: each finished leg, appended (record.json at start and end)
   LegConfig config;
   std::vector<Expectation> expectations;
   std::string dir;
@@ -53,10 +55,10 @@ struct RunContext {
 int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                const std::string& kind, const std::vector<std::string>& vouch_argv,
                RunContext* ctx);
-// Runs one leg of ARM in ROLE, appends it, rewrites the record. False when interrupted, when
-// the leg could not start (the error is printed and recorded), or when its command failed
-// (non-zero exit, signal, timeout) and --keep-going was not given: a broken command is
-// reported at its first leg, not run N more times.
+// Runs one leg of ARM in ROLE, appends it to the record and to the journal. False when
+// interrupted, when the leg could not start (the error is printed and recorded), or when its
+// command failed (non-zero exit, signal, timeout) and --keep-going was not given: a broken
+// command is reported at its first leg, not run N more times.
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role);
 // The plain protocol of run, baseline and gate: WARMUP discarded legs, then REPS measured.
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps);

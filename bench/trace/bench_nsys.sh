@@ -1,24 +1,48 @@
 #!/usr/bin/env bash
 # Benchmark: `vouch trace summarize` on an Nsight Systems-style SQLite database with
 # 5 million kernel rows (generated from the documented schema by gen_nsys.py), whole trace
-# and --window decode_step (NVTX ranges, attribution by correlation id).
+# and --window decode_step (NVTX ranges, attribution by correlation id), alternated with the
+# reference: the `sqlite3` shell running the same aggregates over the same rows (kernel count,
+# sum, min start, max end; per kernel name count, sum, min, max; launch-API count and sum),
+# which is less than vouch computes (no union, gaps, medians or windows). Prints the ratio.
 #
 # usage: bench/trace/bench_nsys.sh [VOUCH] [WORKDIR] [KERNELS]     (from the repository root)
+# ROUNDS=N alternated rounds (default 3); KEEP=1 keeps WORKDIR and reuses its database.
 set -eu
-VOUCH=${1:-./build/vouch}
+VOUCH=${1:-./build-rel/vouch}
 W=${2:-/tmp/vouch_nsys_bench}
 N=${3:-5000000}
 mkdir -p "$W"
-trap 'rm -rf "$W"' EXIT
-python3 bench/trace/gen_nsys.py "$W/db.sqlite" --kernels "$N"
-echo "| run | kernel rows | wall | cpu (user+sys) | kernel rows/s of cpu | peak RSS |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-for mode in whole window; do
-  args=()
-  [ $mode = window ] && args=(--window decode_step)
-  /usr/bin/time -v "$VOUCH" trace summarize "$W/db.sqlite" "${args[@]}" --json > "$W/out.json" 2> "$W/time.txt"
-  awk -F': ' -v m="$mode" -v n="$N" '
+if [ "${KEEP:-0}" != 1 ]; then trap 'rm -rf "$W"' EXIT; fi
+[ -s "$W/db.sqlite" ] || python3 bench/trace/gen_nsys.py "$W/db.sqlite" --kernels "$N" > /dev/null
+cat > "$W/aggregates.sql" <<'SQL'
+SELECT COUNT(*), SUM(end - start), MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_KERNEL;
+SELECT s.value, k.n, k.total, k.lo, k.hi FROM
+  (SELECT demangledName AS id, COUNT(*) AS n, SUM(end - start) AS total, MIN(end - start) AS lo,
+          MAX(end - start) AS hi FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName) k
+  JOIN StringIds s ON s.id = k.id ORDER BY k.total DESC;
+SELECT COUNT(*), SUM(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+  JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '%LaunchKernel%';
+SQL
+measure() {  # measure OUT COMMAND... : sets WALL CPU RSS
+  /usr/bin/time -v "$@" > "$W/out.txt" 2> "$W/time.txt" || { cat "$W/time.txt"; exit 1; }
+  read -r WALL CPU RSS < <(awk -F': ' '
     /Elapsed \(wall clock\)/ {k=split($2,a,":"); w=0; for(i=1;i<=k;i++) w=w*60+a[i]}
     /User time/ {u=$2} /System time/ {s=$2} /Maximum resident set size/ {r=$2}
-    END {printf "| summarize %s | %d | %.2f s | %.2f s | %.2f M/s | %.0f MB |\n", m, n, w, u+s, n/(u+s)/1e6, r/1024}' "$W/time.txt"
+    END {printf "%.2f %.2f %.0f\n", w, u+s, r/1024}' "$W/time.txt")
+}
+echo "# $(date -u +%FT%TZ) $(uname -n) nproc=$(nproc) load: $(cut -d' ' -f1-3 /proc/loadavg); $N kernel rows + $N runtime rows"
+echo "| round | run | wall | cpu (user+sys) | kernel rows/s of cpu | peak RSS | sqlite3 cpu, same round | vouch / sqlite3 speed |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+for r in $(seq "${ROUNDS:-3}"); do
+  measure sqlite3 -readonly "$W/db.sqlite" ".read $W/aggregates.sql"
+  ref=$CPU
+  for mode in whole window; do
+    args=()
+    [ $mode = window ] && args=(--window decode_step)
+    measure "$VOUCH" trace summarize "$W/db.sqlite" "${args[@]}" --json
+    awk -v r="$r" -v m="$mode" -v n="$N" -v w="$WALL" -v c="$CPU" -v rss="$RSS" -v ref="$ref" 'BEGIN {
+      printf "| %d | vouch summarize %s | %.2f s | %.2f s | %.2f M/s | %d MB | %.2f s | %.2fx |\n",
+        r, m, w, c, n/c/1e6, rss, ref, ref/c }'
+  done
 done

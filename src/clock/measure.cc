@@ -148,7 +148,7 @@ Result<MeasuredLeg> MeasureLeg(
   } else {
     m.summary_path = (std::filesystem::path(opt.dir) / "window.json").string();
   }
-  if (auto s = WriteFileAtomic(m.summary_path, j.dump(2) + "\n"); !s)
+  if (auto s = WriteFileAtomic(m.summary_path, j.dump(2) + "\n", opt.summary_sync); !s)
     m.errors.push_back(s.error().message);
   return m;
 }

@@ -13,6 +13,7 @@
 #include "leg/executor.h"
 #include "telemetry/device.h"
 #include "telemetry/sampler.h"
+#include "util/fs.h"
 
 namespace vouch {
 
@@ -26,6 +27,8 @@ struct WindowOptions {
   std::optional<int> lock_clocks_mhz;  // opt-in clock lock, always reset
   bool require_lock_clocks = false;    // fail rather than fall back when locking is refused
   bool allow_cross_boot = false;
+  // window.json synced before its rename; a run's legs skip it (their journal is synced).
+  FileSync summary_sync = FileSync::kFsync;
 };
 
 struct Region {

@@ -35,6 +35,7 @@
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #define VOUCH_EXPORT extern "C" __attribute__((visibility("default")))
@@ -107,6 +108,7 @@ class Writer {
   void WriteOut();
 
   std::mutex mu_;
+  bool closed_ = false;  // the footer is written: nothing may follow it
   int fd_ = -1;
   std::string path_;
   std::string out_;
@@ -322,6 +324,7 @@ void Writer::Record(const CUpti_Activity* rec) {
 
 void Writer::Buffer(CUcontext ctx, std::uint32_t stream, std::uint8_t* buf, std::size_t valid) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return;  // a buffer CUPTI delivers during teardown, after the clean exit's footer
   ++counts_.buffers;
   CUpti_Activity* rec = nullptr;
   while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
@@ -337,16 +340,19 @@ void Writer::Buffer(CUcontext ctx, std::uint32_t stream, std::uint8_t* buf, std:
 }
 
 void Writer::Footer() {
-  Counts c = counts();
+  std::lock_guard<std::mutex> lock(mu_);
+  const Counts& c = counts_;
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "{\"type\":\"footer\",\"end_unix_ns\":%" PRIu64 ",\"kernels\":%" PRIu64
                 ",\"graph_kernels\":%" PRIu64 ",\"memcpys\":%" PRIu64 ",\"memsets\":%" PRIu64
                 ",\"api\":%" PRIu64 ",\"markers\":%" PRIu64 ",\"incomplete\":%" PRIu64
-                ",\"other\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"buffers\":%" PRIu64 "}",
+                ",\"other\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"buffers\":%" PRIu64 "}\n",
                 RealtimeNs(), c.kernels, c.graph_kernels, c.memcpys, c.memsets, c.api, c.markers,
                 c.incomplete, c.other, c.dropped, c.buffers);
-  Line(buf);
+  out_ += buf;
+  WriteOut();
+  closed_ = true;  // in the same critical section: no buffer lands after the footer
 }
 
 void CUPTIAPI BufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
@@ -363,8 +369,23 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, std::uint32_t stream, std::uint8_t*
   std::free(buffer);
 }
 
+// CUPTI's own periodic flush returns only full buffers; this thread hands over the completed
+// records of partly filled ones every VOUCH_GPU_TRACE_FLUSH_MS, so a process that dies keeps
+// all but its last moments. g_flush_mu keeps a flush from running into the footer.
+std::mutex g_flush_mu;
+
+void Flusher(long period_ms) {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));
+    std::lock_guard<std::mutex> lock(g_flush_mu);
+    if (g_finished.load() || getpid() != g_pid) return;
+    cuptiActivityFlushAll(0);
+  }
+}
+
 void Finish() {
   if (!g_writer || getpid() != g_pid) return;  // a forked child never writes the parent's file
+  std::lock_guard<std::mutex> lock(g_flush_mu);
   if (g_finished.exchange(true)) return;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_writer->Footer();
@@ -520,7 +541,6 @@ VOUCH_EXPORT int InitializeInjection(void) {
   long flush_ms = 1000;
   if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
     flush_ms = std::strtol(f, nullptr, 10);
-  if (ok && flush_ms > 0) cuptiActivityFlushPeriod(static_cast<std::uint32_t>(flush_ms));
 
   std::string h =
       "{\"type\":\"header\",\"format\":\"vouch-gpu-trace\",\"version\":" +
@@ -546,6 +566,7 @@ VOUCH_EXPORT int InitializeInjection(void) {
   pthread_atfork(nullptr, nullptr, AtForkChild);
   std::atexit(Finish);
   InstallSignalHandlers();
+  if (flush_ms > 0) std::thread(Flusher, flush_ms).detach();
   return 1;
 }
 

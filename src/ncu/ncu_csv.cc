@@ -88,6 +88,22 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
       warnings->push_back(fmt::format("kernel {}: duration unit '{}' is unknown; duration left out",
                                       k.id, m->unit));
   }
+  for (const char* n : {"SM Frequency", "sm__cycles_elapsed.avg.per_second",
+                        "gpc__cycles_elapsed.avg.per_second"}) {
+    const Metric* m = find(n);
+    if (!m) continue;
+    std::string u = m->unit;
+    for (auto& c : u) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    double to_mhz = u == "hz" || u == "cycle/second"     ? 1e-6
+                    : u == "khz" || u == "cycle/msecond" ? 1e-3
+                    : u == "mhz" || u == "cycle/usecond" ? 1
+                    : u == "ghz" || u == "cycle/nsecond" ? 1e3
+                                                         : 0;
+    if (auto v = ParseNcuNumber(m->value); v && to_mhz > 0) {
+      k.sm_frequency_mhz = *v * to_mhz;
+      break;
+    }
+  }
   // Spills: local-memory requests (loads + stores), or the details page's own line.
   if (const Metric* m = find("Local Memory Spilling Requests")) {
     k.local_spilling_requests = ParseNcuNumber(m->value);
@@ -283,10 +299,12 @@ nlohmann::json NcuToJson(const NcuReport& r) {
                   {"memory_throughput_percent", Opt(k.memory_throughput_percent)},
                   {"l2_hit_rate_percent", Opt(k.l2_hit_rate_percent)},
                   {"local_spilling_requests", Opt(k.local_spilling_requests)},
+                  {"sm_frequency_mhz", Opt(k.sm_frequency_mhz)},
                   {"top_scheduler_stalls", s},
                   {"metric_count", k.metrics.size()}});
   }
   j["warnings"] = r.warnings;
+  j["clock_window"] = kNcuClockWindow;
   return j;
 }
 
@@ -294,18 +312,20 @@ std::string RenderNcuText(const NcuReport& r) {
   std::string o = fmt::format(
       "{} (Nsight Compute, {} page, {} kernel(s); {} line(s) of program output skipped)\n", r.path,
       r.layout, r.kernels.size(), r.skipped_lines);
+  o += fmt::format("clock: {}\n", kNcuClockWindow);
   for (const auto& w : r.warnings) o += "warning: " + w + "\n";
-  o += fmt::format("\n{:>4} {:>11} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {}\n", "id",
-                   "duration", "regs", "occup%", "issue%", "sm%", "mem%", "l2hit%", "spills",
-                   "kernel (grid x block)");
+  o += fmt::format("\n{:>4} {:>11} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {}\n", "id",
+                   "duration", "SM MHz", "regs", "occup%", "issue%", "sm%", "mem%", "l2hit%",
+                   "spills", "kernel (grid x block)");
   for (const auto& k : r.kernels) {
-    o += fmt::format(
-        "{:>4} {:>11} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {} {} x {}\n", k.id,
-        k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
-        Fmt(k.registers_per_thread, "{:.0f}"), Fmt(k.achieved_occupancy_percent),
-        Fmt(k.issue_active_percent), Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
-        Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
-        k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name, k.grid_size, k.block_size);
+    o += fmt::format("{:>4} {:>11} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {} {} x {}\n",
+                     k.id, k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
+                     Fmt(k.sm_frequency_mhz, "{:.0f}"), Fmt(k.registers_per_thread, "{:.0f}"),
+                     Fmt(k.achieved_occupancy_percent), Fmt(k.issue_active_percent),
+                     Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
+                     Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
+                     k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name, k.grid_size,
+                     k.block_size);
     if (!k.top_stalls.empty()) {
       std::vector<std::string> parts;
       for (const auto& s : k.top_stalls)

@@ -40,6 +40,9 @@ struct KernelProfile {
   std::optional<double> memory_throughput_percent;
   std::optional<double> l2_hit_rate_percent;
   std::optional<double> local_spilling_requests;
+  // The SM clock ncu recorded for this kernel (details: "SM Frequency"; raw:
+  // sm__/gpc__cycles_elapsed.avg.per_second), in MHz.
+  std::optional<double> sm_frequency_mhz;
   std::vector<Stall> top_stalls;          // up to 5, largest first (raw page with stall metrics)
   std::map<std::string, Metric> metrics;  // everything, by metric name
 };
@@ -57,6 +60,12 @@ Result<NcuReport> ReadNcuCsv(const std::string& path);
 Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label);
 // "29,088" -> 29088; "n/a", "" -> nullopt.
 std::optional<double> ParseNcuNumber(std::string_view s);
+
+// An ncu export is never taken under a vouch clock window: its figures are unattributed (the
+// per-kernel SM frequency is the clock ncu itself saw, under its own --clock-control).
+inline constexpr const char* kNcuClockWindow =
+    "unattributed: an ncu export has no vouch clock window; per kernel, the SM frequency ncu "
+    "recorded (under its --clock-control) is shown";
 
 nlohmann::json NcuToJson(const NcuReport& r);
 std::string RenderNcuText(const NcuReport& r);

@@ -103,3 +103,29 @@ TEST(NcuCsv, HostileInputs) {
 
 }  // namespace
 }  // namespace vouch::ncu
+
+namespace vouch::ncu {
+namespace {
+
+TEST(NcuCsv, KeepsTheSmFrequencyAndSaysUnattributed) {
+  auto d = ReadNcuCsv(std::string(VOUCH_FIXTURES_DIR) + "/ncu_details.csv");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_FALSE(d->kernels.empty());
+  ASSERT_TRUE(d->kernels[0].sm_frequency_mhz);
+  EXPECT_NEAR(*d->kernels[0].sm_frequency_mhz, 1790.345542, 1e-3);  // "hz","1,790,345,542.74"
+  auto r = ReadNcuCsv(std::string(VOUCH_FIXTURES_DIR) + "/ncu_raw.csv");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->kernels[0].sm_frequency_mhz);
+  EXPECT_NEAR(*r->kernels[0].sm_frequency_mhz, 1793.905562, 1e-3);  // gpc__cycles_elapsed
+  std::string text = RenderNcuText(*d);
+  EXPECT_NE(text.find("clock: unattributed: an ncu export has no vouch clock window"),
+            std::string::npos);
+  EXPECT_NE(text.find("SM MHz"), std::string::npos);
+  EXPECT_NE(text.find(" 1790 "), std::string::npos) << text.substr(0, 600);
+  auto j = NcuToJson(*d);
+  EXPECT_EQ(j["clock_window"], kNcuClockWindow);
+  EXPECT_NEAR(j["kernels"][0]["sm_frequency_mhz"].get<double>(), 1790.35, 0.01);
+}
+
+}  // namespace
+}  // namespace vouch::ncu

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "gputrace/leg_trace.h"
 #include "metrics/channel.h"
 #include "util/fs.h"
 #include "util/host.h"
@@ -237,7 +238,36 @@ nlohmann::json ToJson(const LegRecord& l) {
           {"window", ToJson(l.window)},
           {"evidence_errors", l.evidence_errors},
           {"valid", l.valid},
-          {"reasons", l.reasons}};
+          {"reasons", l.reasons},
+          {"gpu_trace", l.gpu_trace}};
+}
+
+nlohmann::json WindowAttribution(const LegRecord& l) {
+  nlohmann::json sm;
+  for (const auto& g : l.window.gpus)
+    if (g.fold.sm_mhz)
+      sm.push_back({{"gpu", g.fold.gpu},
+                    {"median_mhz", g.fold.sm_mhz->median},
+                    {"min_mhz", g.fold.sm_mhz->min},
+                    {"max_mhz", g.fold.sm_mhz->max}});
+  return {{"leg", l.index},
+          {"arm", l.arm},
+          {"role", l.role},
+          {"dir", l.dir},
+          {"verdict", ToString(l.window.verdict.status)},
+          {"reasons", l.window.verdict.reasons},
+          {"sm_clock", sm.is_null() ? nlohmann::json::array() : sm}};
+}
+
+std::string AttributionLine(const nlohmann::json& window) {
+  if (!window.is_object() || !window.contains("leg")) return "unattributed: no clock window";
+  std::string clock;
+  for (const auto& g : window.value("sm_clock", nlohmann::json::array()))
+    clock += fmt::format(", GPU {} SM median {:.0f} MHz", g.value("gpu", -1),
+                         g.value("median_mhz", 0.0));
+  return fmt::format("clock window: leg {} ({} {}), window {}{}", window.value("leg", -1),
+                     window.value("arm", ""), window.value("role", ""),
+                     window.value("verdict", "?"), clock);
 }
 
 Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig& config,
@@ -259,6 +289,15 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   spec.shell = arm.shell;
   spec.env = arm.env;
   spec.env.emplace_back("VOUCH_METRICS", fs::absolute(metrics_path).string());
+  if (!config.gpu_trace_lib.empty()) {
+    for (const auto& [k, v] : arm.env)
+      if (k == "CUDA_INJECTION64_PATH" || k == "NVTX_INJECTION64_PATH" || k == "VOUCH_GPU_TRACE")
+        return MakeError("leg {} ({} {}): --gpu-trace sets {} itself, and the arm sets it too ({})",
+                         index, arm.name, role, k, v);
+    spec.env.emplace_back("CUDA_INJECTION64_PATH", config.gpu_trace_lib);
+    spec.env.emplace_back("NVTX_INJECTION64_PATH", config.gpu_trace_lib);
+    spec.env.emplace_back("VOUCH_GPU_TRACE", (fs::absolute(dir) / "gpu-trace.%p.jsonl").string());
+  }
   spec.cwd = arm.cwd;
   spec.timeout_ns = static_cast<std::int64_t>(config.timeout_s * 1e9);
   spec.stdout_path = (fs::path(dir) / "stdout.txt").string();
@@ -268,6 +307,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   spec.label = fmt::format("leg {} ({} {})", index + 1, arm.name, role);
   WindowOptions wo = config.window;
   wo.dir = dir;
+  wo.summary_sync = FileSync::kNoFsync;  // the run's journal holds the window, synced
   if (auto s = MakeDirs(dir); !s) return s.error();
   // The channel is fresh for every leg: a file left in this leg's folder (by an earlier
   // run there) must not lend it values. It is vouch's own file.
@@ -350,9 +390,35 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     rec.reasons.push_back("metrics channel: " + channel_error);
   auto builtin = BuiltinMetrics(rec.result, rec.peak_device_mem_bytes, rec.window);
   rec.metrics.insert(rec.metrics.end(), builtin.begin(), builtin.end());
+  if (!config.gpu_trace_lib.empty()) {
+    std::optional<gputrace::RegionNs> region;
+    if (auto r = region_of(rec.result))
+      region = gputrace::RegionNs{static_cast<std::int64_t>(r->begin_unix_s * 1e9),
+                                  static_cast<std::int64_t>(r->end_unix_s * 1e9)};
+    auto g = gputrace::AnalyzeLegDir(dir, region);
+    if (!g) {
+      rec.reasons.push_back("gpu trace: " + g.error().message);
+    } else {
+      if (g->dropped > 0)
+        rec.reasons.push_back(fmt::format(
+            "gpu trace: CUPTI dropped {} record(s): its GPU figures are lower bounds", g->dropped));
+      if (g->partial && rec.result.Succeeded())
+        rec.reasons.push_back("gpu trace: partial (a traced process did not exit cleanly)");
+      if (rec.result.Succeeded()) {
+        auto gm = gputrace::GpuTraceMetrics(*g);
+        rec.metrics.insert(rec.metrics.end(), gm.begin(), gm.end());
+      }
+      rec.gpu_trace = gputrace::ToJson(*g);
+      rec.gpu_trace["clock_window"] = WindowAttribution(rec);
+      (void)WriteFileAtomic((fs::path(dir) / "gpu-trace.json").string(),
+                            rec.gpu_trace.dump(2) + "\n");
+    }
+  }
   rec.valid = rec.reasons.empty();
-  // The leg's own record beside its evidence.
-  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n");
+  // The leg's own record beside its evidence (not synced: the run's journal, synced, holds
+  // the same object).
+  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n",
+                        FileSync::kNoFsync);
   return rec;
 }
 

@@ -30,6 +30,9 @@ struct LegConfig {
   double timeout_s = 0;
   bool tee = false;
   std::optional<std::uint64_t> output_cap_bytes;
+  // --gpu-trace: the CUPTI tracer injected into the leg (CUDA_INJECTION64_PATH); empty: off.
+  // Its files go into the leg's directory, its figures into the leg's metrics (gpu.*).
+  std::string gpu_trace_lib;
 };
 
 struct LegRecord {
@@ -46,9 +49,18 @@ struct LegRecord {
   std::vector<std::string> evidence_errors;
   bool valid = false;
   std::vector<std::string> reasons;  // why not valid
+  // --gpu-trace: the leg's GPU trace folded over its measured region (gputrace/leg_trace.h's
+  // vouch.gpu_trace object, with the clock window it was taken under); null when not traced.
+  nlohmann::json gpu_trace;
 };
 
 nlohmann::json ToJson(const LegRecord& leg);
+
+// The clock window a leg's figures were taken under (leg, arm, role, window verdict, SM clock),
+// for a trace's or a per-kernel figure's attribution; AttributionLine renders it as one line,
+// or "unattributed: no clock window" for a null object (an external trace, an ncu export).
+nlohmann::json WindowAttribution(const LegRecord& leg);
+std::string AttributionLine(const nlohmann::json& window);
 
 using ProgressFn = std::function<void(const std::optional<Sample>& last, double elapsed_s)>;
 

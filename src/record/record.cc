@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "clock/window.h"
+#include "record/journal.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/host.h"
@@ -181,21 +182,9 @@ std::map<std::string, std::vector<MetricSummary>> SummariesByArm(const RunRecord
   return out;
 }
 
-nlohmann::json ToJson(const RunRecord& r) {
-  nlohmann::json arms = nlohmann::json::array();
-  for (const auto& a : r.arms) {
-    nlohmann::json env = nlohmann::json::object();
-    for (const auto& [k, v] : a.env) env[k] = IsSecretName(k) ? "<redacted>" : v;
-    arms.push_back({{"name", a.name},
-                    {"argv", RedactArgv(a.argv)},
-                    {"env", env},
-                    {"cwd", a.cwd.empty() ? std::filesystem::current_path().string() : a.cwd},
-                    {"shell", a.shell}});
-  }
-  nlohmann::json legs = nlohmann::json::array();
-  for (const auto& l : r.legs) legs.push_back(ToJson(l));
+nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSummary>>& by_arm) {
   nlohmann::json summary = nlohmann::json::object();
-  for (const auto& [arm, sums] : SummariesByArm(r)) {
+  for (const auto& [arm, sums] : by_arm) {
     nlohmann::json a = nlohmann::json::array();
     for (const auto& s : sums)
       a.push_back(
@@ -210,6 +199,23 @@ nlohmann::json ToJson(const RunRecord& r) {
            {"spread_pct", s.spread_pct ? nlohmann::json(*s.spread_pct) : nlohmann::json()}});
     summary[arm] = a;
   }
+  return summary;
+}
+
+nlohmann::json ToJson(const RunRecord& r) {
+  nlohmann::json arms = nlohmann::json::array();
+  for (const auto& a : r.arms) {
+    nlohmann::json env = nlohmann::json::object();
+    for (const auto& [k, v] : a.env) env[k] = IsSecretName(k) ? "<redacted>" : v;
+    arms.push_back({{"name", a.name},
+                    {"argv", RedactArgv(a.argv)},
+                    {"env", env},
+                    {"cwd", a.cwd.empty() ? std::filesystem::current_path().string() : a.cwd},
+                    {"shell", a.shell}});
+  }
+  nlohmann::json legs = nlohmann::json::array();
+  for (const auto& l : r.legs) legs.push_back(ToJson(l));
+  nlohmann::json summary = SummaryToJson(SummariesByArm(r));
   nlohmann::json viol = nlohmann::json::array();
   for (const auto& v : r.violations)
     viol.push_back({{"leg", v.leg},
@@ -416,6 +422,9 @@ Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
   if (v != kRecordSchemaVersion)
     return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch",
                      path, v, kRecordSchemaVersion);
+  // A run killed before its end: its finished legs are in the journal beside the record.
+  if (auto s = AssembleFromJournal(std::filesystem::path(path).parent_path().string(), &j); !s)
+    return s.error();
   if (auto shape = CheckRecordShape(j); !shape)
     return MakeError(
         "{}: {} (hand-edited or written by another tool?); no figure is read from "

@@ -1,5 +1,7 @@
-// The record: one directory per run, record.json plus per-leg evidence. Written atomically
-// after every leg, so an interrupted run keeps every finished leg and says what is missing.
+// The record: one directory per run, record.json plus per-leg evidence. record.json is
+// written atomically when the run starts and when it ends; each finished leg is appended to
+// the journal legs.jsonl in between (journal.h), so an interrupted or killed run keeps every
+// finished leg and says what is missing, and a long run stays linear.
 #pragma once
 
 #include <map>
@@ -53,6 +55,7 @@ nlohmann::json CaptureContention(Device& device, const std::vector<int>& gpus);
 
 // Per arm and metric, over the VALID measured legs only.
 std::map<std::string, std::vector<MetricSummary>> SummariesByArm(const RunRecord& r);
+nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSummary>>& by_arm);
 nlohmann::json ToJson(const RunRecord& r);
 Status WriteRecord(const std::string& dir, const RunRecord& r);
 

@@ -190,7 +190,7 @@ Status Parser::Record(simdjson::dom::element rec) {
     a.start_ns = *s - offset_;
     a.end_ns = *e - offset_;
     a.correlation = IntOr(rec, "corr", -1);
-    a.pid = IntOr(rec, "pid", pid_);
+    a.pid = pid_;  // one file is one process: the header's pid, as for its kernels and ranges
     a.tid = IntOr(rec, "tid", -1);
     a.name_id = *n;
     a.kind = IntOr(rec, "drv", 0) ? ApiKind::kDriver : ApiKind::kRuntime;

@@ -201,6 +201,12 @@ const char* SkipSpace(const char* p, const char* end) {
 // JSON whitespace (the forward scanner keeps std::isspace, as before).
 bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// A raw token without the whitespace simdjson leaves after it.
+std::string_view TrimJsonSpace(std::string_view tok) {
+  while (!tok.empty() && IsJsonSpace(tok.back())) tok.remove_suffix(1);
+  return tok;
+}
+
 // The text of a JSON string whose opening quote is just before RAW: the bytes themselves when
 // they hold no backslash (then they are the unescaped text), otherwise UNESCAPE(), which
 // also checks the escapes. Stage 1 guarantees the closing quote.
@@ -225,8 +231,107 @@ std::string_view Key(simdjson::simdjson_result<simdjson::ondemand::field>& field
 }
 
 std::string_view String(simdjson::ondemand::value& value) {
-  simdjson::ondemand::raw_json_string raw = value.get_raw_json_string();
-  return RawOrUnescaped(raw.raw(), [&] { return std::string_view(value.get_string()); });
+  // The token runs from the opening quote to the next structural character, so its length
+  // is known without a scan; one memchr then tells whether it needs unescaping.
+  std::string_view tok = value.raw_json_token();
+  if (tok.empty() || tok.front() != '"') return value.get_string();  // throws: not a string
+  while (tok.size() > 1 && tok.back() != '"') tok.remove_suffix(1);  // trailing whitespace
+  std::string_view body = tok.substr(1, tok.size() - 2);
+  if (tok.size() < 2 || std::memchr(body.data(), '\\', body.size()))
+    return value.get_string();  // escapes: simdjson unescapes and checks them
+  return body;
+}
+
+// The event fields vouch reads; kOther for every other key.
+enum class Field { kPh, kCat, kName, kTs, kDur, kPid, kTid, kArgs, kOther };
+
+Field FieldNamed(std::string_view k) {
+  if (k == "ph") return Field::kPh;
+  if (k == "cat") return Field::kCat;
+  if (k == "name") return Field::kName;
+  if (k == "ts") return Field::kTs;
+  if (k == "dur") return Field::kDur;
+  if (k == "pid") return Field::kPid;
+  if (k == "tid") return Field::kTid;
+  if (k == "args") return Field::kArgs;
+  return Field::kOther;
+}
+
+// True when the raw key bytes at K are WORD followed by the closing quote (padding makes the
+// read safe: the document goes on, or simdjson's padding follows it).
+template <std::size_t N>
+bool RawKeyIs(const char* k, const char (&word)[N]) {
+  for (std::size_t i = 0; i + 1 < N; ++i)  // unrolled by the compiler: no memcmp call
+    if (k[i] != word[i]) return false;
+  return k[N - 1] == '"';
+}
+
+// An event's key from its raw bytes: the known keys by their bytes and closing quote (no
+// scan, no copy); any other key only by its unescaped text, so that an escaped spelling of
+// a known key ("c\u0061t") is still that key.
+Field EventKey(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  const char* k = field.key().value().raw();
+  switch (k[0]) {
+    case 'p':
+      if (RawKeyIs(k, "ph")) return Field::kPh;
+      if (RawKeyIs(k, "pid")) return Field::kPid;
+      break;
+    case 'c':
+      if (RawKeyIs(k, "cat")) return Field::kCat;
+      break;
+    case 'n':
+      if (RawKeyIs(k, "name")) return Field::kName;
+      break;
+    case 't':
+      if (RawKeyIs(k, "ts")) return Field::kTs;
+      if (RawKeyIs(k, "tid")) return Field::kTid;
+      break;
+    case 'd':
+      if (RawKeyIs(k, "dur")) return Field::kDur;
+      break;
+    case 'a':
+      if (RawKeyIs(k, "args")) return Field::kArgs;
+      break;
+    default:
+      break;
+  }
+  return FieldNamed(Key(field));
+}
+
+// The args vouch reads, the same way.
+enum class Arg { kCorrelation, kStream, kDevice, kBytes, kExternal, kOther };
+
+Arg ArgNamed(std::string_view k) {
+  if (k == "correlation") return Arg::kCorrelation;
+  if (k == "stream") return Arg::kStream;
+  if (k == "device") return Arg::kDevice;
+  if (k == "bytes") return Arg::kBytes;
+  if (k == "External id") return Arg::kExternal;
+  return Arg::kOther;
+}
+
+Arg ArgKey(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  const char* k = field.key().value().raw();
+  switch (k[0]) {
+    case 'c':
+      if (RawKeyIs(k, "correlation")) return Arg::kCorrelation;
+      break;
+    case 's':
+      if (RawKeyIs(k, "stream")) return Arg::kStream;
+      break;
+    case 'd':
+      if (RawKeyIs(k, "device")) return Arg::kDevice;
+      break;
+    case 'b':
+      if (RawKeyIs(k, "bytes")) return Arg::kBytes;
+      break;
+    case 'E':
+      if (RawKeyIs(k, "External id")) return Arg::kExternal;
+      break;
+    default:
+      break;
+  }
+  return ArgNamed(Key(field));
 }
 
 // What one event says, as read; views point into the parse (valid until the next batch).
@@ -235,6 +340,11 @@ struct EventFields {
   std::int64_t ts = 0, dur = 0, pid = -1, tid = -1;
   std::int64_t correlation = -1, stream = -1, device = -1, bytes = 0, external = -1;
   bool has_ts = false, has_dur = false;
+  // Set when "cat" has been read: an event vouch does not keep (cpu_op, python_function:
+  // most of a trace) then skips its name and args without walking them.
+  bool classified = false;
+  Cat kind = Cat::kUnknown;
+  bool Unused() const { return classified && (kind == Cat::kSkip || kind == Cat::kUnknown); }
 };
 
 class Builder {
@@ -246,41 +356,67 @@ class Builder {
   static void Read(simdjson::ondemand::object obj, EventFields* out) {
     EventFields& f = *out;
     for (auto field : obj) {
-      std::string_view key = Key(field);
+      Field key = EventKey(field);
+      if (key == Field::kOther) continue;  // its value is skipped by the iteration
       simdjson::ondemand::value value = field.value();
-      if (key == "ph") {
+      if (key == Field::kPh) {
         f.ph = String(value);
-      } else if (key == "cat") {
+      } else if (key == Field::kCat) {
+        // A second "cat" could come after args were skipped for the first: refused.
+        if (f.classified) throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
         f.cat = String(value);
-      } else if (key == "name") {
-        if (value.type() == simdjson::ondemand::json_type::string) f.name = String(value);
-      } else if (key == "ts") {
+        f.kind = Classify(f.cat);
+        f.classified = true;
+      } else if (key == Field::kName) {
+        if (f.Unused()) continue;
+        // A name that is a number (or true/false/null) is kept as written; an object or an
+        // array is no name at all and refuses the event.
+        auto type = value.type().value();
+        if (type == simdjson::ondemand::json_type::string)
+          f.name = String(value);
+        else if (type == simdjson::ondemand::json_type::object ||
+                 type == simdjson::ondemand::json_type::array)
+          throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+        else
+          f.name = TrimJsonSpace(value.raw_json_token());
+      } else if (key == Field::kTs) {
         f.has_ts = ParseMicrosToNs(value.raw_json_token(), &f.ts);
         if (!f.has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
-      } else if (key == "dur") {
+      } else if (key == Field::kDur) {
         f.has_dur = ParseMicrosToNs(value.raw_json_token(), &f.dur);
         if (!f.has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
-      } else if (key == "pid") {
+      } else if (key == Field::kPid) {
         f.pid = IntOr(value, -1);
-      } else if (key == "tid") {
+      } else if (key == Field::kTid) {
         f.tid = IntOr(value, -1);
-      } else if (key == "args") {
-        if (value.type() != simdjson::ondemand::json_type::object) continue;
+      } else if (key == Field::kArgs) {
+        if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) continue;
         for (auto arg : value.get_object()) {
-          std::string_view k = Key(arg);
-          if (k == "correlation")
-            f.correlation = IntOr(arg.value(), -1);
-          else if (k == "stream")
-            f.stream = IntOr(arg.value(), -1);
-          else if (k == "device")
-            f.device = IntOr(arg.value(), -1);
-          else if (k == "bytes")
-            f.bytes = IntOr(arg.value(), 0);
-          else if (k == "External id")
-            f.external = IntOr(arg.value(), -1);
+          switch (ArgKey(arg)) {
+            case Arg::kCorrelation:
+              f.correlation = IntOr(arg.value(), -1);
+              break;
+            case Arg::kStream:
+              f.stream = IntOr(arg.value(), -1);
+              break;
+            case Arg::kDevice:
+              f.device = IntOr(arg.value(), -1);
+              break;
+            case Arg::kBytes:
+              f.bytes = IntOr(arg.value(), 0);
+              break;
+            case Arg::kExternal:
+              f.external = IntOr(arg.value(), -1);
+              break;
+            case Arg::kOther:
+              break;
+          }
         }
       }
     }
+    // Its end must be a time too (model.h's bound), or spans and sums could overflow.
+    if (f.has_ts && f.has_dur && !TimeInRange(f.ts + f.dur))
+      throw simdjson::simdjson_error(simdjson::NUMBER_OUT_OF_RANGE);
   }
 
   void Commit(const EventFields& f) {
@@ -289,7 +425,7 @@ class Builder {
       Skip(f.ph == "M" ? "(metadata)" : "(no category)");
       return;
     }
-    Cat kind = Classify(f.cat);
+    Cat kind = f.classified ? f.kind : Classify(f.cat);
     if (kind == Cat::kSkip) {
       Skip(f.cat);
       return;
@@ -298,8 +434,15 @@ class Builder {
       ++unknown_[std::string(f.cat)];
       return;
     }
-    if (f.ph != "X" || !f.has_ts || !f.has_dur || f.dur < 0) {
+    if (f.ph != "X" || !f.has_ts || !f.has_dur) {
       Skip(std::string(f.cat) + " (not a complete event with ts and dur)");
+      return;
+    }
+    if (f.dur < 0) {
+      // Counted apart and warned about: a GPU op with a negative duration is a broken
+      // trace, and leaving it out silently would make its time vanish.
+      Skip(std::string(f.cat) + " (negative duration)");
+      ++negative_[std::string(f.cat)];
       return;
     }
     std::uint32_t name_id = names_.Intern(f.name);
@@ -365,6 +508,11 @@ class Builder {
     t_->last_ns = last_ns_;
     for (auto& [k, v] : skipped_) t_->skipped_by_category[k] += v;
     for (auto& [k, v] : unknown_) t_->unknown_categories[k] += v;
+    for (auto& [k, v] : negative_)
+      t_->warnings.push_back(
+          fmt::format("{}: {} '{}' event(s) with a negative duration were left out (a broken "
+                      "trace: their time is not in any figure)",
+                      t_->path, v, k));
   }
 
  private:
@@ -400,7 +548,9 @@ class Builder {
     if (type.error() || type.value_unsafe() != simdjson::ondemand::json_type::number)
       return fallback;
     double d = 0;
-    if (!v.get_double().get(d) && std::isfinite(d)) return static_cast<std::int64_t>(d);
+    // Only a double inside int64's range converts (1e300 would be undefined behaviour).
+    if (!v.get_double().get(d) && std::isfinite(d) && std::fabs(d) < 9.2e18)
+      return static_cast<std::int64_t>(d);
     return fallback;
   }
   void Skip(std::string_view cat) {
@@ -421,6 +571,7 @@ class Builder {
   std::map<std::string, std::int64_t, std::less<>> skipped_;
   std::map<std::string, std::int64_t, std::less<>>::iterator last_skip_ = skipped_.end();
   std::map<std::string, std::int64_t, std::less<>> unknown_;
+  std::map<std::string, std::int64_t, std::less<>> negative_;
 };
 
 // Parses "[" + events + "]" where the brackets overwrite the bytes just around the events,
@@ -775,14 +926,17 @@ bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
     auto t = std::string(s);
     char* endp = nullptr;
     d = std::strtod(t.c_str(), &endp);
-    if (endp == t.c_str() || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
+    // Inside +-kMaxTimeNs (model.h): ts + dur and every sum stay inside 64 bits.
+    if (endp == t.c_str() || !std::isfinite(d) ||
+        !(std::fabs(d) * 1000.0 < static_cast<double>(kMaxTimeNs)))
+      return false;
     *ns = static_cast<std::int64_t>(std::llround(d * 1000.0));
-    return true;
+    return TimeInRange(*ns);
   }
   for (int k = std::min(frac_digits, 3); k < 3; ++k) frac *= 10;
-  std::int64_t v = whole * 1000 + frac + (round_up ? 1 : 0);
+  std::int64_t v = whole * 1000 + frac + (round_up ? 1 : 0);  // < 10^18: fits
   *ns = neg ? -v : v;
-  return true;
+  return TimeInRange(*ns);
 }
 
 Result<Trace> ReadKinetoTrace(const std::string& path) {

@@ -294,5 +294,56 @@ TEST(KinetoReader, MalformedAndEmptyInputs) {
   EXPECT_EQ(bare->ops.size(), 1u);
 }
 
+// Issue 12: what a Kineto reader used to drop or cut silently.
+std::string OneKernel(const std::string& fields) {
+  return R"({"traceEvents": [{"ph": "X", "cat": "kernel", )" + fields +
+         R"(, "args": {"device": 0, "stream": 7, "correlation": 1}}]})";
+}
+
+TEST(KinetoReader, ANegativeDurationIsCountedAndWarnedAbout) {
+  auto t = ParseKinetoJson(
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 10, "dur": -5},)"
+      R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 20, "dur": 5}]})",
+      "neg.json");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->ops.size(), 1u);
+  EXPECT_EQ(t->skipped_by_category.at("kernel (negative duration)"), 1);
+  ASSERT_EQ(t->warnings.size(), 1u);
+  EXPECT_NE(t->warnings[0].find("neg.json: 1 'kernel' event(s) with a negative duration"),
+            std::string::npos)
+      << t->warnings[0];
+}
+
+TEST(KinetoReader, ANameThatIsANumberIsKeptAsWritten) {
+  auto t = ParseKinetoJson(OneKernel(R"("name": 1234, "ts": 1, "dur": 2)"), "num.json");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->ops.size(), 1u);
+  EXPECT_EQ(t->Name(t->ops[0].name_id), "1234");
+  auto obj = ParseKinetoJson(OneKernel(R"("name": {"a": 1}, "ts": 1, "dur": 2)"), "obj.json");
+  ASSERT_FALSE(obj.ok());
+  EXPECT_NE(obj.error().message.find("obj.json: malformed trace event"), std::string::npos)
+      << obj.error().message;
+}
+
+TEST(KinetoReader, TimesPast64BitsAreRefusedNotWrapped) {
+  for (const char* fields : {R"("name": "k", "ts": 1e300, "dur": 2)",
+                             R"("name": "k", "ts": 4000000000000000, "dur": 4000000000000000)",
+                             R"("name": "k", "ts": 1, "dur": -1e300)"}) {
+    SCOPED_TRACE(fields);
+    auto t = ParseKinetoJson(OneKernel(fields), "big.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find("big.json: malformed trace event between bytes"),
+              std::string::npos)
+        << t.error().message;
+  }
+  // A correlation id of 1e300 is no id (it was an undefined float-to-int conversion).
+  auto c = ParseKinetoJson(
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,)"
+      R"( "args": {"correlation": 1e300}}]})",
+      "corr.json");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->ops[0].correlation, -1);
+}
+
 }  // namespace
 }  // namespace vouch::trace

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "util/result.h"
 
 namespace vouch::trace {
 
@@ -96,7 +99,20 @@ class NameTable {
   };
   std::vector<std::string>* names_;
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+  // In front of the map: a trace repeats a few hundred names millions of times, and hashing
+  // a 100-byte kernel name per event cost more than the check of a cached one.
+  static constexpr std::size_t kCacheSlots = 1024;
+  std::vector<std::uint32_t> cache_ = std::vector<std::uint32_t>(kCacheSlots, UINT32_MAX);
 };
+
+// Every reader refuses a time at or beyond +-2^62 ns (146 years; epoch-based timestamps are
+// ~2^60.6): with both ends of an event inside it, end - start cannot overflow 64 bits.
+inline constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 62;
+inline bool TimeInRange(std::int64_t ns) { return ns > -kMaxTimeNs && ns < kMaxTimeNs; }
+// Refuses a trace with a time beyond +-kMaxTimeNs, or whose GPU operations' or API calls'
+// durations add up to kMaxTimeNs or more: then no sum a summary forms over one window
+// overflows either. The error names the file. Summarize calls it on every trace.
+Status CheckDurationTotals(const Trace& trace);
 
 // True for API names that launch GPU work (for the launch-overlap figure).
 bool IsLaunchApi(std::string_view name);

@@ -197,5 +197,61 @@ TEST(NsysReader, MissingTablesAndNonSqlite) {
   std::remove(cut.c_str());
 }
 
+// A time that is not an integer inside +-2^62 ns is refused, naming the file, table, row and
+// column: an end of 1e300 (stored as REAL) used to be clamped to INT64_MAX and printed as
+// "kernel time -9223372036854.736 ms" with exit 0, and TEXT was read as 0.
+TEST(NsysReader, ATimeThatIsNotAnIntegerInRangeIsRefusedNamingTheRow) {
+  struct Case {
+    std::string set, says;
+  } cases[] = {
+      {"end = 1e300", "table CUPTI_ACTIVITY_KIND_KERNEL row 3: 'end' is REAL '1.0e+300'"},
+      {"start = 'soon'", "table CUPTI_ACTIVITY_KIND_KERNEL row 3: 'start' is TEXT 'soon'"},
+      {"end = 9223372036854775807",
+       "table CUPTI_ACTIVITY_KIND_KERNEL row 3: 'end' = 9223372036854775807 ns is out of range"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.set);
+    std::string path = MakeDb("badtime.sqlite");
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    Exec(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET " + c.set + " WHERE correlationId = 3");
+    sqlite3_close(db);
+    auto t = ReadNsysSqlite(path);
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find(path), std::string::npos) << t.error().message;
+    EXPECT_NE(t.error().message.find(c.says), std::string::npos) << t.error().message;
+    std::remove(path.c_str());
+  }
+  // The same in the runtime and NVTX tables.
+  std::string path = MakeDb("badtime2.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  Exec(db, "UPDATE NVTX_EVENTS SET start = 'x' WHERE start = 3000");
+  sqlite3_close(db);
+  auto t = ReadNsysSqlite(path);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("table NVTX_EVENTS row 2: 'start' is TEXT 'x'"),
+            std::string::npos)
+      << t.error().message;
+  std::remove(path.c_str());
+}
+
+// In range one by one, but adding up to centuries: refused, not wrapped to a negative sum.
+TEST(NsysReader, DurationsThatAddUpPast64BitsAreRefused) {
+  std::string path = MakeDb("longsum.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  Exec(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 0, end = 4611686018427387903");
+  sqlite3_close(db);
+  auto t = ReadNsysSqlite(path);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  auto s = Summarize(*t, SummaryOptions{});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("durations add up to 2^62 ns"), std::string::npos)
+      << s.error().message;
+  EXPECT_NE(s.error().message.find(path), std::string::npos) << s.error().message;
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace vouch::trace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -17,7 +18,8 @@ namespace {
 using Interval = std::pair<std::int64_t, std::int64_t>;
 
 std::vector<Interval> Merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+  // Readers mostly give ops in start order already: the check is cheaper than the sort.
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
@@ -86,7 +88,7 @@ Figures Compute(const Trace& t, const std::vector<std::uint32_t>& ops,
   if (f.gpu_op_count) f.gpu_span_ns = hi - lo;
   // Gaps: kernels in start order; a gap is the time from the latest end so far to the
   // next start, when positive (kernels on other streams may overlap).
-  std::sort(kernels.begin(), kernels.end());
+  if (!std::is_sorted(kernels.begin(), kernels.end())) std::sort(kernels.begin(), kernels.end());
   std::int64_t reach = std::numeric_limits<std::int64_t>::min();
   for (const auto& k : kernels) {
     if (reach != std::numeric_limits<std::int64_t>::min() && k.first > reach) {
@@ -139,27 +141,34 @@ double Figures::launch_overlap_percent() const {
 }
 
 void Figures::Add(const Figures& o) {
-  elapsed_ns += o.elapsed_ns;
-  gpu_span_ns += o.gpu_span_ns;
-  kernel_sum_ns += o.kernel_sum_ns;
-  kernel_union_ns += o.kernel_union_ns;
-  gpu_op_count += o.gpu_op_count;
-  kernel_count += o.kernel_count;
-  gaps.count += o.gaps.count;
-  gaps.total_ns += o.gaps.total_ns;
+  // Instances may overlap (nested ranges), so their sums are not bounded by the trace's:
+  // an overflow is recorded, and Summarize refuses it, rather than wrapping to a negative.
+  auto add = [this](auto& into, auto v) {
+    if (__builtin_add_overflow(into, v, &into)) overflow = true;
+  };
+  add(elapsed_ns, o.elapsed_ns);
+  add(gpu_span_ns, o.gpu_span_ns);
+  add(kernel_sum_ns, o.kernel_sum_ns);
+  add(kernel_union_ns, o.kernel_union_ns);
+  add(gpu_op_count, o.gpu_op_count);
+  add(kernel_count, o.kernel_count);
+  add(gaps.count, o.gaps.count);
+  add(gaps.total_ns, o.gaps.total_ns);
   gaps.max_ns = std::max(gaps.max_ns, o.gaps.max_ns);
-  launch_api_count += o.launch_api_count;
-  launch_api_union_ns += o.launch_api_union_ns;
-  launch_api_overlap_ns += o.launch_api_overlap_ns;
-  memcpy_count += o.memcpy_count;
-  memcpy_ns += o.memcpy_ns;
-  memcpy_bytes += o.memcpy_bytes;
-  memset_count += o.memset_count;
-  memset_ns += o.memset_ns;
-  memset_bytes += o.memset_bytes;
+  add(launch_api_count, o.launch_api_count);
+  add(launch_api_union_ns, o.launch_api_union_ns);
+  add(launch_api_overlap_ns, o.launch_api_overlap_ns);
+  add(memcpy_count, o.memcpy_count);
+  add(memcpy_ns, o.memcpy_ns);
+  add(memcpy_bytes, o.memcpy_bytes);
+  add(memset_count, o.memset_count);
+  add(memset_ns, o.memset_ns);
+  add(memset_bytes, o.memset_bytes);
+  overflow = overflow || o.overflow;
 }
 
 Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
+  if (auto c = CheckDurationTotals(t); !c.ok()) return c.error();
   Summary s;
   s.path = t.path;
   s.format = t.format;
@@ -233,8 +242,9 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
     // Ops sorted by start, for range queries.
     std::vector<std::uint32_t> order(t.ops.size());
     std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(),
-              [&](auto x, auto y) { return t.ops[x].start_ns < t.ops[y].start_ns; });
+    auto op_before = [&](auto x, auto y) { return t.ops[x].start_ns < t.ops[y].start_ns; };
+    if (!std::is_sorted(order.begin(), order.end(), op_before))
+      std::sort(order.begin(), order.end(), op_before);
     // API calls by (pid, tid), sorted by start.
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> api_by_thread;
     for (std::uint32_t i = 0; i < t.api.size(); ++i)
@@ -289,15 +299,24 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
       s.attribution =
           "GPU work launched (by correlation id) from API calls inside each host range, same "
           "thread";
-      std::unordered_multimap<std::int64_t, std::uint32_t> ops_by_corr;
+      // (correlation, op) pairs in order, searched by range: a tenth of a hash multimap's
+      // memory for 5 M ops, and readers give them mostly in order already.
+      std::vector<std::pair<std::int64_t, std::uint32_t>> ops_by_corr;
+      ops_by_corr.reserve(t.ops.size());
       for (std::uint32_t i = 0; i < t.ops.size(); ++i)
-        if (t.ops[i].correlation >= 0) ops_by_corr.emplace(t.ops[i].correlation, i);
+        if (t.ops[i].correlation >= 0) ops_by_corr.emplace_back(t.ops[i].correlation, i);
+      if (!std::is_sorted(ops_by_corr.begin(), ops_by_corr.end()))
+        std::sort(ops_by_corr.begin(), ops_by_corr.end());
       for (std::size_t k = 0; k < cpu.size(); ++k) {
         const Range& c = *cpu[k];
         auto api = api_in(c);
         std::vector<std::uint32_t> ops;
         for (auto a : api) {
-          auto [b, e] = ops_by_corr.equal_range(t.api[a].correlation);
+          auto b =
+              std::lower_bound(ops_by_corr.begin(), ops_by_corr.end(),
+                               std::pair<std::int64_t, std::uint32_t>(t.api[a].correlation, 0));
+          auto e = b;
+          while (e != ops_by_corr.end() && e->first == t.api[a].correlation) ++e;
           for (auto p = b; p != e; ++p) {
             const GpuOp& o = t.ops[p->second];
             if (o.pid >= 0 && t.api[a].pid >= 0 && o.pid != t.api[a].pid) continue;
@@ -313,6 +332,11 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
       }
     }
     for (const auto& inst : s.instances) s.total.Add(inst.figures);
+    if (s.total.overflow)
+      return MakeError(
+          "{}: the window '{}' adds up to more than 2^63 ns or bytes over its instances: not a "
+          "real trace (corrupt times?)",
+          t.path, opt.window);
   }
 
   // Kernel table and components.
@@ -323,19 +347,24 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
   std::map<std::string, ComponentRow> comps;
   std::map<std::string, std::int64_t> comp_top_ns;
   for (auto& [name_id, d] : durations) {
-    std::sort(d.begin(), d.end());
     KernelRow row;
     row.name = t.Name(name_id);
     row.component = opt.rules.Classify(row.name);
     row.count = static_cast<std::int64_t>(d.size());
     row.total_ns = std::accumulate(d.begin(), d.end(), std::int64_t{0});
     row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.count);
+    // The median by selection, not a sort (linear; 5 M kernels were a sort each run).
     std::size_t n = d.size();
-    row.median_ns = n % 2
-                        ? static_cast<double>(d[n / 2])
-                        : (static_cast<double>(d[n / 2 - 1]) + static_cast<double>(d[n / 2])) / 2.0;
-    row.min_ns = d.front();
-    row.max_ns = d.back();
+    auto [lo, hi] = std::minmax_element(d.begin(), d.end());
+    row.min_ns = *lo;
+    row.max_ns = *hi;
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(n / 2), d.end());
+    double upper = static_cast<double>(d[n / 2]);
+    row.median_ns = n % 2 ? upper
+                          : (static_cast<double>(*std::max_element(
+                                 d.begin(), d.begin() + static_cast<std::ptrdiff_t>(n / 2))) +
+                             upper) /
+                                2.0;
     row.mixture = row.count >= kMixtureMinCount &&
                   static_cast<double>(row.max_ns) >= kMixtureMaxOverMedian * row.median_ns;
     row.percent_of_kernel_time =
@@ -532,22 +561,86 @@ nlohmann::json Opt(std::optional<double> v) {
 }
 }  // namespace
 
-nlohmann::json SummaryToJson(const Summary& s) {
+namespace {
+
+// The document without its per-instance array (INSTANCES false) or with it.
+nlohmann::json SummaryJson(const Summary& s, bool instances);
+
+// TEXT with INDENT spaces after every newline: a dump(2) nested at that depth.
+void AppendIndented(std::string* out, const std::string& text, std::size_t indent) {
+  std::size_t pos = 0;
+  for (;;) {
+    std::size_t nl = text.find('\n', pos);
+    out->append(text, pos, nl == std::string::npos ? std::string::npos : nl + 1 - pos);
+    if (nl == std::string::npos) return;
+    out->append(indent, ' ');
+    pos = nl + 1;
+  }
+}
+
+}  // namespace
+
+nlohmann::json SummaryToJson(const Summary& s) { return SummaryJson(s, true); }
+
+void StreamSummaryJson(const Summary& s, const std::function<void(std::string_view)>& sink) {
+  // The same bytes as SummaryToJson(s).dump(2), with the instances written one at a time:
+  // 100k instances as one JSON tree were 5x the trace file in memory.
+  nlohmann::json j = SummaryJson(s, false);
+  if (!s.instances.empty()) j["instances"] = nullptr;  // its place in the key order
+  std::string out = "{";
+  bool first = true;
+  auto flush = [&](bool force) {
+    if (force || out.size() >= (std::size_t{1} << 16)) {
+      sink(out);
+      out.clear();
+    }
+  };
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out += first ? "\n  " : ",\n  ";
+    first = false;
+    out += nlohmann::json(it.key()).dump();
+    out += ": ";
+    if (it.key() != "instances") {
+      AppendIndented(&out, it.value().dump(2), 2);
+      continue;
+    }
+    out += "[";
+    for (std::size_t k = 0; k < s.instances.size(); ++k) {
+      const Instance& i = s.instances[k];
+      auto f = FiguresToJson(i.figures);
+      f["index"] = i.index;
+      f["start_ns"] = i.start_ns;
+      out += k ? ",\n    " : "\n    ";
+      AppendIndented(&out, f.dump(2), 4);
+      flush(false);
+    }
+    out += "\n  ]";
+  }
+  out += first ? "}" : "\n}";
+  flush(true);
+}
+
+namespace {
+
+nlohmann::json SummaryJson(const Summary& s, bool with_instances) {
   nlohmann::json j;
   j["path"] = s.path;
   j["format"] = s.format;
   j["window"] = s.window.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.window);
   j["attribution"] = s.attribution;
+  j["clock_window"] = s.clock_window;
   j["empty"] = s.empty();
   j["totals"] = FiguresToJson(s.total);
   j["instance_count"] = s.instances.size();
   if (!s.instances.empty()) {
-    auto& arr = j["instances"] = nlohmann::json::array();
-    for (const auto& i : s.instances) {
-      auto f = FiguresToJson(i.figures);
-      f["index"] = i.index;
-      f["start_ns"] = i.start_ns;
-      arr.push_back(f);
+    if (with_instances) {
+      auto& arr = j["instances"] = nlohmann::json::array();
+      for (const auto& i : s.instances) {
+        auto f = FiguresToJson(i.figures);
+        f["index"] = i.index;
+        f["start_ns"] = i.start_ns;
+        arr.push_back(f);
+      }
     }
     double n = static_cast<double>(s.instances.size());
     j["per_instance_mean"] = {{"elapsed_ns", static_cast<double>(s.total.elapsed_ns) / n},
@@ -592,9 +685,12 @@ nlohmann::json SummaryToJson(const Summary& s) {
   return j;
 }
 
+}  // namespace
+
 std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
   std::string o;
   Line(o, "{} ({})", s.path, s.format);
+  Line(o, "clock: {}", s.clock_window);
   if (s.window.empty())
     Line(o, "window: whole trace");
   else
@@ -686,8 +782,14 @@ std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
 
 nlohmann::json DiffToJson(const Diff& d) {
   nlohmann::json j;
-  j["a"] = {{"path", d.a.path}, {"window", d.a.window}, {"instances", d.a.instances.size()}};
-  j["b"] = {{"path", d.b.path}, {"window", d.b.window}, {"instances", d.b.instances.size()}};
+  j["a"] = {{"path", d.a.path},
+            {"window", d.a.window},
+            {"instances", d.a.instances.size()},
+            {"clock_window", d.a.clock_window}};
+  j["b"] = {{"path", d.b.path},
+            {"window", d.b.window},
+            {"instances", d.b.instances.size()},
+            {"clock_window", d.b.clock_window}};
   if (d.length_a) j["lengths"] = {*d.length_a, *d.length_b};
   auto& h = j["headline"] = nlohmann::json::object();
   for (const auto& r : d.headline)
@@ -726,7 +828,9 @@ nlohmann::json DiffToJson(const Diff& d) {
 std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
   std::string o;
   Line(o, "A: {}  ({})", d.a.path, d.a.window.empty() ? "whole trace" : "window " + d.a.window);
+  Line(o, "   clock: {}", d.a.clock_window);
   Line(o, "B: {}  ({})", d.b.path, d.b.window.empty() ? "whole trace" : "window " + d.b.window);
+  Line(o, "   clock: {}", d.b.clock_window);
   if (d.length_a) Line(o, "two lengths: A at {}, B at {}", *d.length_a, *d.length_b);
   for (const auto& w : d.warnings) Line(o, "warning: {}", w);
   auto pct = [](std::optional<double> p) {

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/model.h"
@@ -54,6 +56,7 @@ struct Figures {
   std::uint64_t memcpy_bytes = 0;
   std::int64_t memset_count = 0, memset_ns = 0;
   std::uint64_t memset_bytes = 0;
+  bool overflow = false;  // a sum in Add went past 64 bits (Summarize refuses it)
 
   double busy_percent() const;  // kernel union over GPU span
   double launch_overlap_percent() const;
@@ -95,8 +98,17 @@ struct RankEntry {
   double percent_of_span = 0;
 };
 
+// What a trace's figures say about the clock they were taken at when nothing ties the trace to
+// a clock window (the first seed: a per-kernel figure without one cannot be quoted as one).
+inline constexpr const char* kUnattributed =
+    "unattributed: no clock window (a trace from outside a vouch leg); its per-kernel figures "
+    "carry no clock attribution";
+
 struct Summary {
   std::string path;
+  // The clock window the trace was taken under (a vouch leg's trace: that leg's window and
+  // verdict), or kUnattributed. Set by the caller; the summary only reports it.
+  std::string clock_window = kUnattributed;
   std::string format;
   std::string window;       // empty: whole trace
   std::string attribution;  // how GPU work was tied to the window
@@ -151,6 +163,9 @@ Result<Diff> DiffSummaries(const Summary& a, const Summary& b,
                            std::optional<std::pair<double, double>> lengths = std::nullopt);
 
 nlohmann::json SummaryToJson(const Summary& s);
+// The same bytes as SummaryToJson(s).dump(2), handed to SINK in pieces of ~64 KiB with the
+// per-instance objects formatted one at a time (no tree of every instance in memory).
+void StreamSummaryJson(const Summary& s, const std::function<void(std::string_view)>& sink);
 std::string RenderSummaryText(const Summary& s, std::size_t max_kernels = 15);
 nlohmann::json DiffToJson(const Diff& d);
 std::string RenderDiffText(const Diff& d, std::size_t max_kernels = 15);

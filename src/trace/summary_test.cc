@@ -279,5 +279,55 @@ TEST(Diff, SameTraceHasNoChange) {
   for (const auto& r : d->kernels) EXPECT_EQ(r.change_ns(), 0);
 }
 
+// The streamed --json output is the tree's dump, byte for byte, with and without instances.
+TEST(Summary, StreamedJsonIsTheSameBytesAsTheTree) {
+  for (const char* window : {"decode_step", ""}) {
+    SCOPED_TRACE(window);
+    auto s = MustSummarize(kFixture, window);
+    std::string streamed;
+    std::size_t pieces = 0;
+    StreamSummaryJson(s, [&](std::string_view p) {
+      streamed.append(p);
+      ++pieces;
+    });
+    EXPECT_EQ(streamed, SummaryToJson(s).dump(2));
+    EXPECT_GE(pieces, 1u);
+  }
+  Summary empty;
+  std::string streamed;
+  StreamSummaryJson(empty, [&](std::string_view p) { streamed.append(p); });
+  EXPECT_EQ(streamed, SummaryToJson(empty).dump(2));
+}
+
+// Overlapping instances whose sums pass 64 bits: refused, never wrapped to a negative time.
+TEST(Summary, InstanceSumsPast64BitsAreRefused) {
+  Trace t;
+  t.path = "huge.json";
+  NameTable names(&t.names);
+  std::uint32_t win = names.Intern("step"), k = names.Intern("k");
+  const std::int64_t big = kMaxTimeNs / 4;
+  GpuOp op;
+  op.start_ns = 0;
+  op.end_ns = big;
+  op.name_id = k;
+  op.device = 0;
+  t.ops.push_back(op);
+  for (int i = 0; i < 40; ++i) {  // 40 nested GPU ranges over the same op
+    Range r;
+    r.kind = RangeKind::kGpu;
+    r.start_ns = 0;
+    r.end_ns = big;
+    r.name_id = win;
+    t.ranges.push_back(r);
+  }
+  SummaryOptions opt;
+  opt.window = "step";
+  auto s = Summarize(t, opt);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("huge.json: the window 'step' adds up to more than 2^63"),
+            std::string::npos)
+      << s.error().message;
+}
+
 }  // namespace
 }  // namespace vouch::trace

@@ -13,7 +13,7 @@
 
 namespace vouch {
 
-Status WriteFileAtomic(const std::string& path, const std::string& content) {
+Status WriteFileAtomic(const std::string& path, const std::string& content, FileSync sync) {
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return MakeError("cannot create {}: {}", tmp, std::strerror(errno));
@@ -32,7 +32,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if ((sync == FileSync::kFsync && ::fsync(fd) != 0) || ::close(fd) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
     return MakeError("cannot flush {}: {}", path, std::strerror(e));

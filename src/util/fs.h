@@ -8,8 +8,14 @@
 
 namespace vouch {
 
+// kFsync: on stable storage before the rename (survives a power loss). kNoFsync: atomic for
+// readers and kept when vouch is killed, but a crash of the machine may lose it: for
+// per-leg evidence whose content is also in a journal that is synced (record/journal.h),
+// since an fsync on a shared disk costs 0.2 to 100 ms.
+enum class FileSync { kFsync, kNoFsync };
 // Writes to PATH.tmp.<pid> then renames over PATH, so a reader never sees half a file.
-Status WriteFileAtomic(const std::string& path, const std::string& content);
+Status WriteFileAtomic(const std::string& path, const std::string& content,
+                       FileSync sync = FileSync::kFsync);
 // Reads a whole file; refuses files above max_bytes with an error naming the file.
 Result<std::string> ReadFile(const std::string& path, std::uint64_t max_bytes = 1ull << 30);
 // mkdir -p.

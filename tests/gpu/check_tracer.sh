@@ -8,14 +8,15 @@
 #   b  a CUDA graph replayed: every graph kernel counted, with its graph id and node id
 #   p  a process killed by SIGTERM and by SIGKILL mid-run: what was flushed stays, marked partial
 #   c  host-bound decode A/B through `vouch ab --gpu-trace` on GPU time per step: B slower in
-#      at most 8 pairs; an A/A with the same headline not decided
+#      at most 8 pairs (and the same A/B on the wall clock, for comparison)
+#   aa an A/A with the same headline: not decided
 #   d  two arms running identical kernels: flagged as identity
 #   e  the cost bench (bench/cupti/cost.sh): traced vs untraced, torch.profiler as the peer
-# PARTS (default "a b p c d e") picks the parts, so that each run fits a 10-minute limit; the
+# PARTS (default "a b p c aa d e") picks the parts, so that each run fits a 10-minute limit; the
 # cost bench takes LOOPS (bench/cupti/cost.sh). The recorded activity files are copied to
 # OUTDIR/fixtures. Never touches clocks.
 set -u
-PARTS=" ${PARTS:-a b p c d e} "
+PARTS=" ${PARTS:-a b p c aa d e} "
 want() { case "$PARTS" in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=${1:?usage: check_tracer.sh OUTDIR}
 mkdir -p "$OUT/fixtures"
@@ -112,22 +113,28 @@ fi
 
 # (p) Partial traces: SIGTERM (flushed by the handler) and SIGKILL (what the periodic flush left).
 want p && for sig in TERM KILL; do
-  T "$F/killed_$sig.%p.jsonl" "$PY" "$HERE/tracer_torch.py" load --kind short --host-us 200 --iters 100000000 > "$OUT/p_$sig.out" 2>&1 &
+  # exec: $! is the traced Python process itself, not a subshell around it.
+  ( exec env CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" VOUCH_GPU_TRACE="$F/killed_$sig.%p.jsonl" \
+      "$PY" "$HERE/tracer_torch.py" load --kind short --host-us 200 --iters 100000000 ) > "$OUT/p_$sig.out" 2>&1 &
   pid=$!
   sleep 12
   kill -s $sig $pid
+  ( sleep 10; kill -s KILL $pid 2>/dev/null ) &
+  guard=$!
   wait $pid
-  note "p_$sig: exit $?"
+  note "p_$sig: exit $? (pid $pid)"
+  kill $guard 2>/dev/null
   P=$(newest "$F/killed_$sig.*.jsonl")
   # Keep the fixture small: the header and the first records, as the reader sees a partial file.
   step p_${sig}_count 0 "$PY" "$HERE/tracer_count.py" "$P"
+  nsig=$(grep -c '"t":"signal"' "$P")
   check p_$sig "
 import json
 t = json.load(open('$OUT/p_${sig}_count.out'))
-print(f'(p) SIG$sig: partial {t[\"partial\"]}, kernels {t[\"kernels\"]}')
-assert t['partial'] and t['kernels'] > 0
+print(f'(p) SIG$sig: partial {t[\"partial\"]}, kernels {t[\"kernels\"]}, signal records $nsig')
+assert t['partial'] and t['kernels'] > 1000
+assert ('$sig' != 'TERM') or $nsig == 1
 "
-  [ "$sig" = TERM ] && { grep -c '"t":"signal"' "$P" | sed 's/^/signal records: /' >> "$OUT/status.txt"; }
   { head -200 "$P"; grep '"t":"signal"' "$P"; } > "$F/killed_$sig.head.jsonl"
   rm -f "$P"
 done
@@ -136,15 +143,29 @@ done
 DEC="$PY $HERE/tracer_torch.py decode --seconds 4 --layers 16"
 H=gpu.active_ns_per.decode_step
 if ! "$VOUCH" ab --help 2>&1 | grep -q -- "--gpu-trace"; then
-  { want c || want d; } && note "vouch ab has no --gpu-trace yet: (c) and (d) skipped"
+  { want c || want aa || want d; } && note "vouch ab has no --gpu-trace yet: (c) and (d) skipped"
 elif want c; then
   step c_ab_more_gpu 0 "$VOUCH" ab --gpu-trace --a "$DEC" --b "$DEC --extra 1" --max-pairs 8 --seed 3 --band 1 \
     --headline $H --out "$OUT/c-ab" --markdown "$OUT/c-ab.md"
   grep -q "B slower" "$OUT/c_ab_more_gpu.out" || { note "FAIL: (c) A/B not decided B slower"; fail=1; }
   # The same A/B on the wall clock (informational: the host noise is what GPU time avoids).
-  "$VOUCH" ab --a "$DEC" --b "$DEC --extra 1" --pairs 8 --seed 3 --band 1 --headline decode.tokens_per_s \
+  "$VOUCH" ab --a "$DEC" --b "$DEC --extra 1" --pairs 4 --seed 3 --band 1 --headline decode.tokens_per_s \
     --out "$OUT/c-ab-wall" --markdown "$OUT/c-ab-wall.md" > "$OUT/c_ab_wall.out" 2> "$OUT/c_ab_wall.err"
   note "c_ab_wall (informational, wall clock): rc=$?"
+  # A leg's trace through the shared trace model.
+  LEG=$(ls -d "$OUT"/c-ab/legs/*measured*/ 2>/dev/null | head -1)
+  TR=$(ls "$LEG"gpu-trace*.jsonl 2>/dev/null | head -1)
+  [ -n "$TR" ] && step c_summarize 0 "$VOUCH" trace summarize "$TR" --window decode_step
+  # Small fixtures of the two arms (20 steps each) for the tests without a GPU.
+  step c_fixture_a 0 T "$F/decode_a.%p.jsonl" $DEC --steps 20
+  step c_fixture_b 0 T "$F/decode_b.%p.jsonl" $DEC --steps 20 --extra 1
+  # The legs' raw traces are large (tens of MB each): their folds (gpu-trace.json) stay.
+  for d in c-ab c-ab-wall; do
+    find "$OUT/$d" \( -name samples.jsonl -o -name 'gpu-trace.*.jsonl' \) -delete 2>/dev/null
+  done
+  grep -h "A/B verdict\|ratio B/A\|identity\|GPU:" "$OUT"/c_*.out | head -60 >> "$OUT/status.txt"
+fi
+if "$VOUCH" ab --help 2>&1 | grep -q -- "--gpu-trace" && want aa; then
   # A/A: identical kernels, so identity would refuse any verdict; --change-not-on-gpu lets the
   # statistics speak, and they must not decide.
   "$VOUCH" ab --gpu-trace --change-not-on-gpu --a-env RUN=a --b-env RUN=b --pairs 8 --seed 4 --band 1 \
@@ -153,15 +174,8 @@ elif want c; then
   note "c_aa: rc=$rc (want 0 no change or 2 inconclusive)"
   { [ $rc = 0 ] || [ $rc = 2 ]; } || fail=1
   grep -q "B slower\|B faster" "$OUT/c_aa.out" && { note "FAIL: (c) A/A decided"; fail=1; }
-  # A leg's trace through the shared trace model.
-  LEG=$(ls -d "$OUT"/c-ab/legs/*/ 2>/dev/null | head -1)
-  TR=$(ls "$LEG"gpu-trace*.jsonl 2>/dev/null | head -1)
-  [ -n "$TR" ] && step c_summarize 0 "$VOUCH" trace summarize "$TR" --window decode_step
-  [ -n "$TR" ] && cp "$TR" "$F/decode_leg.jsonl"
-  for d in c-ab c-ab-wall c-aa; do
-    find "$OUT/$d" -name samples.jsonl -delete 2>/dev/null
-  done
-  grep -h "A/B verdict\|ratio B/A\|identity\|kernel" "$OUT"/c_*.out | head -60 >> "$OUT/status.txt"
+  find "$OUT/c-aa" \( -name samples.jsonl -o -name 'gpu-trace.*.jsonl' \) -delete 2>/dev/null
+  grep -h "A/B verdict\|ratio B/A\|identity\|GPU:" "$OUT"/c_aa.out | head -20 >> "$OUT/status.txt"
 fi
 if "$VOUCH" ab --help 2>&1 | grep -q -- "--gpu-trace" && want d; then
   # (d) B only does more host work: the same kernels, so identity; refused without the flag.
@@ -171,7 +185,7 @@ if "$VOUCH" ab --help 2>&1 | grep -q -- "--gpu-trace" && want d; then
   step d_identity_host 0 "$VOUCH" ab --gpu-trace --change-not-on-gpu --a "$DEC --host-noise-ms 1" --b "$DEC --host-noise-ms 3" \
     --pairs 4 --seed 5 --headline decode.tokens_per_s --out "$OUT/d-identity-host"
   for d in d-identity d-identity-host; do
-    find "$OUT/$d" -name samples.jsonl -delete 2>/dev/null
+    find "$OUT/$d" \( -name samples.jsonl -o -name 'gpu-trace.*.jsonl' \) -delete 2>/dev/null
   done
   grep -h "A/B verdict\|ratio B/A\|identity\|kernel" "$OUT"/d_*.out | head -40 >> "$OUT/status.txt"
 fi

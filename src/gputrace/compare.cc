@@ -1,0 +1,341 @@
+#include "gputrace/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "stats/ab_stats.h"
+
+namespace vouch::gputrace {
+namespace {
+
+const RangeFigures* FindRange(const LegGpuTrace& g, const std::string& name) {
+  for (const auto& r : g.ranges)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+// One arm on the chosen basis: its multiset per unit when every leg agrees on it, the per-kernel
+// means over legs, and the GPU-active time per unit (median over legs).
+struct ArmBasis {
+  std::optional<KernelMultiset> multiset;  // nullopt: the legs disagree
+  std::vector<std::string> disagreements;
+  std::map<std::string, KernelMean> per_kernel;
+  double active_ns = 0;
+};
+
+ArmBasis Fold(const std::vector<LegGpuTrace>& legs, const std::string& range,
+              const std::string& label) {
+  ArmBasis out;
+  std::vector<double> active;
+  std::optional<KernelMultiset> first;
+  bool agree = true;
+  for (std::size_t i = 0; i < legs.size(); ++i) {
+    const auto& g = legs[i];
+    KernelMultiset ms;
+    if (!range.empty()) {
+      const RangeFigures* r = FindRange(g, range);
+      if (!r) continue;
+      ms = r->modal;
+      for (const auto& [k, m] : r->per_instance) {
+        out.per_kernel[k].count += m.count;
+        out.per_kernel[k].ns += m.ns;
+      }
+      active.push_back(r->median_ns);
+      if (r->modal_fraction < 0.5)
+        out.disagreements.push_back(fmt::format(
+            "arm {} leg {}: only {:.0f} % of the '{}' instances ran its most common kernel mix",
+            label, i + 1, r->modal_fraction * 100, range));
+    } else {
+      for (const auto& [k, a] : g.by_kernel) {
+        ms[k] = a.count;
+        out.per_kernel[k].count += static_cast<double>(a.count);
+        out.per_kernel[k].ns += static_cast<double>(a.total_ns);
+      }
+      active.push_back(static_cast<double>(g.active_ns));
+    }
+    if (!first) {
+      first = ms;
+    } else if (ms != *first) {
+      agree = false;
+    }
+  }
+  std::size_t n = active.size();
+  for (auto& [k, m] : out.per_kernel) {
+    m.count /= static_cast<double>(std::max<std::size_t>(n, 1));
+    m.ns /= static_cast<double>(std::max<std::size_t>(n, 1));
+  }
+  if (auto med = Percentile(active, 50)) out.active_ns = *med;
+  if (agree && first) out.multiset = first;
+  if (!agree)
+    out.disagreements.push_back(fmt::format(
+        "arm {}: its legs ran different kernel multisets {}", label,
+        range.empty() ? "over the measured region (a loop that runs for a time, not a count? mark "
+                        "its step with an NVTX range)"
+                      : fmt::format("per '{}' instance", range)));
+  return out;
+}
+
+std::string Count(double c) {
+  return std::fabs(c - std::round(c)) < 1e-9 ? fmt::format("{:.0f}", c) : fmt::format("{:.2f}", c);
+}
+
+std::string Ns(double ns) {
+  double a = std::fabs(ns);
+  if (a >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (a >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+std::string Short(const std::string& name, std::size_t n = 70) {
+  return name.size() <= n ? name : name.substr(0, n - 3) + "...";
+}
+
+}  // namespace
+
+std::string_view ToString(Identity i) {
+  switch (i) {
+    case Identity::kIdentity:
+      return "identity";
+    case Identity::kMoved:
+      return "moved";
+    case Identity::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::string RangeOfMetric(const std::string& metric, const std::vector<LegGpuTrace>& legs) {
+  std::string rest;
+  for (const char* p : {"gpu.active_ns_per.", "gpu.kernels_per."})
+    if (metric.rfind(p, 0) == 0) rest = metric.substr(std::string(p).size());
+  if (rest.empty()) return "";
+  const std::string suffix = ".spread_pct";
+  for (const auto& g : legs)
+    for (const auto& r : g.ranges) {
+      std::string m = MetricSafe(r.name);
+      if (rest == m || rest == m + suffix) return r.name;
+    }
+  return "";
+}
+
+Result<GpuComparison> CompareArms(const std::vector<LegGpuTrace>& a,
+                                  const std::vector<LegGpuTrace>& b,
+                                  const std::string& headline_range, const std::string& a_label,
+                                  const std::string& b_label) {
+  if (a.empty() || b.empty())
+    return MakeError("no GPU trace for arm {}: no measured leg of it was traced",
+                     a.empty() ? a_label : b_label);
+  GpuComparison c;
+  c.a_label = a_label;
+  c.b_label = b_label;
+  // The basis: the headline's range, else the common range with the most GPU time.
+  std::string range = headline_range;
+  if (!range.empty()) {
+    bool in_a = std::all_of(a.begin(), a.end(), [&](const auto& g) { return FindRange(g, range); });
+    bool in_b = std::all_of(b.begin(), b.end(), [&](const auto& g) { return FindRange(g, range); });
+    if (!in_a || !in_b)
+      return MakeError("NVTX range '{}' (the headline's) is missing from a traced leg of arm {}",
+                       range, !in_a ? a_label : b_label);
+  } else {
+    std::map<std::string, double> weight;
+    std::set<std::string> common;
+    for (const auto& r : a.front().ranges) common.insert(r.name);
+    for (const auto* arm : {&a, &b})
+      for (const auto& g : *arm) {
+        std::set<std::string> here;
+        for (const auto& r : g.ranges) {
+          here.insert(r.name);
+          weight[r.name] += r.median_ns * static_cast<double>(r.instances);
+        }
+        std::set<std::string> keep;
+        std::set_intersection(common.begin(), common.end(), here.begin(), here.end(),
+                              std::inserter(keep, keep.begin()));
+        common = std::move(keep);
+      }
+    double best = -1;
+    for (const auto& n : common)
+      if (weight[n] > best) {
+        best = weight[n];
+        range = n;
+      }
+  }
+  c.basis_range = range;
+  c.basis =
+      range.empty() ? "per measured region" : fmt::format("per instance of NVTX range '{}'", range);
+  ArmBasis fa = Fold(a, range, a_label);
+  ArmBasis fb = Fold(b, range, b_label);
+  c.notes = fa.disagreements;
+  c.notes.insert(c.notes.end(), fb.disagreements.begin(), fb.disagreements.end());
+  for (const auto* arm : {&a, &b})
+    for (const auto& g : *arm) {
+      if (g.partial)
+        c.notes.push_back("a traced leg's trace is partial (its process did not exit cleanly)");
+      if (g.dropped > 0)
+        c.notes.push_back(fmt::format(
+            "a traced leg lost {} records (CUPTI drops): counts are lower bounds", g.dropped));
+    }
+  c.a_active_ns = fa.active_ns;
+  c.b_active_ns = fb.active_ns;
+  if (fa.multiset) c.a_multiset = *fa.multiset;
+  if (fb.multiset) c.b_multiset = *fb.multiset;
+
+  // Per-kernel rows.
+  std::set<std::string> names;
+  for (const auto& [k, m] : fa.per_kernel) names.insert(k);
+  for (const auto& [k, m] : fb.per_kernel) names.insert(k);
+  for (const auto& n : names) {
+    KernelDiffRow row;
+    row.name = n;
+    if (auto it = fa.per_kernel.find(n); it != fa.per_kernel.end()) {
+      row.a_count = it->second.count;
+      row.a_ns = it->second.ns;
+    }
+    if (auto it = fb.per_kernel.find(n); it != fb.per_kernel.end()) {
+      row.b_count = it->second.count;
+      row.b_ns = it->second.ns;
+    }
+    c.a_kernel_ns += row.a_ns;
+    c.b_kernel_ns += row.b_ns;
+    // Counts per unit: the multisets when stable (exact), else the means.
+    std::int64_t ca = c.a_multiset.count(n) ? c.a_multiset.at(n) : 0;
+    std::int64_t cb = c.b_multiset.count(n) ? c.b_multiset.at(n) : 0;
+    bool exact = fa.multiset && fb.multiset;
+    bool in_a = exact ? ca > 0 : row.a_count > 0;
+    bool in_b = exact ? cb > 0 : row.b_count > 0;
+    bool count_differs = exact ? ca != cb : std::fabs(row.a_count - row.b_count) > 1e-9;
+    row.status = !in_a ? "added" : !in_b ? "removed" : count_differs ? "moved" : "same";
+    c.rows.push_back(row);
+    c.call_stats_a[n] = {static_cast<std::int64_t>(std::llround(row.a_count)), row.a_ns};
+    c.call_stats_b[n] = {static_cast<std::int64_t>(std::llround(row.b_count)), row.b_ns};
+  }
+  double total = c.b_kernel_ns - c.a_kernel_ns;
+  for (auto& r : c.rows)
+    if (std::fabs(total) > 0) r.share_pct = r.delta_ns() / total * 100;
+  std::stable_sort(c.rows.begin(), c.rows.end(), [](const auto& x, const auto& y) {
+    return std::fabs(x.delta_ns()) > std::fabs(y.delta_ns());
+  });
+
+  const std::string unit = range.empty() ? "per measured region" : "per instance";
+  if (fa.multiset && fb.multiset) {
+    if (*fa.multiset == *fb.multiset) {
+      c.identity = Identity::kIdentity;
+      std::int64_t total_k = 0;
+      for (const auto& [k, n] : *fa.multiset) total_k += n;
+      c.summary = fmt::format(
+          "identity: arms {} and {} ran the same kernels, {} of {} names, with equal counts {} "
+          "({}); equal counts are identity: the change is not on the GPU, or it did not take "
+          "effect",
+          a_label, b_label, total_k, fa.multiset->size(), unit, c.basis);
+    } else {
+      c.identity = Identity::kMoved;
+      for (const auto& r : c.rows) {
+        std::int64_t ca = c.a_multiset.count(r.name) ? c.a_multiset.at(r.name) : 0;
+        std::int64_t cb = c.b_multiset.count(r.name) ? c.b_multiset.at(r.name) : 0;
+        if (ca != cb) c.moved.push_back(fmt::format("{}: {} -> {}", Short(r.name), ca, cb));
+      }
+      c.summary = fmt::format(
+          "behavioural control moved: the kernel multiset {} differs in {} kernel name(s) ({})",
+          c.basis, c.moved.size(),
+          fmt::join(c.moved.begin(),
+                    c.moved.begin() +
+                        static_cast<std::ptrdiff_t>(std::min<std::size_t>(c.moved.size(), 3)),
+                    "; "));
+    }
+  } else {
+    c.identity = Identity::kUnknown;
+    c.summary = fmt::format(
+        "kernel multisets not compared: an arm's own legs disagree {} (see notes)", c.basis);
+  }
+  return c;
+}
+
+nlohmann::json ToJson(const GpuComparison& c) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"name", r.name},
+                    {"status", r.status},
+                    {"a_count", r.a_count},
+                    {"b_count", r.b_count},
+                    {"a_ns", r.a_ns},
+                    {"b_ns", r.b_ns},
+                    {"delta_ns", r.delta_ns()},
+                    {"share_pct", r.share_pct ? nlohmann::json(*r.share_pct) : nlohmann::json()}});
+  }
+  return {{"basis", c.basis},
+          {"basis_range", c.basis_range},
+          {"identity", ToString(c.identity)},
+          {"summary", c.summary},
+          {"moved", c.moved},
+          {"notes", c.notes},
+          {"a",
+           {{"label", c.a_label},
+            {"multiset", c.a_multiset},
+            {"kernel_ns", c.a_kernel_ns},
+            {"active_ns", c.a_active_ns}}},
+          {"b",
+           {{"label", c.b_label},
+            {"multiset", c.b_multiset},
+            {"kernel_ns", c.b_kernel_ns},
+            {"active_ns", c.b_active_ns}}},
+          {"kernels", rows}};
+}
+
+std::string RenderComparisonText(const GpuComparison& c, const std::string& attribution,
+                                 std::size_t max_rows) {
+  std::string o;
+  o += fmt::format("GPU: {}\n", c.summary);
+  o += fmt::format("  {}\n", attribution);
+  for (const auto& n : c.notes) o += fmt::format("  note: {}\n", n);
+  double d = c.b_kernel_ns - c.a_kernel_ns;
+  o += fmt::format("  GPU-active {}: {} {}, {} {}; kernel time {} {} -> {} ({}{})\n", c.basis,
+                   c.a_label, Ns(c.a_active_ns), c.b_label, Ns(c.b_active_ns), c.a_label,
+                   Ns(c.a_kernel_ns), Ns(c.b_kernel_ns), d >= 0 ? "+" : "", Ns(d));
+  std::size_t shown = 0;
+  std::string table;
+  for (const auto& r : c.rows) {
+    if (shown == max_rows) break;
+    if (r.status == "same" && std::fabs(r.delta_ns()) < 1) continue;
+    ++shown;
+    table += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", r.status,
+                         Count(r.a_count), Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns),
+                         (r.delta_ns() >= 0 ? "+" : "") + Ns(r.delta_ns()),
+                         r.share_pct ? fmt::format("{:.1f}%", *r.share_pct) : "-", Short(r.name));
+  }
+  if (!table.empty())
+    o += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", "kernel", "A n", "B n",
+                     "A time", "B time", "change", "share", "name") +
+         table;
+  if (c.rows.size() > shown)
+    o += fmt::format("  ({} more kernel name(s); the JSON record lists all)\n",
+                     c.rows.size() - shown);
+  return o;
+}
+
+std::string RenderComparisonMarkdown(const GpuComparison& c, const std::string& attribution,
+                                     std::size_t max_rows) {
+  std::string o = "### What ran on the GPU\n\n";
+  o += fmt::format("**{}**\n\n_{}_\n\n", c.summary, attribution);
+  for (const auto& n : c.notes) o += fmt::format("- note: {}\n", n);
+  if (!c.notes.empty()) o += "\n";
+  o += fmt::format("GPU-active {}: {} {}, {} {}.\n\n", c.basis, c.a_label, Ns(c.a_active_ns),
+                   c.b_label, Ns(c.b_active_ns));
+  o += "| status | A count | B count | A time | B time | change | share | kernel |\n";
+  o += "|---|---:|---:|---:|---:|---:|---:|---|\n";
+  std::size_t shown = 0;
+  for (const auto& r : c.rows) {
+    if (shown == max_rows) break;
+    ++shown;
+    std::string name = Short(r.name, 90);
+    std::replace(name.begin(), name.end(), '|', '/');
+    o += fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | `{}` |\n", r.status, Count(r.a_count),
+                     Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns), r.delta_ns() >= 0 ? "+" : "",
+                     Ns(r.delta_ns()), r.share_pct ? fmt::format("{:.1f} %", *r.share_pct) : "-",
+                     name);
+  }
+  if (c.rows.size() > shown)
+    o += fmt::format("\n{} more kernel name(s) in the JSON record.\n", c.rows.size() - shown);
+  return o;
+}
+
+}  // namespace vouch::gputrace

@@ -1,0 +1,191 @@
+#include "record/journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "metrics/summary.h"
+#include "record/record.h"
+#include "util/fs.h"
+
+namespace vouch {
+
+LegJournal::~LegJournal() { (void)Close(); }
+
+Status LegJournal::Open(const std::string& dir) {
+  if (fd_ >= 0) return MakeError("{}: the journal is already open", path_);
+  path_ = (std::filesystem::path(dir) / kLegJournalFile).string();
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) return MakeError("cannot create {}: {}", path_, std::strerror(errno));
+  bytes_ = appended_ = synced_ = 0;
+  stop_ = false;
+  sync_error_.clear();
+  syncer_ = std::thread([this] { SyncLoop(); });
+  return OkStatus();
+}
+
+Status LegJournal::Append(const LegRecord& leg) { return AppendLine(ToJson(leg).dump()); }
+
+Status LegJournal::AppendLine(std::string line) {
+  if (fd_ < 0) return MakeError("the leg journal is not open");
+  line += '\n';
+  // One write for the whole line: O_APPEND puts it at the end in one piece, so a reader
+  // sees whole lines, or a last one cut short only when the machine stopped mid-write.
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      return MakeError("cannot append to {}: {}{}", path_, std::strerror(e),
+                       e == ENOSPC ? " (the disk is full: free space and run again)" : "");
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  bytes_ += line.size();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++appended_;
+  }
+  cv_.notify_one();
+  return OkStatus();
+}
+
+void LegJournal::SyncLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    cv_.wait(l, [this] { return stop_ || synced_ < appended_; });
+    if (synced_ == appended_ && stop_) return;
+    std::uint64_t target = appended_;
+    l.unlock();
+    int rc = ::fdatasync(fd_);
+    int e = errno;
+    l.lock();
+    if (rc != 0 && sync_error_.empty())
+      sync_error_ = fmt::format("cannot flush {} to disk: {}", path_, std::strerror(e));
+    synced_ = target;
+  }
+}
+
+Status LegJournal::Close() {
+  if (fd_ < 0) return OkStatus();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (syncer_.joinable()) syncer_.join();
+  int rc = ::close(fd_);
+  int e = errno;
+  fd_ = -1;
+  if (!sync_error_.empty()) return MakeError("{}", sync_error_);
+  if (rc != 0) return MakeError("cannot close {}: {}", path_, std::strerror(e));
+  return OkStatus();
+}
+
+namespace {
+
+// The metrics of a leg as the summary needs them (name, unit, direction, value or text).
+std::vector<Metric> MetricsOf(const nlohmann::json& leg) {
+  std::vector<Metric> out;
+  auto it = leg.find("metrics");
+  if (it == leg.end() || !it->is_array()) return out;
+  for (const auto& m : *it) {
+    if (!m.is_object()) continue;
+    Metric x;
+    if (auto n = m.find("name"); n != m.end() && n->is_string()) x.name = *n;
+    if (auto u = m.find("unit"); u != m.end() && u->is_string()) x.unit = *u;
+    if (auto b = m.find("better"); b != m.end() && b->is_string())
+      if (auto p = ParseBetter(b->get<std::string>())) x.better = *p;
+    if (auto t = m.find("text"); t != m.end() && t->is_string()) {
+      x.text = t->get<std::string>();
+    } else if (auto v = m.find("value"); v != m.end() && v->is_number()) {
+      x.value = v->get<double>();
+    } else {
+      continue;
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+bool IsTrue(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string StringOf(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
+  nlohmann::json& j = *record;
+  if (!j.is_object() || StringOf(j, "status") != "running") return OkStatus();
+  std::string path = (std::filesystem::path(dir) / kLegJournalFile).string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return OkStatus();
+  auto text = ReadFile(path, 2ull << 30);
+  if (!text) return text.error();
+  nlohmann::json legs = nlohmann::json::array();
+  std::vector<std::string> notes;
+  std::size_t pos = 0, line_no = 0;
+  while (pos < text->size()) {
+    ++line_no;
+    std::size_t nl = text->find('\n', pos);
+    bool last = nl == std::string::npos;
+    std::string_view line(text->data() + pos, (last ? text->size() : nl) - pos);
+    pos = last ? text->size() : nl + 1;
+    auto leg = nlohmann::json::parse(line, nullptr, false);
+    if (last) {
+      // Written in one write(2): only a machine that stopped mid-write leaves a line
+      // without its newline. It is not a finished leg.
+      notes.push_back(fmt::format(
+          "{} line {} is cut short (the run stopped while writing it): that leg is left out", path,
+          line_no));
+      break;
+    }
+    if (leg.is_discarded() || !leg.is_object())
+      return MakeError("{}: line {} is not a JSON object (corrupt journal)", path, line_no);
+    legs.push_back(std::move(leg));
+  }
+  // What depends on the legs, computed again: counts and the summary over valid legs.
+  int measured = 0, valid = 0;
+  std::map<std::string, std::vector<std::vector<Metric>>> per_arm;
+  if (auto r = j.find("recipe"); r != j.end() && r->is_object())
+    if (auto a = r->find("arms"); a != r->end() && a->is_array())
+      for (const auto& arm : *a)
+        if (arm.is_object()) per_arm[StringOf(arm, "name")];
+  for (const auto& l : legs) {
+    if (StringOf(l, "role") != "measured") continue;
+    ++measured;
+    if (!IsTrue(l, "valid")) continue;
+    ++valid;
+    per_arm[StringOf(l, "arm")].push_back(MetricsOf(l));
+  }
+  std::map<std::string, std::vector<MetricSummary>> sums;
+  for (const auto& [arm, metrics] : per_arm) sums[arm] = SummarizeLegs(metrics);
+  j["legs"] = std::move(legs);
+  j["measured_legs"] = measured;
+  j["valid_legs"] = valid;
+  j["summary"] = SummaryToJson(sums);
+  nlohmann::json missing =
+      j.contains("missing") && j["missing"].is_array() ? j["missing"] : nlohmann::json::array();
+  missing.push_back(
+      fmt::format("record.json was not finalised (the run was killed, or is still running): its {} "
+                  "finished legs are read from the journal {}",
+                  j["legs"].size(), kLegJournalFile));
+  for (auto& n : notes) missing.push_back(std::move(n));
+  j["missing"] = std::move(missing);
+  return OkStatus();
+}
+
+}  // namespace vouch

@@ -1,0 +1,137 @@
+// The leg journal: a run killed before its end is read back from legs.jsonl with every
+// finished leg, its counts and summary recomputed; a torn last line is left out by name.
+#include "record/journal.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "record/record.h"
+
+namespace vouch {
+namespace {
+
+namespace fs = std::filesystem;
+
+LegRecord Leg(int index, double tok_s, bool valid) {
+  LegRecord l;
+  l.index = index;
+  l.arm = "run";
+  l.role = "measured";
+  l.dir = "legs/" + std::to_string(index);
+  l.valid = valid;
+  if (!valid) l.reasons.push_back("window invalid: spread");
+  l.result.exit_code = 0;
+  l.result.wall_ns = 1'000'000'000;
+  Metric m;
+  m.name = "tok_s";
+  m.value = tok_s;
+  m.unit = "tok/s";
+  m.better = Better::kHigher;
+  l.metrics.push_back(m);
+  return l;
+}
+
+class Journal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("vouch_journal_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    RunRecord r;  // as PrepareRun writes it: running, no legs yet
+    r.planned_legs = 5;
+    r.environment = {{"simulated", true}};
+    Arm arm;
+    arm.argv = {"./bench"};
+    r.arms.push_back(arm);
+    ASSERT_TRUE(WriteRecord(dir_.string(), r).ok());
+  }
+  std::string JournalPath() const { return (dir_ / "legs.jsonl").string(); }
+  fs::path dir_;
+};
+
+TEST_F(Journal, AKilledRunIsReadBackWithEveryFinishedLeg) {
+  LegJournal j;
+  ASSERT_TRUE(j.Open(dir_.string()).ok());
+  ASSERT_TRUE(j.Append(Leg(0, 100, true)).ok());
+  ASSERT_TRUE(j.Append(Leg(1, 300, false)).ok());
+  ASSERT_TRUE(j.Append(Leg(2, 104, true)).ok());
+  ASSERT_TRUE(j.Close().ok());
+  // record.json is still the one of the start ("running", no legs): the run was killed.
+  auto rec = ReadRecordJson(dir_.string());
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  EXPECT_EQ((*rec)["status"], "running");
+  ASSERT_EQ((*rec)["legs"].size(), 3u);
+  EXPECT_EQ((*rec)["legs"][2]["index"], 2);
+  EXPECT_EQ((*rec)["measured_legs"], 3);
+  EXPECT_EQ((*rec)["valid_legs"], 2);
+  const auto& s = (*rec)["summary"]["run"][0];
+  EXPECT_EQ(s["name"], "tok_s");
+  EXPECT_EQ(s["n"], 2);
+  EXPECT_DOUBLE_EQ(s["median"].get<double>(), 102);  // the invalid leg's 300 is not in it
+  EXPECT_NE((*rec)["missing"].dump().find("3 finished legs are read from the journal legs.jsonl"),
+            std::string::npos)
+      << (*rec)["missing"].dump();
+  std::string text = RenderRecordText(*rec);
+  EXPECT_NE(text.find("2 of 3 measured legs valid"), std::string::npos) << text;
+}
+
+TEST_F(Journal, ATornLastLineIsLeftOutByName) {
+  LegJournal j;
+  ASSERT_TRUE(j.Open(dir_.string()).ok());
+  ASSERT_TRUE(j.Append(Leg(0, 100, true)).ok());
+  ASSERT_TRUE(j.Close().ok());
+  std::string whole = ToJson(Leg(1, 101, true)).dump();
+  std::ofstream(JournalPath(), std::ios::app) << whole.substr(0, whole.size() / 2);
+  auto rec = ReadRecordJson(dir_.string());
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  EXPECT_EQ((*rec)["legs"].size(), 1u);
+  EXPECT_NE((*rec)["missing"].dump().find("line 2 is cut short"), std::string::npos)
+      << (*rec)["missing"].dump();
+}
+
+TEST_F(Journal, ACorruptLineInTheMiddleIsAnErrorNamingTheLine) {
+  std::ofstream(JournalPath()) << ToJson(Leg(0, 100, true)).dump() << "\n{oops\n"
+                               << ToJson(Leg(2, 100, true)).dump() << "\n";
+  auto rec = ReadRecordJson(dir_.string());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error().message.find("legs.jsonl: line 2 is not a JSON object"), std::string::npos)
+      << rec.error().message;
+}
+
+TEST_F(Journal, AFinishedRecordIsReadAsWrittenWhateverTheJournalSays) {
+  RunRecord r;
+  r.status = "complete";
+  r.environment = {{"simulated", true}};
+  Arm arm;
+  arm.argv = {"./bench"};
+  r.arms.push_back(arm);
+  r.legs.push_back(Leg(0, 100, true));
+  ASSERT_TRUE(WriteRecord(dir_.string(), r).ok());
+  std::ofstream(JournalPath()) << ToJson(Leg(0, 100, true)).dump() << "\n"
+                               << ToJson(Leg(1, 100, true)).dump() << "\n";
+  auto rec = ReadRecordJson(dir_.string());
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  EXPECT_EQ((*rec)["legs"].size(), 1u);
+  EXPECT_EQ((*rec)["missing"].size(), 0u);
+}
+
+TEST_F(Journal, EachAppendIsOneLineAndTheBytesAreCounted) {
+  LegJournal j;
+  ASSERT_TRUE(j.Open(dir_.string()).ok());
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(j.Append(Leg(i, 100 + i, true)).ok());
+  std::uint64_t bytes = j.bytes_written();
+  ASSERT_TRUE(j.Close().ok());
+  EXPECT_EQ(fs::file_size(JournalPath()), bytes);
+  std::ifstream in(JournalPath());
+  int lines = 0;
+  for (std::string l; std::getline(in, l); ++lines)
+    EXPECT_EQ(nlohmann::json::parse(l)["index"], lines);
+  EXPECT_EQ(lines, 50);
+}
+
+}  // namespace
+}  // namespace vouch
