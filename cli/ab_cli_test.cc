@@ -76,6 +76,31 @@ TEST_F(AbCli, PlantedFivePercentIsFoundInTheRightDirection) {
   EXPECT_TRUE(Has(slower.out, "B slower"));
 }
 
+// A lower-is-better headline: B's time is 1.107x A's. Every printed ratio is B/A of the time
+// and says B is slower (it read "ratio B/A 0.906" before).
+TEST_F(AbCli, RatiosOfALowerIsBetterHeadlineReadForwards) {
+  Script("time.sh",
+         "sleep 0.6\necho \"{\\\"name\\\":\\\"step_ms\\\",\\\"value\\\":$MS,\\\"unit\\\":"
+         "\\\"ms\\\",\\\"better\\\":\\\"lower\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  auto r = Vouch(
+      "--a-env MS=100 --b-env MS=110.7 --pairs 4 --seed 1 --band 1 --out r --markdown "
+      "pr.md -- ./time.sh");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "A/B verdict: B slower")) << r.out;
+  EXPECT_TRUE(Has(r.out, "ratio     B/A time 1.1070 (95 % CI 1.1070 .. 1.1070; B slower)"))
+      << r.out;
+  auto v = Verdict("r");
+  EXPECT_NEAR(v["decision"]["b_over_a"]["value"].get<double>(), 1.107, 1e-9);
+  EXPECT_EQ(v["decision"]["b_over_a"]["reads"], "B/A time 1.1070 (B slower)");
+  EXPECT_NEAR(v["decision"]["ratio"]["mean"].get<double>(), 1 / 1.107, 1e-9);  // oriented
+  std::ifstream md(D("pr.md"));
+  std::string mds((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(Has(mds, "| ratio | B/A time 1.1070 (95 % CI 1.1070 .. 1.1070; B slower) |")) << mds;
+  auto show = testing_util::Shell(fmt::format("{} show {}", VOUCH_BINARY, D("r")));
+  EXPECT_TRUE(Has(show.out, "ratio B/A time 1.1070 (B slower) (95 % CI 1.1070 .. 1.1070)"))
+      << show.out;
+}
+
 TEST_F(AbCli, AaIsNeverCalledFasterOrSlower) {
   auto r = Vouch(
       "--a-env SPEED=100 --b-env SPEED=100 --b-env SAME=1 --pairs 4 --seed 3 --band 1 --out r -- "

@@ -2,10 +2,12 @@
 // clock state they were taken at. vouch gate: a run (or a record) against a baseline.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "gate/gate.h"
+#include "metrics/headline.h"
 #include "run_common.h"
 #include "util/fs.h"
 
@@ -18,13 +20,54 @@ bool Gateable(const MetricSummary& s) {
   return true;
 }
 
+// The legs a gate runs by default (RunFlags::reps): the baseline's noise warning assumes it.
+constexpr int kGateDefaultLegs = 3;
+
+// Per metric of the record's valid measured legs: the median, unit, every leg's value and the
+// configuration that produced it.
+std::map<std::string, CurrentMetric> RunMetrics(const nlohmann::json& rec) {
+  std::map<std::string, CurrentMetric> now;
+  for (const auto& [name, v] : RecordMedians(rec, "run"))
+    now[name] = CurrentMetric{v.first, v.second, {}, {}};
+  for (const auto& l : rec["legs"]) {
+    if (l.value("arm", "") != "run" || l.value("role", "") != "measured" ||
+        !l.value("valid", false))
+      continue;
+    auto ms = l.find("metrics");
+    if (ms == l.end() || !ms->is_array()) continue;
+    for (const auto& m : *ms) {
+      if (!m.is_object() || !m.contains("value") || !m["value"].is_number()) continue;
+      auto it = now.find(m.value("name", ""));
+      if (it == now.end()) continue;
+      it->second.values.push_back(m["value"].get<double>());
+      if (auto c = m.find("config"); c != m.end() && c->is_object() && it->second.config.empty())
+        for (const auto& [k, v] : c->items())
+          if (v.is_string()) it->second.config[k] = v.get<std::string>();
+    }
+  }
+  return now;
+}
+
+// --threshold and --fail-pct, shared by baseline (written into the file) and gate (applied
+// over the file's thresholds).
+void AddThresholdFlags(CLI::App& app, std::vector<std::string>* specs,
+                       std::optional<double>* fail_all) {
+  app.add_option("--threshold", *specs,
+                 "per-metric thresholds, NAME=fail:PCT,warn:PCT (\"off\" removes one); repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--fail-pct", *fail_all,
+                 "every metric with a direction fails past PCT % in its bad direction (by default "
+                 "only the headline and peak VRAM fail; the rest only warn)");
+}
+
 }  // namespace
 
 int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
   CLI::App app{
-      "Pin a baseline: N cold trials (each a fresh process), the median per metric, thresholds and "
-      "the clock state.\nExit: 0 written, 1 no valid trial",
+      "Pin a baseline: N cold trials (each a fresh process), the median and every trial's value "
+      "per metric, thresholds and the clock state. A warning says when the trials' spread cannot "
+      "resolve a threshold, and how many trials would.\nExit: 0 written, 1 no valid trial",
       "baseline"};
   RunFlags f;
   int trials = 5;
@@ -35,11 +78,16 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--warmup", f.warmup, "warm-up legs before the trials (0: trials are cold)");
   app.add_option("--baseline", file, "baseline file to write (baseline.json)");
   app.add_option("--headline", headline,
-                 "the headline metric (default: the first metric with a direction)");
+                 "the headline metric (default: what the tool means: nvbench GPU time, Google "
+                 "Benchmark real time, llama-bench tg tokens/s, vllm output throughput; else the "
+                 "first metric with a direction)");
   app.add_option("--headline-fail-pct", headline_fail,
                  "fail threshold of the headline metric (3 %)");
   app.add_option("--secondary-warn-pct", secondary_warn, "warn threshold of other metrics (5 %)");
   app.add_option("--vram-fail-pct", vram_fail, "fail threshold of peak device memory (10 %)");
+  std::vector<std::string> threshold_specs;
+  std::optional<double> fail_all;
+  AddThresholdFlags(app, &threshold_specs, &fail_all);
   f.Add(app, false);
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   f.reps = trials;
@@ -69,7 +117,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
       if (!Gateable(probe)) continue;
       if (!at.count(m.name)) {
         at[m.name] = inputs.size();
-        inputs.push_back({m.name, m.unit, m.better, {}});
+        inputs.push_back({m.name, m.unit, m.better, {}, m.config});
       }
       inputs[at[m.name]].values.push_back(m.value);
     }
@@ -78,15 +126,30 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
     fmt::print(stderr, "vouch baseline: no metric with a direction to pin; give --metric\n");
     return kExitError;
   }
+  std::string headline_reason = "given with --headline";
   if (headline.empty()) {
-    for (const auto& in : inputs)
-      if (in.name.rfind("vouch.", 0) != 0) {
-        headline = in.name;
+    // What the tool means by its result, from the first valid trial's metrics.
+    std::vector<Metric> first;
+    for (const auto& l : ctx.record.legs)
+      if (l.role == "measured" && l.valid) {
+        first = l.metrics;
         break;
       }
-    if (headline.empty()) headline = inputs.front().name;
+    std::erase_if(first, [&](const Metric& m) { return !at.count(m.name); });
+    if (auto h = ChooseHeadline(first)) {
+      headline = h->name;
+      headline_reason = h->reason;
+    } else {
+      headline = inputs.front().name;
+      headline_reason = "the only metrics with a direction are vouch's own; give --headline NAME";
+    }
   }
+  auto overrides = ParseThresholdSpecs(threshold_specs);
+  if (!overrides)
+    return fmt::print(stderr, "vouch baseline: {}\n", overrides.error().message), kExitUsage;
   BaselineOptions bo;
+  bo.overrides = *overrides;
+  bo.fail_pct_all = fail_all;
   bo.headline_fail_pct = headline_fail;
   bo.secondary_warn_pct = secondary_warn;
   bo.vram_fail_pct = vram_fail;
@@ -94,16 +157,22 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   auto b = MakeBaseline(inputs, headline, RecordClockState(ToJson(ctx.record), "run"), bo);
   if (!b) return fmt::print(stderr, "vouch baseline: {}\n", b.error().message), kExitError;
   b->trials = trials;
+  b->headline_reason = headline_reason;
+  b->noise_warnings = BaselineNoiseWarnings(*b, kGateDefaultLegs);
   if (auto s = WriteBaseline(file, *b); !s)
     return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
+  for (const auto& w : b->noise_warnings) fmt::print(stderr, "vouch baseline: warning: {}\n", w);
   // The record carries the baseline it gave, for the history store and the report.
   ctx.record.extra["baseline"] = nlohmann::json::parse(BaselineToJson(*b));
   ctx.record.extra["baseline_path"] = file;
   if (auto s = WriteRecord(ctx.dir, ctx.record); !s)
     return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
   if (!StoreResult(f.store, "baseline", ctx.dir)) return kExitError;
-  fmt::print("baseline written to {} (headline {}, {} metrics, from {} valid trials)\n", file,
-             headline, b->metrics.size(), ctx.record.legs.size());
+  fmt::print("baseline written to {} ({} metrics, from {} valid trials)\nheadline: {} ({})\n", file,
+             b->metrics.size(),
+             std::count_if(ctx.record.legs.begin(), ctx.record.legs.end(),
+                           [](const LegRecord& l) { return l.role == "measured" && l.valid; }),
+             headline, headline_reason);
   return kExitOk;
 }
 
@@ -112,21 +181,34 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   CLI::App app{
       "Compare a run (or a saved record) with a baseline: a table of metric, baseline, now, "
       "change, "
-      "threshold, verdict.\nExit: 0 pass or warn, 1 a failing metric (or no valid leg)",
+      "threshold, verdict.\nA metric fails only when the change is beyond its threshold by more "
+      "than the noise (the baseline's trials against the run's legs) can explain; when the noise "
+      "cannot tell, the gate is inconclusive.\nExit: 0 pass or warn, 1 a failing or missing "
+      "metric (or no valid leg), 2 inconclusive (run more legs: --reps, or re-pin the baseline "
+      "with more --trials)",
       "gate"};
   RunFlags f;
   std::string baseline_path, record_path, markdown;
   app.add_option("--baseline", baseline_path, "baseline file (from vouch baseline)")->required();
   app.add_option("RECORD", record_path, "a record to gate instead of running a command");
   app.add_option("--markdown", markdown, "also write the table as Markdown (for a pull request)");
+  std::vector<std::string> threshold_specs;
+  ThresholdPolicy thresholds;
+  AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
   f.Add(app, true);
   if (int rc = Parse(app, opts); rc >= 0) return rc;
+  auto overrides = ParseThresholdSpecs(threshold_specs);
+  if (!overrides)
+    return fmt::print(stderr, "vouch gate: {}\n", overrides.error().message), kExitUsage;
+  thresholds.overrides = *overrides;
   if (record_path.empty() == cmd.empty()) {
     fmt::print(stderr, "vouch gate: give either a RECORD or a command after --\n");
     return kExitUsage;
   }
   auto base = ReadBaseline(baseline_path);
   if (!base) return fmt::print(stderr, "vouch gate: {}\n", base.error().message), kExitError;
+  if (auto s = ApplyThresholdPolicy(&*base, thresholds); !s)
+    return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitUsage;
   nlohmann::json rec;
   RunContext ctx;
   if (!record_path.empty()) {
@@ -150,9 +232,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     if (rc != kExitOk) return rc;
     rec = ToJson(ctx.record);
   }
-  std::map<std::string, CurrentMetric> now;
-  for (const auto& [name, v] : RecordMedians(rec, "run"))
-    now[name] = CurrentMetric{v.first, v.second};
+  std::map<std::string, CurrentMetric> now = RunMetrics(rec);
   ClockState clock = RecordClockState(rec, "run");
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
   if (f.json)

@@ -115,6 +115,10 @@ void PolicyFlags::Add(CLI::App& app) {
                  "policy: pairing median offset in percent (1)");
   app.add_option("--max-mean-offset-pct", max_mean_offset_pct,
                  "policy: pairing mean offset in percent (1)");
+  app.add_option("--memory-margin-pct", memory_margin_pct,
+                 "policy: warn when a GPU's peak memory used comes within this percent of its "
+                 "total (2)")
+      ->check(CLI::Range(0.0, 100.0));
 }
 
 Policy PolicyFlags::Apply(Policy p) const {
@@ -123,6 +127,7 @@ Policy PolicyFlags::Apply(Policy p) const {
   if (max_spread_pct) p.max_spread = *max_spread_pct / 100;
   if (max_median_offset_pct) p.max_median_offset = *max_median_offset_pct / 100;
   if (max_mean_offset_pct) p.max_mean_offset = *max_mean_offset_pct / 100;
+  if (memory_margin_pct) p.memory_margin = *memory_margin_pct / 100;
   return p;
 }
 

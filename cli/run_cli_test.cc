@@ -217,6 +217,138 @@ TEST_F(RunCli, BaselineThenGatePassesAndFails) {
   EXPECT_EQ(Vouch("gate --baseline base.json g1").rc, 0);
 }
 
+// A secondary metric only warns by default; --fail-pct and --threshold (on gate and on
+// baseline) make it fail without editing the baseline file.
+TEST_F(RunCli, GateThresholdsFromTheCommandLine) {
+  Script("leg.sh",
+         "sleep 0.7\necho \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":100,\\\"unit\\\":"
+         "\\\"tok/s\\\",\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n"
+         "echo \"{\\\"name\\\":\\\"prefill_ms\\\",\\\"value\\\":$(cat ms),\\\"unit\\\":"
+         "\\\"ms\\\",\\\"better\\\":\\\"lower\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  std::ofstream(D("ms")) << "10";
+  ASSERT_EQ(Vouch(fmt::format("baseline {} --trials 2 --headline tok_s --baseline base.json -- "
+                              "./leg.sh",
+                              kFast))
+                .rc,
+            0);
+  std::ofstream(D("ms")) << "1000";  // 100x slower
+  auto warn = Vouch(
+      fmt::format("gate {} --baseline base.json --warmup 0 --reps 1 --out g -- ./leg.sh", kFast));
+  EXPECT_EQ(warn.rc, 0) << warn.out;
+  EXPECT_TRUE(Has(warn.out, "note: a warn never fails the gate")) << warn.out;
+  auto all = Vouch("gate --baseline base.json --fail-pct 20 g");
+  EXPECT_EQ(all.rc, 1) << all.out;
+  EXPECT_TRUE(Has(all.out, "fail > +20%")) << all.out;
+  auto one = Vouch("gate --baseline base.json --threshold prefill_ms=fail:50 g");
+  EXPECT_EQ(one.rc, 1) << one.out;
+  auto typo = Vouch("gate --baseline base.json --threshold prefil_ms=fail:50 g");
+  EXPECT_EQ(typo.rc, 64) << typo.out;
+  EXPECT_TRUE(Has(typo.out, "'prefil_ms': the baseline has no such metric")) << typo.out;
+  EXPECT_EQ(Vouch("gate --baseline base.json --threshold prefill_ms g").rc, 64);
+  // On baseline, the thresholds are written into the file.
+  std::ofstream(D("ms")) << "10";
+  ASSERT_EQ(Vouch(fmt::format("baseline {} --trials 2 --headline tok_s --baseline b2.json "
+                              "--threshold prefill_ms=fail:7,warn:off -- ./leg.sh",
+                              kFast))
+                .rc,
+            0);
+  auto b2 = Json("b2.json");
+  EXPECT_EQ(b2["metrics"][1]["name"], "prefill_ms");
+  EXPECT_EQ(b2["metrics"][1]["fail_pct"], 7.0);
+  EXPECT_TRUE(b2["metrics"][1]["warn_pct"].is_null());
+  EXPECT_EQ(Vouch("gate --baseline b2.json g").rc, 1);
+}
+
+// The leg's own allocations nearly fill the GPU (seed 000, #1103): warned with the leg and kept
+// in the record, the leg still valid.
+TEST_F(RunCli, PeakMemoryNearTheTotalIsWarnedInTheLegAndTheRecord) {
+  Script("leg.sh", "sleep 0.7\n");
+  const std::string full = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy_mem_full.jsonl";
+  auto r = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out r -- ./leg.sh", kFast), full);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "warning: leg 1: peak memory used 137.84 of 140.40 GiB (98.2 %) is "
+                  "within 2 % of the GPU's total"))
+      << r.out;
+  auto j = Record("r");
+  ASSERT_EQ(j["legs"][0]["window"]["verdict"]["warnings"].size(), 1u) << j["legs"][0]["window"];
+  EXPECT_EQ(j["legs"][0]["window"]["policy"]["memory_margin"], 0.02);
+  auto wide = Vouch(
+      fmt::format("run {} --warmup 0 --reps 1 --out w --memory-margin-pct 1 -- ./leg.sh", kFast),
+      full);
+  EXPECT_FALSE(Has(wide.out, "peak memory used")) << wide.out;
+  auto ok = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out o -- ./leg.sh", kFast));
+  EXPECT_FALSE(Has(ok.out, "peak memory used")) << ok.out;
+}
+
+// The noise-aware gate end to end on the simulated device: the baseline keeps its trials and
+// warns that its spread cannot resolve 3 %; a noisy unchanged run is inconclusive (exit 2),
+// not a false FAIL; a planted 8 % regression at 1 % noise fails.
+TEST_F(RunCli, GateKnowsItsNoise) {
+  Script("leg.sh",
+         "sleep 0.7\nn=$(cat legcount 2>/dev/null | wc -l); echo x >> legcount\n"
+         "v=$(sed -n \"$((n+1))p\" values)\n"
+         "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"unit\\\":\\\"tok/s\\\","
+         "\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  auto values = [&](const std::string& v) {
+    std::ofstream(D("values")) << v;
+    fs::remove(D("legcount"));
+  };
+  values("100\n95.6\n104.4\n");
+  auto b = Vouch(fmt::format("baseline {} --trials 3 --baseline noisy.json -- ./leg.sh", kFast));
+  ASSERT_EQ(b.rc, 0) << b.out;
+  EXPECT_TRUE(Has(b.out, "warning: tok_s: the 3 trials spread 8.80 %")) << b.out;
+  EXPECT_TRUE(Has(b.out, "trials (and gate --reps")) << b.out;
+  EXPECT_TRUE(Has(b.out, "headline: tok_s (the first metric with a direction")) << b.out;
+  auto base = Json("noisy.json");
+  EXPECT_EQ(base["metrics"][0]["trials"], nlohmann::json({100.0, 95.6, 104.4}));
+  EXPECT_EQ(base["noise_warnings"].size(), 1u);
+  values("97\n101\n95\n");
+  auto g = Vouch(fmt::format(
+      "gate {} --baseline noisy.json --warmup 0 --reps 3 --out g1 --json -- ./leg.sh", kFast));
+  EXPECT_EQ(g.rc, 2) << g.out;
+  EXPECT_TRUE(Has(g.out, "\"overall\": \"inconclusive\"")) << g.out;
+  EXPECT_EQ(Vouch("gate --baseline noisy.json g1").rc, 2);  // the saved record, the same answer
+  values("100\n101\n99\n");
+  ASSERT_EQ(
+      Vouch(fmt::format("baseline {} --trials 3 --baseline quiet.json -- ./leg.sh", kFast)).rc, 0);
+  values("92\n92.9\n91.3\n");
+  auto f = Vouch(
+      fmt::format("gate {} --baseline quiet.json --warmup 0 --reps 3 --out g2 -- ./leg.sh", kFast));
+  EXPECT_EQ(f.rc, 1) << f.out;
+  EXPECT_TRUE(Has(f.out, "FAIL")) << f.out;
+  EXPECT_TRUE(Has(f.out, "noise: each interval is Welch's t on log values")) << f.out;
+}
+
+// --interval-ms 250 against a driver that updates every 100 ms: the window says it polled too
+// slowly and counts the readings it missed, by the policy's period and by the driver's own
+// timestamps (nvmlDeviceGetSamples, which the simulated device answers for power and
+// utilization as the H200 does, and refuses for the clocks).
+TEST_F(RunCli, SlowPollingReportsTheReadingsItMisses) {
+  auto slow =
+      Vouch("clock sample --min-busy-readings 5 --interval-ms 250 --quiet --out c -- sleep 3");
+  EXPECT_TRUE(Has(slow.out, "polled every 250 ms, slower than the driver's update period (100 ms"))
+      << slow.out;
+  EXPECT_TRUE(Has(slow.out,
+                  "driver readings of power (every 100 ms by the driver's own "
+                  "timestamps, nvmlDeviceGetSamples)"))
+      << slow.out;
+  EXPECT_FALSE(Has(slow.out, "update period 250 ms measured")) << slow.out;
+  auto w = Json("c/window.json");
+  const auto& f = w["gpus"][0]["fold"];
+  EXPECT_EQ(f["polls_slower_than_updates"], true) << f;
+  EXPECT_GT(f["missed_readings"].get<int>(), f["readings"].get<int>() / 2) << f;
+  ASSERT_FALSE(f["driver_samples"].empty()) << f;
+  EXPECT_GT(f["driver_samples"][0]["missed"].get<int>(), 0) << f;
+  EXPECT_TRUE(Has(f["driver_samples_errors"].dump(), "Not Found")) << f;
+  // At the default 10 ms nothing is missed and nothing is said.
+  auto fast = Vouch("clock sample --min-busy-readings 5 --quiet --out d -- sleep 2");
+  EXPECT_FALSE(Has(fast.out, "the polls missed")) << fast.out;
+  EXPECT_FALSE(Has(fast.out, "readings were missed")) << fast.out;
+  auto d = Json("d/window.json");
+  for (const auto& x : d["gpus"][0]["fold"]["driver_samples"]) EXPECT_EQ(x["missed"], 0) << x;
+}
+
 TEST_F(RunCli, BadBaselinesAreClearErrors) {
   std::ofstream(D("trunc.json")) << "{\"schema\":\"vouch.baseline\",\"schema_version\":1,\"metr";
   auto t = Vouch("gate --baseline trunc.json somewhere");

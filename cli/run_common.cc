@@ -298,6 +298,8 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
                     : (l.valid ? "valid" : "INVALID"),
              static_cast<double>(l.result.wall_ns) / 1e9, clock,
              show_reasons ? fmt::format(": {}", fmt::join(l.reasons, "; ")) : "");
+  for (const auto& w : l.window.verdict.warnings)
+    fmt::print(stderr, "vouch {}: warning: leg {}: {}\n", ctx.name, index + 1, w);
   for (const auto& e : l.evidence_errors)
     fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
   if (!written) {

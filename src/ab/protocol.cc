@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "clock/window.h"
+#include "metrics/headline.h"
 
 namespace vouch {
 
@@ -86,6 +87,7 @@ class Protocol {
   Protocol(const AbPlan& plan, const LegRunner& run_leg, AbOutcome& out)
       : plan_(plan), run_leg_(run_leg), out_(out), rng_(plan.seed) {
     out_.headline = plan.headline;
+    if (!plan.headline.empty()) out_.headline_reason = "given with --headline";
   }
 
   // Runs one leg; false when the protocol must stop.
@@ -117,12 +119,19 @@ class Protocol {
  private:
   // Without --headline, the first leg with exactly one user metric (not text, not vouch.*)
   // names it, once.
+  // Several: a known tool's own headline (nvbench GPU time, llama-bench tg tokens/s, ...).
   void DetectHeadline(const LegRecord& l) {
     if (!out_.headline.empty()) return;
     std::vector<std::string> user;
     for (const auto& m : l.metrics)
       if (!m.text && m.name.rfind("vouch.", 0) != 0) user.push_back(m.name);
-    if (user.size() == 1) out_.headline = user[0];
+    if (user.size() == 1) {
+      out_.headline = user[0];
+      out_.headline_reason = "the only metric the leg reported";
+    } else if (auto h = ChooseHeadline(l.metrics); h && h->by_tool) {
+      out_.headline = h->name;
+      out_.headline_reason = h->reason;
+    }
   }
 
   const AbPlan& plan_;

@@ -90,6 +90,7 @@ struct AbOutcome {
   std::vector<AbPairResult> calibration;  // the A/A pairs (A' on the B side)
   std::vector<AbPairResult> pairs;        // the measured pairs
   std::string headline;                   // as given or detected ("" when none)
+  std::string headline_reason;            // why it is the headline
   Better better = Better::kHigher;        // the headline's direction, from the last valid pair
   NoiseBand band;                         // given or calibrated
   bool sequential = false;

@@ -222,7 +222,7 @@ TEST(AbProtocol, PlantedFivePercentIsBFaster) {
   ctx.caveats = {"simulated device"};
   std::string text = RenderAbText(plan, out, ctx);
   EXPECT_EQ(text.rfind("A/B verdict: B faster\n  (SIMULATED DEVICE: clocks are a replay)\n"
-                       "  headline  tok_s (higher is better)\n"
+                       "  headline  tok_s (higher is better; given with --headline)\n"
                        "  arms      A = A: ./bench [SPEED=100]\n            B = B: ./bench\n",
                        0),
             0u)

@@ -4,12 +4,34 @@
 #include <cmath>
 
 #include "ab/protocol.h"
+#include "metrics/ratio.h"
 #include "util/strings.h"
 
 namespace vouch {
 namespace {
 
-nlohmann::json DecisionJson(const AbDecision& d) {
+// The headline's unit, from the first leg that has it ("" when none does).
+std::string HeadlineUnit(const AbOutcome& o) {
+  for (const auto& l : o.legs)
+    if (const Metric* m = FindMetric(l.metrics, o.headline)) return m->unit;
+  return "";
+}
+
+// The plain B/A quotient of the headline's values with its interval. The statistic itself is
+// oriented (d = ln(B/A) for higher-is-better, ln(A/B) for lower-is-better: > 0 means B is
+// better), so a lower-is-better headline is turned back into B/A here.
+struct PlainRatio {
+  double value = 0, lo = 0, hi = 0;
+};
+std::optional<PlainRatio> BOverA(const AbDecision& d, Better better) {
+  if (!d.interval) return std::nullopt;
+  if (better == Better::kLower)
+    return PlainRatio{1 / d.interval->Ratio(), 1 / d.interval->RatioHi(),
+                      1 / d.interval->RatioLo()};
+  return PlainRatio{d.interval->Ratio(), d.interval->RatioLo(), d.interval->RatioHi()};
+}
+
+nlohmann::json DecisionJson(const AbDecision& d, Better better, const std::string& unit) {
   nlohmann::json j = {
       {"verdict", ToString(d.verdict)},
       {"reasons", d.reasons},
@@ -21,10 +43,23 @@ nlohmann::json DecisionJson(const AbDecision& d) {
         {"favour_a", d.signs.favour_a},
         {"ties", d.signs.ties},
         {"p", d.signs.p_two_sided}}}};
-  if (d.interval)
-    j["ratio"] = {{"mean", d.interval->Ratio()},    {"lo", d.interval->RatioLo()},
-                  {"hi", d.interval->RatioHi()},    {"confidence", d.interval->confidence},
-                  {"t_p", d.interval->p_two_sided}, {"sd_log", d.interval->sd_log}};
+  if (d.interval) {
+    j["ratio"] = {{"mean", d.interval->Ratio()},
+                  {"lo", d.interval->RatioLo()},
+                  {"hi", d.interval->RatioHi()},
+                  {"confidence", d.interval->confidence},
+                  {"t_p", d.interval->p_two_sided},
+                  {"sd_log", d.interval->sd_log},
+                  {"reads",
+                   "oriented: above 1 means B is better (B/A of a higher-is-better "
+                   "metric, A/B of a lower-is-better one)"}};
+    auto p = BOverA(d, better);
+    j["b_over_a"] = {{"value", p->value},
+                     {"lo", p->lo},
+                     {"hi", p->hi},
+                     {"quantity", QuantityOf(unit)},
+                     {"reads", RatioReading("B", "A", p->value, better, unit)}};
+  }
   if (d.wilcoxon)
     j["wilcoxon"] = {{"p", d.wilcoxon->p_two_sided},
                      {"method", ToString(d.wilcoxon->method)},
@@ -34,10 +69,16 @@ nlohmann::json DecisionJson(const AbDecision& d) {
   return j;
 }
 
-std::string RatioText(const AbDecision& d) {
-  if (!d.interval) return "n/a";
-  return fmt::format("{:.4f} ({:.0f} % CI {:.4f} .. {:.4f})", d.interval->Ratio(),
-                     100 * d.interval->confidence, d.interval->RatioLo(), d.interval->RatioHi());
+// "B/A time 1.1070 (95 % CI 1.0900 .. 1.1200; B slower)".
+std::string RatioText(const AbDecision& d, Better better, const std::string& unit) {
+  auto p = BOverA(d, better);
+  if (!p) return "n/a";
+  std::string_view word = RatioWord(p->value, better, unit);
+  return fmt::format("B/A {} {:.4f} ({:.0f} % CI {:.4f} .. {:.4f}{})", QuantityOf(unit), p->value,
+                     100 * d.interval->confidence, p->lo, p->hi,
+                     word.empty()     ? ""
+                     : word == "same" ? "; equal"
+                                      : fmt::format("; B {}", word));
 }
 
 }  // namespace
@@ -77,9 +118,11 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
                              const std::vector<std::string>& caveats) {
   const AbDecision& decision = o.decision;
   const AbComparison& cmp = o.comparison;
+  const std::string unit = HeadlineUnit(o);
   nlohmann::json v = {
       {"verdict", ToString(decision.verdict)},
       {"headline", o.headline},
+      {"headline_reason", o.headline_reason},
       {"better", BetterName(o.better)},
       {"arms", {{"A", plan.a.name}, {"B", plan.b.name}}},
       {"pairs_used", o.pairs_used},
@@ -88,8 +131,8 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
       {"seed", plan.seed},
       {"orientations", o.orientations},
       {"mode", o.sequential ? "sequential" : "fixed"},
-      {"decision", DecisionJson(decision)},
-      {"clock_normalised", DecisionJson(cmp.clock_normalised)},
+      {"decision", DecisionJson(decision, o.better, unit)},
+      {"clock_normalised", DecisionJson(cmp.clock_normalised, o.better, unit)},
       {"clock_explained_pct", cmp.clock_explained_log
                                   ? nlohmann::json(100 * (std::exp(*cmp.clock_explained_log) - 1))
                                   : nlohmann::json()},
@@ -111,11 +154,13 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
   const AbComparison& cmp = o.comparison;
   const Arm& a = plan.a;
   const Arm& b = plan.b;
+  const std::string unit = HeadlineUnit(o);
   std::string text;
   text += fmt::format("A/B verdict: {}\n", ToString(decision.verdict));
   if (context.simulated) text += "  (SIMULATED DEVICE: clocks are a replay)\n";
-  text += fmt::format("  headline  {} ({} is better)\n", o.headline.empty() ? "?" : o.headline,
-                      BetterName(o.better));
+  text += fmt::format("  headline  {} ({} is better; {})\n", o.headline.empty() ? "?" : o.headline,
+                      BetterName(o.better),
+                      o.headline_reason.empty() ? "not chosen" : o.headline_reason);
   text +=
       fmt::format("  arms      A = {}: {}{}\n            B = {}: {}{}\n", a.name, ShellJoin(a.argv),
                   context.a_env.empty() ? "" : fmt::format(" [{}]", fmt::join(context.a_env, " ")),
@@ -124,8 +169,8 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
   text += fmt::format("  pairs     {} used, {} refused ({} mode, seed {}, blocks {})\n",
                       o.pairs_used, o.refused.size(), o.sequential ? "sequential" : "fixed",
                       plan.seed, fmt::join(o.orientations, " "));
-  text += fmt::format("  ratio B/A {}\n", RatioText(decision));
-  text += fmt::format("  clock-normalised ratio {}{}\n", RatioText(cmp.clock_normalised),
+  text += fmt::format("  ratio     {}\n", RatioText(decision, o.better, unit));
+  text += fmt::format("  clock-normalised {}{}\n", RatioText(cmp.clock_normalised, o.better, unit),
                       cmp.clock_explained_log
                           ? fmt::format("; the clock explains {:+.3f} %",
                                         100 * (std::exp(*cmp.clock_explained_log) - 1))
@@ -155,13 +200,14 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
 
 std::string RenderAbMarkdown(const AbOutcome& o, const std::vector<std::string>& caveats) {
   const AbDecision& decision = o.decision;
+  const std::string unit = HeadlineUnit(o);
   std::string md = fmt::format(
       "### vouch A/B: **{}**\n\n| | |\n|---|---|\n| headline | `{}` ({} is better) |\n"
-      "| pairs | {} used, {} refused |\n| ratio B/A | {} |\n| clock-normalised | {} |\n"
+      "| pairs | {} used, {} refused |\n| ratio | {} |\n| clock-normalised | {} |\n"
       "| band | ±{:.3f} % |\n| SM clock A / B (mean) | {:.1f} / {:.1f} MHz |\n",
       ToString(decision.verdict), o.headline, BetterName(o.better), o.pairs_used, o.refused.size(),
-      RatioText(decision), RatioText(o.comparison.clock_normalised), decision.band.Percent(),
-      o.clock_a.mean_mhz, o.clock_b.mean_mhz);
+      RatioText(decision, o.better, unit), RatioText(o.comparison.clock_normalised, o.better, unit),
+      decision.band.Percent(), o.clock_a.mean_mhz, o.clock_b.mean_mhz);
   for (const auto& c : caveats) md += fmt::format("\n- caveat: {}", c);
   md += "\n";
   return md;

@@ -85,10 +85,33 @@ ReadingSeries ToReadings(const std::vector<Sample>& samples, double default_peri
   std::vector<double> change_gaps;
   for (size_t k = 1; k < starts.size(); ++k)
     change_gaps.push_back(samples[starts[k]].t_s - samples[starts[k - 1]].t_s);
+  out.poll_interval_s = poll_s;
   double period = default_period_s;
   if (change_gaps.size() >= 5) {
     period = Median(change_gaps);
     out.period_measured = true;
+  }
+  // Polls slower than the driver's period see a new value at (nearly) every poll: the change
+  // spacing is then the poll interval, and the readings between polls are invisible. Only a
+  // period measured well above the poll interval is the driver's own.
+  if (poll_s > 1.25 * default_period_s && period < 1.5 * poll_s) {
+    out.polls_slower_than_updates = true;
+    out.period_measured = false;
+    out.update_period_s = default_period_s;
+    double span = samples.back().t_s - samples.front().t_s + poll_s;
+    for (size_t k = 0; k < starts.size(); ++k) {
+      size_t b = starts[k], e = k + 1 < starts.size() ? starts[k + 1] : samples.size();
+      Reading r;
+      r.value = samples[b];
+      r.polls = static_cast<int>(e - b);
+      r.count = r.polls;  // each poll saw at most one reading
+      r.busy = IsBusy(samples[b]);
+      out.readings += r.count;
+      out.runs.push_back(std::move(r));
+    }
+    out.missed_readings =
+        std::max(0, static_cast<int>(std::lround(span / default_period_s)) - out.readings);
+    return out;
   }
   period = std::max(period, poll_s);  // a poll can see at most one update
   if (!(period > 0)) period = default_period_s;
@@ -115,6 +138,36 @@ ReadingSeries ToReadings(const std::vector<Sample>& samples, double default_peri
   return out;
 }
 
+std::optional<DriverReadings> CountDriverReadings(const std::string& quantity,
+                                                  const std::vector<DriverSample>& driver,
+                                                  const std::vector<Sample>& polls,
+                                                  double from_unix_s, double to_unix_s) {
+  std::vector<double> ts;
+  for (const auto& d : driver) {
+    double t = static_cast<double>(d.timestamp_us) * 1e-6;
+    if (t >= from_unix_s && t <= to_unix_s) ts.push_back(t);
+  }
+  if (ts.empty()) return std::nullopt;
+  std::sort(ts.begin(), ts.end());
+  DriverReadings r;
+  r.quantity = quantity;
+  r.readings = static_cast<int>(ts.size());
+  std::vector<double> gaps;
+  for (size_t i = 1; i < ts.size(); ++i) gaps.push_back(ts[i] - ts[i - 1]);
+  r.period_s = gaps.empty() ? 0 : Median(gaps);
+  std::vector<double> at;
+  for (const auto& p : polls) at.push_back(p.unix_s);
+  std::sort(at.begin(), at.end());
+  for (size_t i = 0; i < ts.size(); ++i) {
+    // The last reading lives at least to the end of the span.
+    double end = i + 1 < ts.size() ? ts[i + 1] : std::max(ts[i] + r.period_s, to_unix_s) + 1e-9;
+    auto it = std::lower_bound(at.begin(), at.end(), ts[i]);
+    bool seen = it != at.end() && *it < end;
+    if (!seen) ++r.missed;
+  }
+  return r;
+}
+
 Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy) {
   Fold f;
   if (samples.empty()) return f;
@@ -127,6 +180,8 @@ Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy) {
   f.missed_readings = rs.missed_readings;
   f.update_period_s = rs.update_period_s;
   f.period_measured = rs.period_measured;
+  f.poll_interval_s = rs.poll_interval_s;
+  f.polls_slower_than_updates = rs.polls_slower_than_updates;
   std::vector<std::pair<double, int>> sm, mem, power;
   std::map<int, int> busy_by_bit;
   for (const auto& r : rs.runs) {
@@ -185,6 +240,8 @@ nlohmann::json ToJson(const Fold& f) {
                       {"missed_readings", f.missed_readings},
                       {"update_period_s", f.update_period_s},
                       {"update_period_measured", f.period_measured},
+                      {"poll_interval_s", f.poll_interval_s},
+                      {"polls_slower_than_updates", f.polls_slower_than_updates},
                       {"busy_fraction", f.busy_fraction},
                       {"sm_mhz", StatsJson(f.sm_mhz)},
                       {"spread", f.spread ? nlohmann::json(*f.spread) : nlohmann::json()},
@@ -198,6 +255,14 @@ nlohmann::json ToJson(const Fold& f) {
   j["peak_mem_used_bytes"] =
       f.peak_mem_used_bytes ? nlohmann::json(*f.peak_mem_used_bytes) : nlohmann::json();
   j["max_temp_c"] = f.max_temp_c ? nlohmann::json(*f.max_temp_c) : nlohmann::json();
+  nlohmann::json driver = nlohmann::json::array();
+  for (const auto& d : f.driver)
+    driver.push_back({{"quantity", d.quantity},
+                      {"readings", d.readings},
+                      {"period_s", d.period_s},
+                      {"missed", d.missed}});
+  j["driver_samples"] = driver;
+  j["driver_samples_errors"] = f.driver_errors;
   return j;
 }
 
@@ -213,6 +278,8 @@ Result<Fold> FoldFromJson(const nlohmann::json& j, const std::string& where) {
     f.missed_readings = j.value("missed_readings", 0);
     f.update_period_s = j.value("update_period_s", 0.0);
     f.period_measured = j.value("update_period_measured", false);
+    f.poll_interval_s = j.value("poll_interval_s", 0.0);
+    f.polls_slower_than_updates = j.value("polls_slower_than_updates", false);
     f.busy_fraction = j.at("busy_fraction").get<double>();
     f.sm_mhz = StatsFromJson(j, "sm_mhz");
     if (j.contains("spread") && !j["spread"].is_null()) f.spread = j["spread"].get<double>();
@@ -225,6 +292,11 @@ Result<Fold> FoldFromJson(const nlohmann::json& j, const std::string& where) {
       f.peak_mem_used_bytes = j["peak_mem_used_bytes"].get<std::uint64_t>();
     f.first_unix_s = j.value("first_unix_s", 0.0);
     f.last_unix_s = j.value("last_unix_s", 0.0);
+    if (auto d = j.find("driver_samples"); d != j.end() && d->is_array())
+      for (const auto& x : *d)
+        f.driver.push_back({x.at("quantity").get<std::string>(), x.at("readings").get<int>(),
+                            x.at("period_s").get<double>(), x.at("missed").get<int>()});
+    f.driver_errors = j.value("driver_samples_errors", std::vector<std::string>{});
     return f;
   } catch (const nlohmann::json::exception& e) {
     return MakeError("{}: bad window fold: {}", where, e.what());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "clock/policy.h"
+#include "telemetry/device.h"
 #include "telemetry/sample.h"
 
 namespace vouch {
@@ -37,7 +38,12 @@ struct ReadingSeries {
   bool period_measured = false;  // false: the policy's default was assumed
   int polls = 0;
   int readings = 0;
-  int missed_readings = 0;  // readings that fell in gaps between polls
+  int missed_readings = 0;     // readings that fell in gaps between polls
+  double poll_interval_s = 0;  // the median spacing of the polls
+  // The polls were slower than the driver updates: nearly every poll saw a new value, so the
+  // spacing of changes measures the poll interval, not the driver's period. The period is
+  // then the policy's (the driver's known one) and the readings in between count as missed.
+  bool polls_slower_than_updates = false;
 };
 
 // A sample is busy when the GPU-idle reason (0x1) is clear AND utilization is above 0;
@@ -48,6 +54,24 @@ bool IsBusy(const Sample& s);
 // SAMPLES must belong to one GPU and be in time order.
 ReadingSeries ToReadings(const std::vector<Sample>& samples, double default_period_s);
 
+// The readings of one quantity as the driver itself timestamped them (nvmlDeviceGetSamples),
+// and how many of them no poll saw: a reading lives from its timestamp to the next one, and
+// it is missed when no poll fell in that time. Counted from the driver's clock, this needs no
+// assumption about the update period.
+struct DriverReadings {
+  std::string quantity;  // "power", "gpu_utilization"
+  int readings = 0;
+  double period_s = 0;  // median spacing of the driver's timestamps
+  int missed = 0;
+};
+
+// From the driver's samples (unix microseconds) and the polls (unix_s) of one GPU, over
+// [FROM_UNIX_S, TO_UNIX_S]. nullopt when the driver gave no sample in that span.
+std::optional<DriverReadings> CountDriverReadings(const std::string& quantity,
+                                                  const std::vector<DriverSample>& driver,
+                                                  const std::vector<Sample>& polls,
+                                                  double from_unix_s, double to_unix_s);
+
 struct Fold {
   int gpu = 0;
   int polls = 0;
@@ -57,6 +81,8 @@ struct Fold {
   int missed_readings = 0;
   double update_period_s = 0;
   bool period_measured = false;
+  double poll_interval_s = 0;
+  bool polls_slower_than_updates = false;  // see ReadingSeries
   double busy_fraction = 0;
   std::optional<ClockStats> sm_mhz;  // over busy readings
   std::optional<double> spread;      // (max - min) / median of sm_mhz
@@ -66,6 +92,8 @@ struct Fold {
   std::optional<std::uint64_t> peak_mem_used_bytes;
   std::optional<int> max_temp_c;
   double first_unix_s = 0, last_unix_s = 0;
+  std::vector<DriverReadings> driver;      // nvmlDeviceGetSamples, where it answered
+  std::vector<std::string> driver_errors;  // where it did not (the clocks on the H200)
 };
 
 Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy);

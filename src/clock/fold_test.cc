@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "clock/window.h"
 
 namespace vouch {
@@ -198,6 +200,89 @@ TEST_F(Scenario, AfterTheMatrixProductsIsIdle) {
   auto f = FoldOf(s);
   EXPECT_EQ(f.busy_readings, 0);
   EXPECT_EQ(Judge(f), WindowStatus::kIdle);
+}
+
+}  // namespace
+}  // namespace vouch
+
+namespace vouch {
+namespace {
+
+// --interval-ms 250 against a driver that updates every 100 ms: every poll sees a new value,
+// so the spacing of changes is the poll interval. It used to be reported as "update period
+// 250 ms measured, missed 0"; the readings between polls are missed and must be said so.
+TEST(Fold, PollsSlowerThanTheDriverCountTheReadingsTheyMiss) {
+  std::vector<Sample> polls;
+  for (int i = 0; i < 40; ++i) {  // 10 s of 250 ms polls
+    Sample s;
+    s.t_s = i * 0.25;
+    s.unix_s = 1000 + s.t_s;
+    s.sm_mhz = 1980;
+    s.mem_mhz = 3201;
+    s.power_mw = 400000 + 3 * i;  // a new driver value at every poll
+    s.util_gpu_pct = 99;
+    s.reasons = 0;
+    polls.push_back(s);
+  }
+  Fold f = FoldWindow(polls, Policy{});
+  EXPECT_TRUE(f.polls_slower_than_updates);
+  EXPECT_FALSE(f.period_measured);
+  EXPECT_DOUBLE_EQ(f.update_period_s, 0.1);
+  EXPECT_DOUBLE_EQ(f.poll_interval_s, 0.25);
+  EXPECT_EQ(f.readings, 40);         // each poll saw one reading
+  EXPECT_EQ(f.missed_readings, 60);  // 10 s at 100 ms is 100 readings
+  EXPECT_EQ(f.busy_readings, 40);
+  GpuWindow g;
+  g.fold = f;
+  Policy p;
+  p.min_busy_readings = 5;
+  WindowVerdict v = JudgeWindow({g}, p, "");
+  ASSERT_FALSE(v.warnings.empty());
+  EXPECT_NE(v.warnings[0].find("polled every 250 ms, slower than the driver's update period "
+                               "(100 ms, the policy's: polls this slow cannot measure it): about "
+                               "60 of 100 readings were missed"),
+            std::string::npos)
+      << v.warnings[0];
+  // Round trip through the window JSON.
+  auto back = FoldFromJson(ToJson(f), "f");
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->polls_slower_than_updates);
+  EXPECT_EQ(back->missed_readings, 60);
+  // Polls at 10 ms of the same driver: nothing is missed and the period is measured.
+  Fold fast = FoldWindow(Stream(30, 0, [](int) { return 1980; }), Policy{});
+  EXPECT_FALSE(fast.polls_slower_than_updates);
+  EXPECT_TRUE(fast.period_measured);
+  EXPECT_EQ(fast.missed_readings, 0);
+}
+
+}  // namespace
+}  // namespace vouch
+
+namespace vouch {
+namespace {
+
+// The driver's own timestamps (nvmlDeviceGetSamples) count the readings no poll saw.
+TEST(Fold, DriverSamplesCountTheReadingsThePollsMissed) {
+  std::vector<DriverSample> driver;
+  for (int i = 0; i < 100; ++i)  // a reading every 100 ms for 10 s
+    driver.push_back({static_cast<std::uint64_t>((1000.0 + i * 0.1) * 1e6 + 0.5), 400.0 + i});
+  auto polls_every = [](double step) {
+    std::vector<Sample> out;
+    for (double t = 0; t < 10 - 1e-9; t += step) {
+      Sample s;
+      s.unix_s = 1000 + t + 0.001;
+      out.push_back(s);
+    }
+    return out;
+  };
+  auto slow = CountDriverReadings("power", driver, polls_every(0.25), 1000, 1010);
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_EQ(slow->readings, 100);
+  EXPECT_NEAR(slow->period_s, 0.1, 1e-6);
+  EXPECT_EQ(slow->missed, 60);  // 40 polls see 40 of the 100
+  auto fast = CountDriverReadings("power", driver, polls_every(0.01), 1000, 1010);
+  EXPECT_EQ(fast->missed, 0);
+  EXPECT_FALSE(CountDriverReadings("power", driver, polls_every(0.01), 2000, 2010).has_value());
 }
 
 }  // namespace

@@ -113,6 +113,7 @@ Result<MeasuredLeg> MeasureLeg(
   m.peak_device_mem_bytes = sampler.PeakDeviceMemory(m.leg.pids_seen);
 
   std::vector<Sample> all = sampler.Samples();
+  std::vector<DriverStream> driver = sampler.DriverStreams();
   std::optional<Region> region = region_of ? region_of(m.leg) : std::nullopt;
   if (region) {
     m.window.region_begin_unix_s = region->begin_unix_s;
@@ -123,6 +124,19 @@ Result<MeasuredLeg> MeasureLeg(
     if (region) mine = Slice(mine, region->begin_unix_s, region->end_unix_s);
     g.fold = FoldWindow(mine, opt.policy);
     g.fold.gpu = g.state.index;
+    // The driver's own timestamps, where nvmlDeviceGetSamples answers (power and
+    // utilization on the H200): the readings the polls missed, counted by the driver.
+    for (const auto& d : driver)
+      if (d.gpu == g.state.index) {
+        if (!d.error.empty()) {
+          g.fold.driver_errors.push_back(d.error);
+          continue;
+        }
+        if (mine.empty()) continue;
+        auto c = CountDriverReadings(ToString(d.quantity), d.samples, mine, mine.front().unix_s,
+                                     mine.back().unix_s);
+        if (c) g.fold.driver.push_back(*c);
+      }
     g.named = opt.gpus_named;
   }
   m.window.verdict = JudgeWindow(m.window);

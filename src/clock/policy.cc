@@ -10,7 +10,8 @@ nlohmann::json ToJson(const Policy& p) {
           {"max_spread", p.max_spread},
           {"max_median_offset", p.max_median_offset},
           {"max_mean_offset", p.max_mean_offset},
-          {"default_update_period_s", p.default_update_period_s}};
+          {"default_update_period_s", p.default_update_period_s},
+          {"memory_margin", p.memory_margin}};
 }
 
 Result<Policy> PolicyFromJson(const nlohmann::json& j, const std::string& where) {
@@ -23,6 +24,7 @@ Result<Policy> PolicyFromJson(const nlohmann::json& j, const std::string& where)
     p.max_median_offset = j.value("max_median_offset", p.max_median_offset);
     p.max_mean_offset = j.value("max_mean_offset", p.max_mean_offset);
     p.default_update_period_s = j.value("default_update_period_s", p.default_update_period_s);
+    p.memory_margin = j.value("memory_margin", p.memory_margin);
   } catch (const nlohmann::json::exception& e) {
     return MakeError("{}: bad policy: {}", where, e.what());
   }

@@ -25,6 +25,11 @@ struct Policy {
   // NVML refreshes clocks, power and utilization at its own period (100 ms on the H200);
   // used only when a window holds too few changes to measure the period.
   double default_update_period_s = 0.1;
+  // Warn when a GPU's peak memory used comes within this fraction of its total. The free-
+  // memory check before a leg cannot see the leg's own allocations filling the GPU (seed 000,
+  // #1103: at ~0 MiB free, WDDM and unified memory spill to host memory and keep returning
+  // success, and bandwidth falls off a cliff).
+  double memory_margin = 0.02;
 };
 
 nlohmann::json ToJson(const Policy& p);

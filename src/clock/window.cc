@@ -57,6 +57,24 @@ double RelativeOffset(double a, double b) {
   return std::fabs(a - b) / lo;
 }
 
+// The leg's own allocations (not the free figure before it) nearly filled the GPU.
+std::optional<std::string> MemoryWarning(const GpuWindow& g, const Policy& p,
+                                         const std::string& prefix) {
+  const auto& peak = g.fold.peak_mem_used_bytes;
+  const auto& total = g.state.total_mem_bytes;
+  if (!peak || !total || *total == 0) return std::nullopt;
+  const double used = static_cast<double>(*peak) / static_cast<double>(*total);
+  if (used < 1 - p.memory_margin) return std::nullopt;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  return fmt::format(
+      "{}peak memory used {:.2f} of {:.2f} GiB ({:.1f} %) is within {:g} % of the GPU's total: "
+      "the leg's own allocations nearly filled it; where memory is unified or WDDM-managed the "
+      "next allocation spills silently into host memory and bandwidth collapses, so check the "
+      "number against a run with headroom",
+      prefix, static_cast<double>(*peak) / kGiB, static_cast<double>(*total) / kGiB, 100 * used,
+      100 * p.memory_margin);
+}
+
 std::vector<std::string> JudgeFold(const Fold& f, const Policy& p, const std::string& prefix) {
   std::vector<std::string> r;
   if (f.busy_readings < p.min_busy_readings) {
@@ -138,10 +156,26 @@ WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p,
     gv.reasons = JudgeFold(f, p, prefix);
     gv.status = gv.reasons.empty() ? "valid" : "invalid";
     v.reasons.insert(v.reasons.end(), gv.reasons.begin(), gv.reasons.end());
-    if (f.missed_readings > 0)
+    if (f.polls_slower_than_updates)
+      v.warnings.push_back(fmt::format(
+          "{}polled every {:.0f} ms, slower than the driver's update period ({:.0f} ms, the "
+          "policy's: polls this slow cannot measure it): about {} of {} readings were missed and "
+          "the window counts only the {} it saw; poll at half the period or faster "
+          "(--interval-ms 10, the default)",
+          prefix, 1000 * f.poll_interval_s, 1000 * f.update_period_s, f.missed_readings,
+          f.missed_readings + f.readings, f.readings));
+    else if (f.missed_readings > 0)
       v.notes.push_back(fmt::format("{}{} driver readings fell between polls (sampler stalled?)",
                                     prefix, f.missed_readings));
-    if (!f.period_measured)
+    if (auto w = MemoryWarning(g, p, prefix)) v.warnings.push_back(*w);
+    for (const auto& d : f.driver)
+      if (d.missed > 0)
+        v.warnings.push_back(
+            fmt::format("{}the polls missed {} of {} driver readings of {} (every {:.0f} ms by the "
+                        "driver's own "
+                        "timestamps, nvmlDeviceGetSamples)",
+                        prefix, d.missed, d.readings, d.quantity, 1000 * d.period_s));
+    if (!f.period_measured && !f.polls_slower_than_updates)
       v.notes.push_back(
           fmt::format("{}too few value changes to measure the update period; assumed {:.0f} ms",
                       prefix, 1000 * f.update_period_s));
@@ -197,7 +231,8 @@ nlohmann::json ToJson(const WindowSummary& w) {
       {"verdict",
        {{"status", ToString(w.verdict.status)},
         {"reasons", w.verdict.reasons},
-        {"notes", w.verdict.notes}}}};
+        {"notes", w.verdict.notes},
+        {"warnings", w.verdict.warnings}}}};
   if (w.region_begin_unix_s && w.region_end_unix_s)
     j["region"] = {{"begin_unix_s", *w.region_begin_unix_s}, {"end_unix_s", *w.region_end_unix_s}};
   else
@@ -253,6 +288,7 @@ Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::
                                              : WindowStatus::kIdle;
     w.verdict.reasons = v.value("reasons", std::vector<std::string>{});
     w.verdict.notes = v.value("notes", std::vector<std::string>{});
+    w.verdict.warnings = v.value("warnings", std::vector<std::string>{});
     return w;
   } catch (const nlohmann::json::exception& e) {
     return MakeError("{}: malformed window summary: {}", where, e.what());
@@ -293,7 +329,12 @@ std::string RenderWindowText(const WindowSummary& w) {
     out += fmt::format(
         "  readings {} ({} polls, update period {:.0f} ms{}), busy {} ({:.1f} %), idle {}, missed "
         "{}\n",
-        f.readings, f.polls, 1000 * f.update_period_s, f.period_measured ? " measured" : " assumed",
+        f.readings, f.polls, 1000 * f.update_period_s,
+        f.period_measured             ? " measured"
+        : f.polls_slower_than_updates ? fmt::format(" assumed: polled every {:.0f} ms, too slow to "
+                                                    "measure it",
+                                                    1000 * f.poll_interval_s)
+                                      : std::string(" assumed"),
         f.busy_readings, 100 * f.busy_fraction, f.idle_readings, f.missed_readings);
     if (f.sm_mhz)
       out += fmt::format(
@@ -302,6 +343,10 @@ std::string RenderWindowText(const WindowSummary& w) {
           f.sm_mhz->min, f.sm_mhz->median, f.sm_mhz->mean, f.sm_mhz->max,
           100 * f.spread.value_or(0));
     if (f.mem_mhz) out += fmt::format("  memory clock median {:.0f} MHz\n", f.mem_mhz->median);
+    for (const auto& d : f.driver)
+      out += fmt::format(
+          "  driver samples ({}): {} readings every {:.0f} ms, {} missed by the polls\n",
+          d.quantity, d.readings, 1000 * d.period_s, d.missed);
     if (f.power_mw)
       out += fmt::format("  power median {:.1f} W, max {:.1f} W\n", f.power_mw->median / 1000,
                          f.power_mw->max / 1000);
@@ -319,6 +364,7 @@ std::string RenderWindowText(const WindowSummary& w) {
   }
   out += fmt::format("verdict: {}\n", ToString(w.verdict.status));
   for (const auto& r : w.verdict.reasons) out += fmt::format("  - {}\n", r);
+  for (const auto& n : w.verdict.warnings) out += fmt::format("  warning: {}\n", n);
   for (const auto& n : w.verdict.notes) out += fmt::format("  note: {}\n", n);
   for (const auto& c : w.caveats) out += fmt::format("  caveat: {}\n", c);
   return out;

@@ -37,6 +37,9 @@ struct WindowVerdict {
   std::vector<GpuVerdict> gpus;      // one per GPU of the window, in its order
   std::vector<std::string> reasons;  // why it is not valid, in words a user can act on
   std::vector<std::string> notes;    // facts worth knowing that do not refuse it
+  // Problems with the measurement that do not refuse the window but that a user must see
+  // (shown with the leg and kept in the record): a GPU whose memory the leg nearly filled.
+  std::vector<std::string> warnings;
 };
 
 struct WindowSummary {

@@ -119,3 +119,38 @@ TEST(Summary, UnknownSchemaVersionAndMissingFieldsAreErrors) {
 
 }  // namespace
 }  // namespace vouch
+
+namespace vouch {
+namespace {
+
+// Seed 000's #1103: the leg's own allocations filled the GPU. The check before the leg saw
+// free memory; the window's peak says the leg came within the policy's margin of the total.
+TEST(Window, PeakMemoryNearTheTotalIsAWarning) {
+  WindowSummary w = Window(1980, 1980);
+  GpuWindow& g = w.gpus[0];
+  g.state.total_mem_bytes = 150754820096ull;     // the H200's
+  g.fold.peak_mem_used_bytes = 148000000000ull;  // 98.2 %
+  Policy p;
+  p.min_busy_readings = 5;
+  WindowVerdict v = JudgeWindow(w.gpus, p, "");
+  EXPECT_EQ(v.status, WindowStatus::kValid);  // a warning, not a refusal
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("peak memory used 137.84 of 140.40 GiB (98.2 %) is within 2 % of "
+                               "the GPU's total"),
+            std::string::npos)
+      << v.warnings[0];
+  g.fold.peak_mem_used_bytes = 140000000000ull;  // 92.9 %: headroom
+  EXPECT_TRUE(JudgeWindow(w.gpus, p, "").warnings.empty());
+  p.memory_margin = 0.08;  // a wider margin is a policy choice
+  EXPECT_EQ(JudgeWindow(w.gpus, p, "").warnings.size(), 1u);
+  // Kept through the window's JSON (the record holds it).
+  w.policy = p;
+  w.verdict = JudgeWindow(w.gpus, p, "");
+  auto back = WindowSummaryFromJson(ToJson(w), "w");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->verdict.warnings, w.verdict.warnings);
+  EXPECT_EQ(back->policy.memory_margin, 0.08);
+}
+
+}  // namespace
+}  // namespace vouch

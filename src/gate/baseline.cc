@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gate/noise.h"
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace vouch {
 namespace {
@@ -152,6 +154,30 @@ Result<BaselineMetric> ParseMetric(const Reader& r, const json& obj, const std::
   if (m.fail_pct && *m.fail_pct < 0) return r.Bad(path + ".fail_pct", "negative threshold");
   if (m.warn_pct && *m.warn_pct < 0) return r.Bad(path + ".warn_pct", "negative threshold");
   VOUCH_TRY_ASSIGN(m.skip_env, r.String(obj, path, "skip_env", false));
+  const json* trials = nullptr;
+  VOUCH_TRY_ASSIGN(trials, r.Field(obj, path, "trials", false));
+  if (trials != nullptr) {  // absent in files from before vouch kept every trial
+    if (!trials->is_array())
+      return r.Bad(path + ".trials", fmt::format("expected an array, got {}", TypeName(*trials)));
+    for (size_t i = 0; i < trials->size(); ++i) {
+      const json& t = (*trials)[i];
+      if (!t.is_number() || !std::isfinite(t.get<double>()))
+        return r.Bad(fmt::format("{}.trials[{}]", path, i), "expected a finite number");
+      m.trials.push_back(t.get<double>());
+    }
+  }
+  const json* config = nullptr;
+  VOUCH_TRY_ASSIGN(config, r.Field(obj, path, "config", false));
+  if (config != nullptr) {
+    if (!config->is_object())
+      return r.Bad(path + ".config", fmt::format("expected an object, got {}", TypeName(*config)));
+    for (const auto& [key, val] : config->items()) {
+      if (!val.is_string())
+        return r.Bad(path + ".config." + key,
+                     fmt::format("expected a string, got {}", TypeName(val)));
+      m.config[key] = val.get<std::string>();
+    }
+  }
   return m;
 }
 
@@ -195,6 +221,93 @@ std::optional<double> Median(std::vector<double> values) {
   return (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
+Result<std::pair<std::string, ThresholdOverride>> ParseThresholdSpec(std::string_view spec) {
+  const std::string shown(spec);
+  size_t eq = spec.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == spec.size())
+    return MakeError(
+        "threshold '{}': expected NAME=fail:PCT,warn:PCT (for example tg128.tokens_per_s=fail:3,"
+        "warn:1)",
+        shown);
+  std::string name(spec.substr(0, eq));
+  ThresholdOverride o;
+  bool any = false;
+  for (const std::string& part : Split(spec.substr(eq + 1), ',')) {
+    size_t colon = part.find(':');
+    std::string key = colon == std::string::npos ? part : part.substr(0, colon);
+    std::string val = colon == std::string::npos ? "" : part.substr(colon + 1);
+    if (key != "fail" && key != "warn")
+      return MakeError("threshold '{}': '{}' is not fail:PCT or warn:PCT", shown, part);
+    if (val.empty())
+      return MakeError("threshold '{}': '{}' has no percentage (fail:3, or fail:off)", shown, part);
+    any = true;
+    if (val == "off") {
+      (key == "fail" ? o.clear_fail : o.clear_warn) = true;
+      continue;
+    }
+    char* end = nullptr;
+    double pct = std::strtod(val.c_str(), &end);
+    if (*end == '%') ++end;
+    if (end == val.c_str() || *end != '\0' || !std::isfinite(pct) || pct < 0)
+      return MakeError("threshold '{}': '{}' is not a percentage >= 0", shown, val);
+    (key == "fail" ? o.fail_pct : o.warn_pct) = pct;
+  }
+  if (!any) return MakeError("threshold '{}': give fail:PCT and/or warn:PCT", shown);
+  return std::pair<std::string, ThresholdOverride>{std::move(name), o};
+}
+
+Result<std::map<std::string, ThresholdOverride>> ParseThresholdSpecs(
+    const std::vector<std::string>& specs) {
+  std::map<std::string, ThresholdOverride> out;
+  for (const auto& s : specs) {
+    auto p = ParseThresholdSpec(s);
+    if (!p) return p.error();
+    if (!out.emplace(p->first, p->second).second)
+      return MakeError("threshold: metric '{}' is given twice", p->first);
+  }
+  return out;
+}
+
+namespace {
+
+void ApplyOverride(BaselineMetric* m, const ThresholdOverride& o) {
+  if (o.clear_fail) m->fail_pct.reset();
+  if (o.clear_warn) m->warn_pct.reset();
+  if (o.fail_pct) m->fail_pct = o.fail_pct;
+  if (o.warn_pct) m->warn_pct = o.warn_pct;
+  if (o.skip_env) m->skip_env = *o.skip_env;
+}
+
+void ApplyFailAll(BaselineMetric* m, std::optional<double> fail_all) {
+  if (fail_all && (!m->fail_pct || *m->fail_pct > *fail_all)) m->fail_pct = *fail_all;
+}
+
+std::string Names(const std::vector<BaselineMetric>& ms) {
+  std::string out;
+  for (size_t i = 0; i < ms.size() && i < 8; ++i) out += (i ? ", " : "") + ms[i].name;
+  if (ms.size() > 8) out += fmt::format(", ... ({} in all)", ms.size());
+  return out;
+}
+
+}  // namespace
+
+Status ApplyThresholdPolicy(Baseline* b, const ThresholdPolicy& policy) {
+  if (policy.fail_pct_all && !(*policy.fail_pct_all >= 0 && std::isfinite(*policy.fail_pct_all)))
+    return MakeError("--fail-pct {}: not a percentage >= 0", *policy.fail_pct_all);
+  for (const auto& [name, o] : policy.overrides) {
+    (void)o;
+    if (b->Find(name) == nullptr)
+      return MakeError("threshold for '{}': the baseline has no such metric (it has: {})", name,
+                       Names(b->metrics));
+  }
+  for (auto& m : b->metrics) {
+    ApplyFailAll(&m, policy.fail_pct_all);
+    if (auto it = policy.overrides.find(m.name); it != policy.overrides.end())
+      ApplyOverride(&m, it->second);
+  }
+  return OkStatus();
+}
+
 Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const std::string& headline,
                               const ClockState& clock, const BaselineOptions& options) {
   if (inputs.empty()) return MakeError("baseline: no metrics to pin (the run produced none)");
@@ -215,13 +328,17 @@ Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const st
         return MakeError("baseline: metric '{}' has a non-finite value ({}); refusing to pin it",
                          in.name, v);
     if (in.better == Better::kNone)
-      return MakeError("baseline: metric '{}' has no direction (higher or lower is better); "
-                       "a gate needs one", in.name);
+      return MakeError(
+          "baseline: metric '{}' has no direction (higher or lower is better); "
+          "a gate needs one",
+          in.name);
     BaselineMetric m;
     m.name = in.name;
     m.unit = in.unit;
     m.better = in.better;
     m.value = *Median(in.values);
+    m.trials = in.values;
+    m.config = in.config;
     if (in.name == headline) {
       m.fail_pct = options.headline_fail_pct;
     } else if (IsVramMetric(in.name, in.unit)) {
@@ -230,14 +347,9 @@ Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const st
     } else {
       m.warn_pct = options.secondary_warn_pct;
     }
-    if (auto it = options.overrides.find(in.name); it != options.overrides.end()) {
-      const ThresholdOverride& o = it->second;
-      if (o.clear_fail) m.fail_pct.reset();
-      if (o.clear_warn) m.warn_pct.reset();
-      if (o.fail_pct) m.fail_pct = o.fail_pct;
-      if (o.warn_pct) m.warn_pct = o.warn_pct;
-      if (o.skip_env) m.skip_env = *o.skip_env;
-    }
+    ApplyFailAll(&m, options.fail_pct_all);
+    if (auto it = options.overrides.find(in.name); it != options.overrides.end())
+      ApplyOverride(&m, it->second);
     if ((m.fail_pct && !(*m.fail_pct >= 0)) || (m.warn_pct && !(*m.warn_pct >= 0)))
       return MakeError("baseline: metric '{}' has a negative threshold", in.name);
     b.trials = std::max(b.trials, static_cast<int>(in.values.size()));
@@ -252,6 +364,41 @@ Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const st
   if (!seen.count(headline))
     return MakeError("baseline: headline metric '{}' is not among the run's metrics", headline);
   return b;
+}
+
+std::vector<std::string> BaselineNoiseWarnings(const Baseline& b, int gate_legs) {
+  std::vector<std::string> out;
+  int can_fail = 0;
+  for (const auto& m : b.metrics) can_fail += m.fail_pct ? 1 : 0;
+  const double alpha = kGateFalseFailRate / std::max(1, can_fail);
+  for (const auto& m : b.metrics) {
+    std::optional<double> threshold = m.fail_pct ? m.fail_pct : m.warn_pct;
+    if (!threshold) continue;
+    const char* kind = m.fail_pct ? "fail" : "warn";
+    if (m.trials.size() == 1) {
+      out.push_back(fmt::format(
+          "{}: one trial: the gate cannot judge noise from the baseline; pin it with --trials 5 "
+          "or more",
+          m.name));
+      continue;
+    }
+    auto sd = SdOfLogs(m.trials);
+    if (!sd) continue;
+    if (Resolves(*sd, static_cast<int>(m.trials.size()), gate_legs, *threshold, alpha)) continue;
+    auto lo = std::min_element(m.trials.begin(), m.trials.end());
+    auto hi = std::max_element(m.trials.begin(), m.trials.end());
+    double spread = m.value != 0 ? (*hi - *lo) / std::abs(m.value) * 100 : 0;
+    auto need = TrialsToResolve(*sd, *threshold, alpha);
+    out.push_back(fmt::format(
+        "{}: the {} trials spread {:.2f} % (log sd {:.2f} %), too noisy to resolve its {} "
+        "threshold of {:g} % with a gate of {} legs: unchanged code would often be inconclusive; "
+        "{}",
+        m.name, m.trials.size(), spread, *sd * 100, kind, *threshold, gate_legs,
+        need ? fmt::format("about {} trials (and gate --reps {}) would resolve it", *need, *need)
+             : std::string("no practical number of trials resolves it: quiet the machine or "
+                           "widen the threshold")));
+  }
+  return out;
 }
 
 Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& origin) {
@@ -291,6 +438,7 @@ Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& or
     return r.Bad("trials", fmt::format("{} is not a plausible trial count", trials));
   b.trials = static_cast<int>(trials);
   VOUCH_TRY_ASSIGN(b.headline, r.String(doc, "", "headline"));
+  VOUCH_TRY_ASSIGN(b.headline_reason, r.String(doc, "", "headline_reason", false));
   const json* clock = nullptr;
   VOUCH_TRY_ASSIGN(clock, r.Field(doc, "", "clock"));
   VOUCH_TRY_ASSIGN(b.clock, ParseClock(r, *clock));
@@ -329,6 +477,7 @@ std::string BaselineToJson(const Baseline& b) {
   j["record_path"] = b.record_path;
   j["trials"] = b.trials;
   j["headline"] = b.headline;
+  j["headline_reason"] = b.headline_reason;
   j["clock"] = ClockToJson(b.clock);
   ojson ms = ojson::array();
   for (const auto& m : b.metrics) {
@@ -340,9 +489,12 @@ std::string BaselineToJson(const Baseline& b) {
     o["fail_pct"] = OptionalNumber(m.fail_pct);
     o["warn_pct"] = OptionalNumber(m.warn_pct);
     o["skip_env"] = m.skip_env;
+    o["trials"] = m.trials;
+    if (!m.config.empty()) o["config"] = m.config;
     ms.push_back(std::move(o));
   }
   j["metrics"] = std::move(ms);
+  if (!b.noise_warnings.empty()) j["noise_warnings"] = b.noise_warnings;
   // replace: a path with invalid UTF-8 must not throw out of the writer.
   return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
 }

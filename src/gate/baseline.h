@@ -3,14 +3,13 @@
 // tests/perf_baseline.json (3 % decode fail, 5 % prefill warn, 10 % peak VRAM fail).
 #pragma once
 
-#include "metrics/metric.h"
-
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "metrics/metric.h"
 #include "util/result.h"
 
 namespace vouch {
@@ -42,16 +41,24 @@ struct BaselineMetric {
   std::optional<double> warn_pct;
   // When this environment variable is "1" the metric is skipped (shown as skipped). Empty: none.
   std::string skip_env;
+  // Every trial's value, in trial order: the gate judges the noise from them. Empty in a file
+  // written before vouch kept them (then the gate cannot judge noise and says so).
+  std::vector<double> trials;
+  // The configuration that produced it (llama-bench: model, n_batch, ...); empty when the
+  // source reports none. A gate refuses a run whose configuration differs.
+  std::map<std::string, std::string> config;
 };
 
 struct Baseline {
   int schema_version = kBaselineSchemaVersion;
-  std::string headline;  // name of the headline metric (one of metrics)
+  std::string headline;         // name of the headline metric (one of metrics)
+  std::string headline_reason;  // why it is the headline ("" in files from before the field)
   std::vector<BaselineMetric> metrics;
   ClockState clock;
   std::string record_path;  // the record the values came from
   int trials = 0;
-  std::string created_utc;  // ISO 8601, e.g. 2026-11-29T10:48:56Z
+  std::string created_utc;                  // ISO 8601, e.g. 2026-11-29T10:48:56Z
+  std::vector<std::string> noise_warnings;  // BaselineNoiseWarnings when it was written
 
   const BaselineMetric* Find(std::string_view name) const;
 };
@@ -62,6 +69,7 @@ struct BaselineInput {
   std::string unit;
   Better better = Better::kHigher;
   std::vector<double> values;  // one per trial
+  std::map<std::string, std::string> config = {};
 };
 
 // A per-metric override of the default thresholds; unset fields keep the default.
@@ -73,12 +81,32 @@ struct ThresholdOverride {
   std::optional<std::string> skip_env;
 };
 
+// Parses a command-line threshold, "NAME=fail:3,warn:1" (either part may be left out; "off"
+// removes that threshold, e.g. "NAME=fail:off,warn:5"). NAME is everything before the last
+// '=' (nvbench names hold '='). Errors name the spec and what is wrong.
+Result<std::pair<std::string, ThresholdOverride>> ParseThresholdSpec(std::string_view spec);
+// Parses every spec; a metric named twice is an error.
+Result<std::map<std::string, ThresholdOverride>> ParseThresholdSpecs(
+    const std::vector<std::string>& specs);
+
+// Thresholds given when gating, applied over the baseline file's own.
+struct ThresholdPolicy {
+  // Every metric with a direction fails past this many percent in its bad direction (a
+  // metric keeps a tighter fail threshold it already has). nullopt: only the file's.
+  std::optional<double> fail_pct_all;
+  std::map<std::string, ThresholdOverride> overrides;  // by metric name; win over the rest
+};
+// Applies POLICY to BASELINE's metrics. Errors: an override for a metric the baseline does
+// not hold (named, with what it holds), a negative or non-finite threshold.
+Status ApplyThresholdPolicy(Baseline* baseline, const ThresholdPolicy& policy);
+
 struct BaselineOptions {
   double headline_fail_pct = 3.0;   // seed: decode worse than -3 % fails
   double secondary_warn_pct = 5.0;  // seed: prefill worse than -5 % warns, never fails
   double vram_fail_pct = 10.0;      // seed: peak VRAM up more than 10 % fails
   std::string vram_skip_env = "VOUCH_SKIP_VRAM";       // seed: IMP_VERIFY_SKIP_VRAM=1
   std::map<std::string, ThresholdOverride> overrides;  // by metric name
+  std::optional<double> fail_pct_all;  // every metric fails past this (see ThresholdPolicy)
   std::string record_path;
   std::string created_utc;  // empty: now
 };
@@ -97,6 +125,11 @@ std::optional<double> Median(std::vector<double> values);
 // no input, an override for a metric that is not an input, a negative threshold.
 Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const std::string& headline,
                               const ClockState& clock, const BaselineOptions& options = {});
+
+// Warnings about the baseline's own noise, one per metric with a threshold whose trials
+// cannot resolve it with a gate of GATE_LEGS legs: the spread, the log standard deviation and
+// how many trials (and gate legs) would resolve it. A single trial is a warning too.
+std::vector<std::string> BaselineNoiseWarnings(const Baseline& baseline, int gate_legs);
 
 // Reads and validates a baseline file. Refuses malformed or truncated JSON, missing fields,
 // wrong types, a wrong schema name and a newer schema_version, naming the file and field.

@@ -1,9 +1,14 @@
 #include "gate/gate.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
+
+#include "metrics/ratio.h"
 
 namespace vouch {
 namespace {
@@ -11,6 +16,59 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 double OffsetPct(double base, double now) { return std::abs(now - base) / base * 100.0; }
+
+// "n_batch: baseline 256, now 512; model_type: ..." for every property that differs; "" when
+// equal or when either side reports no configuration (a source without one).
+std::string ConfigDifference(const std::map<std::string, std::string>& base,
+                             const std::map<std::string, std::string>& now) {
+  if (base.empty() || now.empty()) return "";
+  std::vector<std::string> diffs;
+  std::set<std::string> keys;
+  for (const auto& [k, v] : base) keys.insert(k);
+  for (const auto& [k, v] : now) keys.insert(k);
+  for (const auto& k : keys) {
+    auto b = base.find(k), n = now.find(k);
+    std::string bv = b == base.end() ? "(absent)" : b->second;
+    std::string nv = n == now.end() ? "(absent)" : n->second;
+    if (bv != nv) diffs.push_back(fmt::format("{}: baseline {}, now {}", k, bv, nv));
+  }
+  return fmt::format("{}", fmt::join(diffs, "; "));
+}
+
+// The verdict of a compared row. With an interval: fail only when all of it is beyond the
+// fail threshold, inconclusive when it straddles it; warn when all of it is beyond the warn
+// threshold. Without one: the point change BAD (bad direction, percent) alone.
+void Decide(const BaselineMetric& m, double bad, const std::vector<double>& now_values,
+            GateRow* row) {
+  double lo = bad, hi = bad;
+  if (row->interval) {
+    double a = BadPct(row->interval->lo_pct, m.better), b = BadPct(row->interval->hi_pct, m.better);
+    lo = std::min(a, b);
+    hi = std::max(a, b);
+  }
+  auto beyond = [&](double t) { return lo > t + kThresholdSlackPct; };
+  auto within = [&](double t) { return hi <= t + kThresholdSlackPct; };
+  if (m.fail_pct && beyond(*m.fail_pct)) {
+    row->verdict = GateVerdict::kFail;
+  } else if (m.fail_pct && !within(*m.fail_pct)) {
+    row->verdict = GateVerdict::kInconclusive;
+    std::optional<double> sd = SdOfLogs(m.trials);
+    if (auto s2 = SdOfLogs(now_values); s2 && (!sd || *s2 > *sd)) sd = s2;
+    std::optional<int> need;
+    if (sd) need = TrialsToResolve(*sd, *m.fail_pct, row->interval ? row->interval->alpha : 0.05);
+    row->note = fmt::format(
+        "the noise cannot tell: the change is {:+.2f}% .. {:+.2f}%, across the fail threshold of "
+        "{:g}%{}",
+        row->interval->lo_pct, row->interval->hi_pct, *m.fail_pct,
+        need ? fmt::format("; about {} baseline trials and gate legs would resolve it", *need)
+             : std::string());
+  } else if (m.warn_pct && beyond(*m.warn_pct)) {
+    row->verdict = GateVerdict::kWarn;
+  } else {
+    row->verdict = GateVerdict::kPass;
+    if (m.warn_pct && !within(*m.warn_pct)) row->note = "within the noise of the warn threshold";
+  }
+}
 
 // Thresholds in the metric's natural sense: a higher-is-better metric fails below -X %,
 // a lower-is-better one above +X %.
@@ -40,13 +98,13 @@ std::string FormatChange(const std::optional<double>& pct) {
 std::string VerdictCell(const GateRow& r) {
   std::string v(GateVerdictName(r.verdict));
   if (r.verdict == GateVerdict::kFail || r.verdict == GateVerdict::kMissing ||
-      r.verdict == GateVerdict::kError)
+      r.verdict == GateVerdict::kError || r.verdict == GateVerdict::kInconclusive)
     for (char& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return v;
 }
 
 struct Counts {
-  int pass = 0, warn = 0, fail = 0, skipped = 0, missing = 0, error = 0;
+  int pass = 0, warn = 0, fail = 0, skipped = 0, missing = 0, error = 0, inconclusive = 0;
 };
 
 Counts Count(const GateReport& r) {
@@ -71,6 +129,9 @@ Counts Count(const GateReport& r) {
       case GateVerdict::kError:
         ++c.error;
         break;
+      case GateVerdict::kInconclusive:
+        ++c.inconclusive;
+        break;
     }
   }
   return c;
@@ -82,10 +143,57 @@ std::string OverallLine(const GateReport& r) {
                                  c.pass, c.warn, c.fail);
   if (c.missing) line += fmt::format(", {} missing", c.missing);
   if (c.error) line += fmt::format(", {} error", c.error);
+  if (c.inconclusive) line += fmt::format(", {} inconclusive", c.inconclusive);
   if (c.skipped) line += fmt::format(", {} skipped", c.skipped);
   line += ")";
   if (!r.clock_attributed) line += "; not clock-attributed";
   return line;
+}
+
+// A warn never fails: say how to make it fail, so that a 100x regression on a secondary
+// metric is not read as a pass.
+std::string WarnHint(const GateReport& r) {
+  for (const auto& row : r.rows)
+    if (row.verdict == GateVerdict::kWarn && !row.fail_pct)
+      return "a warn never fails the gate; to fail every metric past a threshold give "
+             "--fail-pct PCT, or one metric --threshold NAME=fail:PCT";
+  return "";
+}
+
+std::string RatioCell(const GateRow& r) {
+  if (!r.ratio) return "-";
+  std::string_view word = RatioWord(*r.ratio, r.better, r.unit);
+  return fmt::format("{:.4f}{}", *r.ratio, word.empty() ? "" : fmt::format(" ({})", word));
+}
+
+std::string IntervalCell(const GateRow& r) {
+  if (!r.interval) return "-";
+  return fmt::format("{:+.2f}% .. {:+.2f}%", r.interval->lo_pct, r.interval->hi_pct);
+}
+
+// The rows whose noise was not judged, grouped by why ("" when none). A baseline without
+// trials says it once, as a caveat.
+std::string NotJudgedLine(const GateReport& r) {
+  std::map<std::string, std::vector<std::string>> by_note;
+  for (const auto& row : r.rows)
+    if (!row.noise_note.empty() && row.trials > 0) by_note[row.noise_note].push_back(row.metric);
+  std::string out;
+  for (const auto& [note, names] : by_note)
+    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", fmt::join(names, ", "), note);
+  return out;
+}
+
+// How the intervals were made and what they guarantee, once per report.
+std::string NoiseLine(const GateReport& r) {
+  for (const auto& row : r.rows)
+    if (row.interval)
+      return fmt::format(
+          "each interval is Welch's t on log values (the baseline's trials against this run's "
+          "legs), one-sided {:.3g} % per metric; a metric fails only when all of it is beyond "
+          "the fail threshold, so at most {:g} % of gates of code no worse than its thresholds "
+          "fail; across the threshold it is inconclusive (exit {})",
+          100 * r.alpha_per_metric, 100 * kGateFalseFailRate, kGateExitInconclusive);
+  return "";
 }
 
 std::vector<std::string> Cells(const GateRow& r) {
@@ -94,12 +202,15 @@ std::vector<std::string> Cells(const GateRow& r) {
           FormatValue(r.baseline),
           r.now ? FormatValue(*r.now) : "-",
           FormatChange(r.change_pct),
+          IntervalCell(r),
+          RatioCell(r),
           r.threshold,
           VerdictCell(r) + (r.note.empty() ? "" : " (" + r.note + ")")};
 }
 
-const std::vector<std::string> kHeader = {"metric", "unit",      "baseline", "now",
-                                          "change", "threshold", "verdict"};
+const std::vector<std::string> kHeader = {"metric",       "unit",      "baseline",
+                                          "now",          "change",    "interval",
+                                          "now/baseline", "threshold", "verdict"};
 
 std::string MarkdownEscape(const std::string& s) {
   std::string out;
@@ -130,6 +241,8 @@ std::string_view GateVerdictName(GateVerdict v) {
       return "missing";
     case GateVerdict::kError:
       return "error";
+    case GateVerdict::kInconclusive:
+      return "inconclusive";
   }
   return "error";
 }
@@ -182,6 +295,17 @@ GateReport CompareToBaseline(const Baseline& baseline,
                              const std::map<std::string, CurrentMetric>& current,
                              const ClockState& current_clock, const EnvLookup& env) {
   GateReport report;
+  int can_fail = 0;
+  for (const auto& m : baseline.metrics) {
+    std::optional<std::string> skip;
+    if (!m.skip_env.empty() && env) skip = env(m.skip_env);
+    if (m.fail_pct && !(skip && *skip == "1")) ++can_fail;
+  }
+  report.alpha_per_metric = kGateFalseFailRate / std::max(1, can_fail);
+  report.headline = baseline.headline;
+  report.headline_reason = baseline.headline_reason.empty()
+                               ? "named in the baseline file (it does not say why)"
+                               : baseline.headline_reason;
   for (const BaselineMetric& m : baseline.metrics) {
     GateRow row;
     row.metric = m.name;
@@ -196,12 +320,17 @@ GateReport CompareToBaseline(const Baseline& baseline,
 
     std::optional<std::string> skip;
     if (!m.skip_env.empty() && env) skip = env(m.skip_env);
+    std::string config_diff =
+        it == current.end() ? std::string() : ConfigDifference(m.config, it->second.config);
     if (skip && *skip == "1") {
       row.verdict = GateVerdict::kSkipped;
       row.note = m.skip_env + "=1";
     } else if (it == current.end()) {
       row.verdict = GateVerdict::kMissing;
       row.note = "the run did not produce this metric";
+    } else if (!config_diff.empty()) {
+      row.verdict = GateVerdict::kError;
+      row.note = "other configuration: " + config_diff + "; not compared";
     } else if (it->second.unit != m.unit) {
       row.verdict = GateVerdict::kError;
       row.note = fmt::format("unit mismatch: baseline '{}', run '{}'; not compared", m.unit,
@@ -215,15 +344,21 @@ GateReport CompareToBaseline(const Baseline& baseline,
     } else {
       double now = it->second.value;
       double change = (now - m.value) / std::abs(m.value) * 100.0;
-      double bad = m.better == Better::kHigher ? -change : change;
+      double bad = BadPct(change, m.better);
       row.change_pct = change;
       row.change_in_bad_direction_pct = bad;
-      if (m.fail_pct && bad > *m.fail_pct + kThresholdSlackPct)
-        row.verdict = GateVerdict::kFail;
-      else if (m.warn_pct && bad > *m.warn_pct + kThresholdSlackPct)
-        row.verdict = GateVerdict::kWarn;
+      row.ratio = now / m.value;
+      std::vector<double> now_values = it->second.values;
+      if (now_values.empty()) now_values.push_back(now);
+      row.trials = m.trials.size();
+      row.legs = now_values.size();
+      std::string why;
+      if (m.trials.empty())
+        why = "the baseline keeps no trials";
       else
-        row.verdict = GateVerdict::kPass;
+        row.interval = ChangeIntervalOf(m.trials, now_values, report.alpha_per_metric, &why);
+      if (!row.interval) row.noise_note = "noise not judged (" + why + "): medians compared";
+      Decide(m, bad, now_values, &row);
     }
     // Show the plain change of a skipped metric too, when both sides have it.
     if (row.verdict == GateVerdict::kSkipped && row.now && m.value != 0 &&
@@ -231,7 +366,9 @@ GateReport CompareToBaseline(const Baseline& baseline,
       row.change_pct = (*row.now - m.value) / std::abs(m.value) * 100.0;
       row.change_in_bad_direction_pct =
           m.better == Better::kHigher ? -*row.change_pct : *row.change_pct;
+      row.ratio = *row.now / m.value;
     }
+    if (row.ratio) row.ratio_reads = RatioReading("now", "baseline", *row.ratio, m.better, m.unit);
     report.rows.push_back(std::move(row));
   }
   for (const auto& [name, value] : current) {
@@ -240,15 +377,29 @@ GateReport CompareToBaseline(const Baseline& baseline,
   }
   report.caveats = ClockCaveats(baseline.clock, current_clock);
   report.clock_attributed = report.caveats.empty();
+  bool any_trials = false;
+  for (const auto& m : baseline.metrics) any_trials = any_trials || !m.trials.empty();
+  if (!any_trials)
+    report.caveats.push_back(
+        {"noise_unknown",
+         "the baseline keeps no per-trial values (written before vouch kept them): the gate "
+         "cannot judge noise and compares medians alone; re-pin it with `vouch baseline`"});
 
   Counts c = Count(report);
   if (c.fail || c.missing || c.error)
     report.overall = GateVerdict::kFail;
+  else if (c.inconclusive)
+    report.overall = GateVerdict::kInconclusive;
   else if (c.warn)
     report.overall = GateVerdict::kWarn;
   else
     report.overall = GateVerdict::kPass;
   return report;
+}
+
+std::string HeadlineLine(const GateReport& r) {
+  if (r.headline.empty()) return "";
+  return fmt::format("headline: {} ({})", r.headline, r.headline_reason);
 }
 
 std::string RenderGateText(const GateReport& report) {
@@ -258,8 +409,9 @@ std::string RenderGateText(const GateReport& report) {
   for (const auto& row : table)
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   // Numbers right-aligned, words left-aligned.
-  const std::vector<bool> right = {false, false, true, true, true, false, false};
+  const std::vector<bool> right = {false, false, true, true, true, true, false, false, false};
   std::string out;
+  if (!report.headline.empty()) out += HeadlineLine(report) + "\n";
   for (const auto& row : table) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
@@ -279,18 +431,26 @@ std::string RenderGateText(const GateReport& report) {
     for (const auto& n : report.not_in_baseline) out += " " + n;
     out += "\n";
   }
+  if (std::string hint = WarnHint(report); !hint.empty()) out += "note: " + hint + "\n";
+  if (std::string n = NoiseLine(report); !n.empty()) out += "noise: " + n + "\n";
+  if (std::string n = NotJudgedLine(report); !n.empty()) out += "noise: " + n + "\n";
   out += OverallLine(report) + "\n";
   return out;
 }
 
 std::string RenderGateMarkdown(const GateReport& report) {
   std::string out = "**vouch " + OverallLine(report) + "**\n\n";
-  out += "| metric | unit | baseline | now | change | threshold | verdict |\n";
-  out += "|---|---|---:|---:|---:|---|---|\n";
+  if (!report.headline.empty())
+    out += "Headline: `" + MarkdownEscape(report.headline) + "` (" +
+           MarkdownEscape(report.headline_reason) + ")\n\n";
+  out +=
+      "| metric | unit | baseline | now | change | interval | now/baseline | threshold | verdict "
+      "|\n";
+  out += "|---|---|---:|---:|---:|---:|---|---|---|\n";
   for (const auto& r : report.rows) {
     auto cells = Cells(r);
     if (r.verdict == GateVerdict::kFail || r.verdict == GateVerdict::kMissing ||
-        r.verdict == GateVerdict::kError)
+        r.verdict == GateVerdict::kError || r.verdict == GateVerdict::kInconclusive)
       cells.back() = "**" + cells.back() + "**";
     out += "|";
     for (const auto& c : cells) out += " " + MarkdownEscape(c) + " |";
@@ -300,6 +460,10 @@ std::string RenderGateMarkdown(const GateReport& report) {
     out += "\nCaveats:\n";
     for (const auto& c : report.caveats) out += "- " + MarkdownEscape(c.message) + "\n";
   }
+  if (std::string hint = WarnHint(report); !hint.empty()) out += "\nNote: " + hint + "\n";
+  if (std::string n = NoiseLine(report); !n.empty()) out += "\nNoise: " + MarkdownEscape(n) + "\n";
+  if (std::string n = NotJudgedLine(report); !n.empty())
+    out += "\nNoise: " + MarkdownEscape(n) + "\n";
   if (!report.not_in_baseline.empty()) {
     out += "\nNot gated (not in the baseline):";
     for (const auto& n : report.not_in_baseline) out += " `" + n + "`";
@@ -314,6 +478,9 @@ std::string RenderGateJson(const GateReport& report) {
   j["schema"] = "vouch.gate";
   j["schema_version"] = 1;
   j["overall"] = GateVerdictName(report.overall);
+  j["headline"] = {{"name", report.headline}, {"reason", report.headline_reason}};
+  j["false_fail_rate"] = kGateFalseFailRate;
+  j["alpha_per_metric"] = report.alpha_per_metric;
   j["clock_attributed"] = report.clock_attributed;
   ojson caveats = ojson::array();
   for (const auto& c : report.caveats)
@@ -329,8 +496,22 @@ std::string RenderGateJson(const GateReport& report) {
     o["now"] = opt(r.now);
     o["change_pct"] = opt(r.change_pct);
     o["change_in_bad_direction_pct"] = opt(r.change_in_bad_direction_pct);
+    o["ratio_now_over_baseline"] = opt(r.ratio);
+    o["ratio_reads"] = r.ratio_reads;
     o["fail_pct"] = opt(r.fail_pct);
     o["warn_pct"] = opt(r.warn_pct);
+    if (r.interval)
+      o["interval"] = {{"lo_pct", r.interval->lo_pct},
+                       {"hi_pct", r.interval->hi_pct},
+                       {"estimate_pct", r.interval->estimate_pct},
+                       {"df", r.interval->df},
+                       {"alpha_one_sided", r.interval->alpha},
+                       {"method", r.interval->method}};
+    else
+      o["interval"] = nullptr;
+    o["noise_note"] = r.noise_note;
+    o["trials"] = r.trials;
+    o["legs"] = r.legs;
     o["threshold"] = r.threshold;
     o["verdict"] = GateVerdictName(r.verdict);
     o["note"] = r.note;
@@ -341,6 +522,10 @@ std::string RenderGateJson(const GateReport& report) {
   return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
 }
 
-int GateExitCode(const GateReport& report) { return report.overall == GateVerdict::kFail ? 1 : 0; }
+int GateExitCode(const GateReport& report) {
+  if (report.overall == GateVerdict::kFail) return 1;
+  if (report.overall == GateVerdict::kInconclusive) return kGateExitInconclusive;
+  return 0;
+}
 
 }  // namespace vouch

@@ -10,13 +10,16 @@
 #include <vector>
 
 #include "gate/baseline.h"
+#include "gate/noise.h"
 
 namespace vouch {
 
 // A metric the current run produced.
 struct CurrentMetric {
-  double value = 0;
+  double value = 0;  // the median over the run's valid legs
   std::string unit;
+  std::vector<double> values = {};  // one per valid leg: the gate judges noise from them
+  std::map<std::string, std::string> config = {};  // see Metric::config
 };
 
 // Looks up an environment variable; nullopt when unset.
@@ -24,9 +27,10 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // The process environment (getenv).
 EnvLookup ProcessEnv();
 
-enum class GateVerdict { kPass, kWarn, kFail, kSkipped, kMissing, kError };
-std::string_view GateVerdictName(
-    GateVerdict v);  // "pass" "warn" "fail" "skipped" "missing" "error"
+// kInconclusive: the noise cannot tell whether the change is beyond the fail threshold.
+enum class GateVerdict { kPass, kWarn, kFail, kSkipped, kMissing, kError, kInconclusive };
+// "pass" "warn" "fail" "skipped" "missing" "error" "inconclusive"
+std::string_view GateVerdictName(GateVerdict v);
 
 struct GateRow {
   std::string metric;
@@ -40,7 +44,16 @@ struct GateRow {
   std::optional<double> change_pct;
   // The same change, positive when worse (a higher-is-better metric down 4 % is +4).
   std::optional<double> change_in_bad_direction_pct;
-  std::string threshold;  // "fail < -3.0%", "warn > +5.0%", "fail > +10.0%, warn > +5.0%"
+  // now / baseline of the plain values, and how it reads ("now/baseline time 1.1070 (now
+  // slower)"): a ratio is never printed without saying which way it reads.
+  std::optional<double> ratio;
+  std::string ratio_reads;
+  // The noise: the interval of the change from the baseline's trials and the run's legs
+  // (gate/noise.h); nullopt when it cannot be judged (noise_note says why).
+  std::optional<ChangeInterval> interval;
+  std::string noise_note;
+  size_t trials = 0, legs = 0;  // values on each side
+  std::string threshold;        // "fail < -3.0%", "warn > +5.0%", "fail > +10.0%, warn > +5.0%"
   GateVerdict verdict = GateVerdict::kPass;
   std::string note;  // why skipped, missing or error; empty otherwise
 };
@@ -51,12 +64,16 @@ struct GateCaveat {
 };
 
 struct GateReport {
-  std::vector<GateRow> rows;  // in the baseline's metric order
+  std::string headline;         // the baseline's headline metric
+  std::string headline_reason;  // why it is the headline (from the baseline)
+  std::vector<GateRow> rows;    // in the baseline's metric order
   std::vector<GateCaveat> caveats;
   bool clock_attributed = true;  // false when any clock caveat applies
-  // pass, warn or fail only: fail if any row fails, is missing or is an error.
+  // fail if any row fails, is missing or is an error; else inconclusive if any row is; else
+  // warn or pass.
   GateVerdict overall = GateVerdict::kPass;
-  std::vector<std::string> not_in_baseline;  // metrics the run produced that are not gated
+  double alpha_per_metric = kGateFalseFailRate;  // one-sided, Bonferroni over failing metrics
+  std::vector<std::string> not_in_baseline;      // metrics the run produced that are not gated
 };
 
 // Percentage points of slack at the threshold, so that exactly 3.00 % (computed as
@@ -66,9 +83,13 @@ inline constexpr double kThresholdSlackPct = 1e-9;
 inline constexpr double kClockOffsetPct = 1.0;
 
 // A change in the bad direction strictly beyond fail_pct fails; strictly beyond warn_pct
-// warns. A metric whose skip_env is "1" is skipped (even if absent). A metric the run lacks
-// is missing (fails the gate). A unit mismatch, a baseline of 0 or a non-finite value is an
-// error row (fails the gate): no comparison is made.
+// warns. With the noise known (gate/noise.h) "beyond" means the whole interval is beyond it;
+// an interval across the fail threshold is inconclusive. Without it (one value a side, a
+// baseline without trials) the medians are compared and the row says noise was not judged.
+// Two figures of different configurations (llama-bench n_batch 256 and 512) are an error row
+// naming every property that differs. A metric whose skip_env is "1" is skipped (even if absent). A
+// metric the run lacks is missing (fails the gate). A unit mismatch, a baseline of 0 or a
+// non-finite value is an error row (fails the gate): no comparison is made.
 GateReport CompareToBaseline(const Baseline& baseline,
                              const std::map<std::string, CurrentMetric>& current,
                              const ClockState& current_clock, const EnvLookup& env);
@@ -81,7 +102,8 @@ std::string RenderGateText(const GateReport& report);      // aligned columns
 std::string RenderGateMarkdown(const GateReport& report);  // pull request comment
 std::string RenderGateJson(const GateReport& report);      // schema "vouch.gate", version 1
 
-// 0 for pass or warn, 1 for fail.
+// 0 for pass or warn, 1 for fail, 2 for inconclusive.
+inline constexpr int kGateExitInconclusive = 2;
 int GateExitCode(const GateReport& report);
 
 }  // namespace vouch

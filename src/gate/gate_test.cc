@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "metrics/formats.h"
+#include "util/fs.h"
+
 namespace vouch {
 namespace {
 
@@ -17,6 +20,7 @@ BaselineMetric M(std::string name, double value, std::string unit, Better better
   m.fail_pct = fail;
   m.warn_pct = warn;
   m.skip_env = std::move(skip);
+  m.trials = {value};  // one trial: the noise is not judged, the medians decide
   return m;
 }
 
@@ -248,16 +252,21 @@ TEST(GateTest, RenderersShowRowsCaveatsAndVerdict) {
       out.push_back(text.substr(s, e - s));
     return out;
   }();
-  ASSERT_GE(lines.size(), 5u);
-  size_t change_col = lines[0].find("change") + 6;
-  for (int i = 1; i <= 4; ++i) EXPECT_EQ(lines[i][change_col - 1], '%') << lines[i];
+  ASSERT_GE(lines.size(), 6u);
+  EXPECT_EQ(lines[0], "headline: decode_tok_s (named in the baseline file (it does not say why))");
+  size_t change_col = lines[1].find("change") + 6;
+  for (int i = 2; i <= 5; ++i) EXPECT_EQ(lines[i][change_col - 1], '%') << lines[i];
 
   std::string md = RenderGateMarkdown(r);
   EXPECT_EQ(md.rfind("**vouch gate: fail", 0), 0u) << md;
-  EXPECT_NE(md.find("| metric | unit | baseline | now | change | threshold | verdict |"),
-            std::string::npos);
-  EXPECT_NE(md.find("| decode_tok_s | tok/s | 100 | 96 | -4.00% | fail < -3% | **FAIL** |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| metric | unit | baseline | now | change | interval | now/baseline | threshold | "
+              "verdict |"),
+      std::string::npos);
+  EXPECT_NE(
+      md.find("| decode_tok_s | tok/s | 100 | 96 | -4.00% | - | 0.9600 (slower) | fail < -3% | "
+              "**FAIL** |"),
+      std::string::npos)
       << md;
   EXPECT_NE(md.find("\nCaveats:\n- taken under different clock states"), std::string::npos);
 
@@ -265,6 +274,172 @@ TEST(GateTest, RenderersShowRowsCaveatsAndVerdict) {
   EXPECT_NE(js.find("\"overall\": \"fail\""), std::string::npos);
   EXPECT_NE(js.find("\"clock_attributed\": false"), std::string::npos);
   EXPECT_NE(js.find("\"verdict\": \"warn\""), std::string::npos);
+}
+
+// A lower-is-better time up 10.7 %: the ratio is now/baseline of the time and says slower,
+// in text, Markdown and JSON alike.
+TEST(GateTest, RatioSaysWhichWayItReads) {
+  auto r = CompareToBaseline(SeedBaseline(), Now(100, 5000, 1e9, 55.35), Clock(), NoEnv());
+  const auto& row = Row(r, "latency_ms");
+  EXPECT_NEAR(*row.ratio, 1.107, 1e-12);
+  EXPECT_EQ(row.ratio_reads, "now/baseline time 1.1070 (now slower)");
+  EXPECT_NE(RenderGateText(r).find("1.1070 (slower)"), std::string::npos) << RenderGateText(r);
+  EXPECT_NE(RenderGateMarkdown(r).find("| +10.70% | - | 1.1070 (slower) |"), std::string::npos);
+  EXPECT_NE(RenderGateJson(r).find("\"ratio_reads\": \"now/baseline time 1.1070 (now slower)\""),
+            std::string::npos);
+  const auto& up = Row(r, "decode_tok_s");
+  EXPECT_EQ(up.ratio_reads, "now/baseline throughput 1.0000 (equal)");
+}
+
+// The metrics of a sample under tests/data/metrics, read by PARSE (a parser of formats.h).
+template <class Parser>
+std::vector<Metric> DataFile(const std::string& name, Parser parse) {
+  auto text = ReadFile(std::string(VOUCH_SOURCE_DIR) + "/tests/data/metrics/" + name);
+  EXPECT_TRUE(text.ok());
+  auto ms = parse(text.ok() ? *text : "", name);
+  EXPECT_TRUE(ms.ok()) << ms.error().message;
+  return ms.ok() ? *ms : std::vector<Metric>{};
+}
+
+// llama-bench results of another configuration are not compared: the row is an error that
+// names every property that differs.
+std::vector<Metric> LlamaFile(const std::string& name) { return DataFile(name, ParseLlamaBench); }
+
+GateReport GateFiles(const std::string& base_file, const std::string& now_file) {
+  std::vector<BaselineInput> in;
+  std::string headline;
+  for (const auto& m : LlamaFile(base_file)) {
+    in.push_back({m.name, m.unit, m.better, {m.value}, m.config});
+    if (headline.empty() && m.name.rfind("tg", 0) == 0) headline = m.name;
+  }
+  auto b = MakeBaseline(in, headline, Clock());
+  EXPECT_TRUE(b.ok()) << b.error().message;
+  std::map<std::string, CurrentMetric> now;
+  for (const auto& m : LlamaFile(now_file)) now[m.name] = {m.value, m.unit, {}, m.config};
+  return CompareToBaseline(b.ok() ? *b : Baseline{}, now, Clock(), NoEnv());
+}
+
+TEST(GateTest, LlamaBenchOfAnotherConfigurationIsRefusedByName) {
+  GateReport r = GateFiles("llama_bench.json", "llama_bench_b512.jsonl");  // batch 2048 vs 512
+  const auto& row = Row(r, "tg128.tokens_per_s");
+  EXPECT_EQ(row.verdict, GateVerdict::kError);
+  EXPECT_EQ(row.note, "other configuration: n_batch: baseline 2048, now 512; not compared");
+  EXPECT_FALSE(row.change_pct.has_value());
+  EXPECT_EQ(GateExitCode(r), 1);
+  // The case: a -b sweep in the other order compares batch with the same batch.
+  GateReport sweep =
+      GateFiles("llama_bench_b_sweep_256_512.jsonl", "llama_bench_b_sweep_512_256.jsonl");
+  EXPECT_EQ(sweep.overall, GateVerdict::kPass) << RenderGateText(sweep);
+  EXPECT_EQ(*Row(sweep, "tg128[n_batch=256].tokens_per_s").change_pct, 0.0);
+  // Two models never compare with each other either.
+  GateReport models = GateFiles("llama_bench.json", "llama_bench_two_models.jsonl");
+  EXPECT_EQ(Row(models, "tg128.tokens_per_s").verdict, GateVerdict::kMissing);
+}
+
+// Google Benchmark compare.py's own test pair (tools/gbench/Inputs/test1_run{1,2}.json).
+std::vector<Metric> GbenchFile(const std::string& name) {
+  return DataFile(name, ParseGoogleBenchmark);
+}
+
+struct SuitePair {
+  Baseline base;
+  std::map<std::string, CurrentMetric> now;
+};
+
+SuitePair CompareSuite() {
+  SuitePair p;
+  std::vector<BaselineInput> in;
+  for (const auto& m : GbenchFile("gbench_compare_test1_run1.json"))
+    in.push_back({m.name, m.unit, m.better, {m.value}});
+  auto b = MakeBaseline(in, "BM_SameTimes.real_time", Clock());
+  EXPECT_TRUE(b.ok()) << b.error().message;
+  if (b.ok()) p.base = *b;
+  for (const auto& m : GbenchFile("gbench_compare_test1_run2.json"))
+    p.now[m.name] = {m.value, m.unit};
+  return p;
+}
+
+// By default only the headline fails: BM_100xSlower (+9900 %) is a warn, and the output says
+// how to make it fail.
+TEST(GateTest, HundredTimesSlowerSecondaryOnlyWarnsByDefault) {
+  SuitePair p = CompareSuite();
+  auto r = CompareToBaseline(p.base, p.now, Clock(), NoEnv());
+  const auto& row = Row(r, "BM_100xSlower.real_time");
+  EXPECT_EQ(row.verdict, GateVerdict::kWarn);
+  EXPECT_NEAR(*row.change_pct, 9900.0, 1e-6);
+  EXPECT_EQ(r.overall, GateVerdict::kWarn);
+  EXPECT_EQ(GateExitCode(r), 0);
+  EXPECT_NE(RenderGateText(r).find("note: a warn never fails the gate; to fail every metric past "
+                                   "a threshold give --fail-pct PCT"),
+            std::string::npos)
+      << RenderGateText(r);
+  EXPECT_NE(RenderGateMarkdown(r).find("Note: a warn never fails"), std::string::npos);
+}
+
+TEST(GateTest, FailPctFailsEverySecondaryPastIt) {
+  SuitePair p = CompareSuite();
+  ThresholdPolicy policy;
+  policy.fail_pct_all = 5.0;
+  ASSERT_TRUE(ApplyThresholdPolicy(&p.base, policy).ok());
+  auto r = CompareToBaseline(p.base, p.now, Clock(), NoEnv());
+  EXPECT_EQ(Row(r, "BM_100xSlower.real_time").verdict, GateVerdict::kFail);
+  EXPECT_EQ(Row(r, "BM_2xSlower.cpu_time").verdict, GateVerdict::kFail);
+  EXPECT_EQ(Row(r, "BM_10PercentSlower.real_time").verdict, GateVerdict::kFail);
+  EXPECT_EQ(Row(r, "BM_1PercentSlower.real_time").verdict, GateVerdict::kPass);  // +1 %
+  EXPECT_EQ(Row(r, "BM_100xFaster.real_time").verdict, GateVerdict::kPass);
+  EXPECT_EQ(Row(r, "BM_SameTimes.real_time").fail_pct, 3.0);  // a tighter one is kept
+  EXPECT_EQ(GateExitCode(r), 1);
+}
+
+TEST(GateTest, PerMetricThresholdFromTheCommandLine) {
+  SuitePair p = CompareSuite();
+  auto specs = ParseThresholdSpecs(
+      {"BM_10PercentSlower.real_time=fail:8,warn:1", "BM_100xSlower.real_time=warn:off"});
+  ASSERT_TRUE(specs.ok()) << specs.error().message;
+  ThresholdPolicy policy;
+  policy.overrides = *specs;
+  ASSERT_TRUE(ApplyThresholdPolicy(&p.base, policy).ok());
+  auto r = CompareToBaseline(p.base, p.now, Clock(), NoEnv());
+  EXPECT_EQ(Row(r, "BM_10PercentSlower.real_time").verdict, GateVerdict::kFail);
+  EXPECT_EQ(Row(r, "BM_10PercentSlower.real_time").threshold, "fail > +8%, warn > +1%");
+  EXPECT_EQ(Row(r, "BM_100xSlower.real_time").verdict, GateVerdict::kPass);  // no threshold left
+  EXPECT_EQ(Row(r, "BM_100xSlower.real_time").threshold, "none");
+  EXPECT_EQ(Row(r, "BM_10PercentSlower.cpu_time").verdict, GateVerdict::kWarn);  // untouched
+  // An override for a metric the baseline lacks names it and what is there.
+  ThresholdPolicy bad;
+  bad.overrides["BM_Nope.real_time"].fail_pct = 1;
+  auto s = ApplyThresholdPolicy(&p.base, bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("'BM_Nope.real_time': the baseline has no such metric (it has: "
+                                   "BM_SameTimes.real_time"),
+            std::string::npos)
+      << s.error().message;
+}
+
+TEST(GateTest, ThresholdSpecParsing) {
+  auto nv = ParseThresholdSpec("simple[Device=0].nv/cold/time/gpu/mean=fail:2.5%");
+  ASSERT_TRUE(nv.ok()) << nv.error().message;
+  EXPECT_EQ(nv->first, "simple[Device=0].nv/cold/time/gpu/mean");
+  EXPECT_EQ(nv->second.fail_pct, 2.5);
+  EXPECT_FALSE(nv->second.warn_pct.has_value());
+  auto off = ParseThresholdSpec("x=fail:off,warn:4");
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off->second.clear_fail);
+  EXPECT_EQ(off->second.warn_pct, 4.0);
+  auto err = [](const std::string& spec) {
+    auto r = ParseThresholdSpec(spec);
+    EXPECT_FALSE(r.ok()) << spec;
+    return r.ok() ? std::string() : r.error().message;
+  };
+  EXPECT_NE(err("tok_s").find("expected NAME=fail:PCT,warn:PCT"), std::string::npos);
+  EXPECT_NE(err("tok_s=").find("expected NAME="), std::string::npos);
+  EXPECT_NE(err("tok_s=fial:3").find("'fial:3' is not fail:PCT or warn:PCT"), std::string::npos);
+  EXPECT_NE(err("tok_s=fail:-3").find("'-3' is not a percentage >= 0"), std::string::npos);
+  EXPECT_NE(err("tok_s=fail:3x").find("'3x' is not a percentage"), std::string::npos);
+  EXPECT_NE(err("tok_s=fail").find("has no percentage"), std::string::npos);
+  auto twice = ParseThresholdSpecs({"a=fail:1", "a=warn:2"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("'a' is given twice"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "metrics/formats.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -64,14 +66,47 @@ Result<std::vector<double>> NumberArray(const json& obj, const char* key, std::s
   return out;
 }
 
+// The properties llama.cpp's own comparison script keys its results by
+// (scripts/compare-llama-bench.py, LLAMA_BENCH_KEY_PROPERTIES, ggml-org/llama.cpp at
+// 05f3b204), less n_prompt, n_gen and n_depth, which the test name carries. Two results are
+// the same measurement only when all of these are equal.
+constexpr const char* kLlamaKeyProperties[] = {
+    "cpu_info",       "gpu_info",   "backends",      "n_gpu_layers", "tensor_buft_overrides",
+    "model_filename", "model_type", "n_batch",       "n_ubatch",     "embeddings",
+    "cpu_mask",       "cpu_strict", "poll",          "n_threads",    "type_k",
+    "type_v",         "use_mmap",   "no_kv_offload", "split_mode",   "main_gpu",
+    "tensor_split",   "flash_attn"};
+
+std::string PropertyText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+std::map<std::string, std::string> LlamaConfig(const json& o) {
+  std::map<std::string, std::string> config;
+  for (const char* k : kLlamaKeyProperties)
+    if (auto it = o.find(k); it != o.end()) config[k] = PropertyText(*it);
+  return config;
+}
+
 Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std::string_view path,
                                              std::string_view source) {
   std::vector<Metric> out;
+  for (size_t i = 0; i < objs.size(); ++i)
+    if (!objs[i].is_object()) return MakeError("{}: result {} is not a JSON object", path, i + 1);
+  // The key properties that differ between results of this output (a -b 256,512 sweep, two
+  // -m models): they go into the metric name, so that a sweep in another order names the same
+  // configuration the same way.
+  std::vector<std::string> varying;
+  for (const char* k : kLlamaKeyProperties) {
+    std::set<std::string> values;
+    for (const auto& o : objs) {
+      auto it = o.find(k);
+      values.insert(it == o.end() ? std::string("\x01" "absent") : PropertyText(*it));
+    }
+    if (values.size() > 1) varying.push_back(k);
+  }
   std::map<std::string, int> seen;
   for (size_t i = 0; i < objs.size(); ++i) {
     const json& o = objs[i];
     std::string where = fmt::format("result {}", i + 1);
-    if (!o.is_object()) return MakeError("{}: {} is not a JSON object", path, where);
     for (const char* k : {"n_prompt", "n_gen", "avg_ts", "avg_ns"})
       if (!o.contains(k))
         return MakeError(
@@ -95,6 +130,15 @@ Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std:
     else
       return MakeError("{}: {} has n_prompt = n_gen = 0: nothing was measured", path, where);
     if (n_depth > 0) test += fmt::format("@d{}", n_depth);
+    std::map<std::string, std::string> config = LlamaConfig(o);
+    if (!varying.empty()) {
+      std::vector<std::string> parts;
+      for (const auto& k : varying) {
+        auto it = config.find(k);
+        parts.push_back(fmt::format("{}={}", k, it == config.end() ? "-" : it->second));
+      }
+      test += fmt::format("[{}]", fmt::join(parts, ","));
+    }
     if (int n = ++seen[test]; n > 1) test += fmt::format("[{}]", n);
 
     auto ts = FiniteNumber(o["avg_ts"], path, where + ": avg_ts");
@@ -106,21 +150,63 @@ Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std:
     auto samples_ns = NumberArray(o, "samples_ns", path, where);
     if (!samples_ns) return samples_ns.error();
     out.push_back(Metric{test + ".tokens_per_s", *ts, "tok/s", Better::kHigher, std::string(source),
-                         std::move(*samples_ts), std::nullopt});
+                         std::move(*samples_ts), std::nullopt, config});
     out.push_back(Metric{test + ".duration_ns", *ns, "ns", Better::kLower, std::string(source),
-                         std::move(*samples_ns), std::nullopt});
+                         std::move(*samples_ns), std::nullopt, config});
   }
   if (out.empty()) return MakeError("{}: llama-bench output holds no results", path);
   return out;
+}
+
+// llama-bench's other outputs, and lines some backends print before the JSON on stdout
+// (ggml_vulkan: "Found 1 Vulkan devices:"). Returns the offset where the JSON starts, or an
+// error that says what the output is and what to do.
+Result<size_t> LlamaJsonStart(std::string_view text, std::string_view path) {
+  constexpr const char* kDo = "run llama-bench with -o json (or -o jsonl)";
+  size_t at = 0;
+  int skipped = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    std::string_view line = text.substr(at, end == text.npos ? text.npos : end - at);
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first != line.npos) {
+      std::string_view l = line.substr(first);
+      if (l[0] == '[' || l[0] == '{') return at + first;
+      if (l[0] == '|')
+        return MakeError(
+            "{}:{}: this is llama-bench's Markdown table (its default output, -o md); vouch reads "
+            "its JSON: {}",
+            path, skipped + 1, kDo);
+      if (l.substr(0, 13) == "build_commit,")
+        return MakeError(
+            "{}:{}: this is llama-bench's CSV output (-o csv); vouch reads its JSON: {}", path,
+            skipped + 1, kDo);
+      if (l.substr(0, 12) == "CREATE TABLE")
+        return MakeError(
+            "{}:{}: this is llama-bench's SQL output (-o sql); vouch reads its JSON: {}", path,
+            skipped + 1, kDo);
+    }
+    ++skipped;  // a banner line (a backend's device list): not part of the results
+    if (end == text.npos) break;
+    at = end + 1;
+  }
+  return MakeError("{}: no llama-bench JSON in the output ({} lines of other text): {}", path,
+                   skipped, kDo);
 }
 
 }  // namespace
 
 static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
                                                        std::string_view path) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos)
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     return MakeError("{}: empty: llama-bench wrote no results (did it fail? see its stderr)", path);
+  auto start = LlamaJsonStart(text, path);
+  if (!start) return start.error();
+  // Line numbers in errors count the skipped banner lines too.
+  const int line_offset =
+      static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(*start), '\n'));
+  text.remove_prefix(*start);
+  size_t first = 0;
   std::string source = fmt::format("llama-bench {}", path);
   std::vector<json> objs;
   if (text[first] == '[') {
@@ -136,7 +222,7 @@ static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
   LineReader::Line l;
   while (lines.Next(&l)) {
     if (l.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    const int line_no = l.number;
+    const int line_no = l.number + line_offset;
     try {
       objs.push_back(json::parse(l.text));
     } catch (const json::exception& e) {
@@ -205,7 +291,11 @@ static Result<std::vector<Metric>> ParseVllmBenchServeImpl(std::string_view text
         path);
   std::string source = fmt::format("vllm {}", path);
   std::vector<Metric> out;
-  for (const auto& [key, v] : doc->items()) {
+  for (const auto& [raw_key, v] : doc->items()) {
+    // benchmark_serving.py wrote "request_goodput:" (with a colon) until vllm fixed the key;
+    // result files from before the fix are still read.
+    const std::string key = raw_key == "request_goodput:" ? "request_goodput" : raw_key;
+    if (raw_key == "request_goodput:" && doc->contains("request_goodput")) continue;
     const Known* known = nullptr;
     for (const auto& k : kKnown)
       if (key == k.key) known = &k;
@@ -274,14 +364,27 @@ static Result<std::vector<Metric>> ParseGoogleBenchmarkImpl(std::string_view tex
     }
   };
   size_t i = 0;
+  std::vector<std::string> errored;  // "BM_X: message"
   for (const auto& b : (*doc)["benchmarks"]) {
     ++i;
     if (!b.is_object() || !b.contains("name") || !b["name"].is_string())
       return MakeError("{}: benchmark {} has no string \"name\"", path, i);
     std::string name = b["name"].get<std::string>();
-    if (BoolOr(b, "error_occurred", false) || BoolOr(b, "skipped", false)) continue;
+    // SkipWithError writes error_occurred: true; SkipWithMessage writes it false (since 1.8)
+    // or "skipped". An error is a failure of the leg, a skip is the benchmark's own choice.
+    if (BoolOr(b, "error_occurred", false)) {
+      std::string msg = StringOr(b, "error_message", "");
+      errored.push_back(msg.empty() ? name : fmt::format("{} ({})", name, msg));
+      continue;
+    }
+    if (BoolOr(b, "skipped", false) || !StringOr(b, "error_message", "").empty()) continue;
     if (b.contains("big_o") || b.contains("rms")) continue;  // complexity fits, not timings
-    bool cv = StringOr(b, "aggregate_name", "") == "cv";
+    // A spread aggregate is never better for being larger: stddev keeps the unit of what it
+    // measures, cv (stddev / mean) is a dimensionless fraction. A rate's stddev is not a rate
+    // that is better when higher.
+    const std::string aggregate = StringOr(b, "aggregate_name", "");
+    const bool cv = aggregate == "cv";
+    const bool spread = cv || aggregate == "stddev";
     for (const char* k : {"real_time", "cpu_time"}) {
       if (!b.contains(k)) continue;
       auto d = FiniteNumber(b[k], path, fmt::format("benchmark '{}' {}", name, k));
@@ -297,9 +400,17 @@ static Result<std::vector<Metric>> ParseGoogleBenchmarkImpl(std::string_view tex
       Better better = Better::kNone;
       if (key == "items_per_second") unit = "items/s", better = Better::kHigher;
       if (key == "bytes_per_second") unit = "B/s", better = Better::kHigher;
+      if (spread) better = Better::kLower;
+      if (cv) unit = "fraction";
       add(fmt::format("{}.{}", name, key), *d, unit, better);
     }
   }
+  if (!errored.empty())
+    return MakeError(
+        "{}: {} benchmark{} failed (SkipWithError): {}; its numbers are not results, so the leg "
+        "has none",
+        path, errored.size(), errored.size() == 1 ? "" : "s",
+        fmt::join(errored.begin(), errored.begin() + std::min<size_t>(errored.size(), 5), "; "));
   if (out.empty()) return MakeError("{}: Google Benchmark output holds no usable results", path);
   for (auto& m : out) {
     if (m.samples.size() > 1)

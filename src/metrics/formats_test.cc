@@ -77,6 +77,76 @@ TEST(LlamaBench, NamesDepthCombinedAndRepeatedTests) {
   EXPECT_TRUE(Get(*r, "pp512@d4096.tokens_per_s").samples.empty());  // none reported
 }
 
+// A -b sweep in another order names each configuration the same way (it used to be tg128 and
+// tg128[2] by position, so a gate compared batch 256 with batch 512).
+TEST(LlamaBench, SweepIsKeyedByConfigurationNotPosition) {
+  auto a = ParseLlamaBench(ReadData("llama_bench_b_sweep_256_512.jsonl"), "a.jsonl");
+  auto b = ParseLlamaBench(ReadData("llama_bench_b_sweep_512_256.jsonl"), "b.jsonl");
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_TRUE(b) << b.error().message;
+  ASSERT_EQ(a->size(), 8u);
+  for (const char* name : {"tg128[n_batch=256].tokens_per_s", "tg128[n_batch=512].tokens_per_s",
+                           "pp512[n_batch=256].tokens_per_s", "pp512[n_batch=512].duration_ns"})
+    EXPECT_EQ(Get(*a, name).value, Get(*b, name).value) << name;
+  EXPECT_DOUBLE_EQ(Get(*a, "tg128[n_batch=256].tokens_per_s").value, 118.881588);
+  const Metric& tg = Get(*a, "tg128[n_batch=512].tokens_per_s");
+  EXPECT_EQ(tg.config.at("n_batch"), "512");
+  EXPECT_EQ(tg.config.at("n_ubatch"), "512");
+  EXPECT_EQ(tg.config.at("model_type"), "qwen2 7B Q4_K - Medium");
+  EXPECT_EQ(tg.config.at("flash_attn"), "-1");
+  EXPECT_EQ(tg.config.at("type_k"), "f16");
+  EXPECT_EQ(tg.config.at("n_gpu_layers"), "-1");
+  EXPECT_EQ(tg.config.at("n_threads"), "8");
+  EXPECT_EQ(tg.config.count("n_prompt"), 0u);  // in the test name
+  // One configuration alone: the plain name, the configuration still attached.
+  auto one = ParseLlamaBench(ReadData("llama_bench_b512.jsonl"), "c.jsonl");
+  ASSERT_TRUE(one) << one.error().message;
+  EXPECT_EQ(Get(*one, "tg128.tokens_per_s").config.at("n_batch"), "512");
+}
+
+TEST(LlamaBench, TwoModelsDoNotCollide) {
+  auto r = ParseLlamaBench(ReadData("llama_bench_two_models.jsonl"), "m.jsonl");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->size(), 8u);
+  EXPECT_DOUBLE_EQ(
+      Get(*r,
+          "tg128[model_filename=models/Qwen2.5-7B-Instruct-Q4_K_M.gguf,model_type=qwen2 7B "
+          "Q4_K - Medium].tokens_per_s")
+          .value,
+      118.881588);
+  EXPECT_DOUBLE_EQ(
+      Get(*r,
+          "tg128[model_filename=models/Llama-3.1-8B-Instruct-Q4_K_M.gguf,model_type=llama 8B "
+          "Q4_K - Medium].tokens_per_s")
+          .value,
+      101.5);
+}
+
+// The default Markdown table, the CSV output, and the Vulkan banner before the JSON.
+TEST(LlamaBench, OtherOutputsSayWhatToDoAndABannerIsSkipped) {
+  ExpectError(ParseLlamaBench(ReadData("llama_bench_vulkan_markdown.txt"), "out.txt"),
+              "out.txt:3: this is llama-bench's Markdown table (its default output, -o md); vouch "
+              "reads its JSON: run llama-bench with -o json (or -o jsonl)");
+  ExpectError(ParseLlamaBench(ReadData("llama_bench.csv"), "out.csv"),
+              "out.csv:1: this is llama-bench's CSV output (-o csv); vouch reads its JSON: run "
+              "llama-bench with -o json");
+  ExpectError(ParseLlamaBench("CREATE TABLE IF NOT EXISTS llama_bench (\n", "o.sql"),
+              "SQL output (-o sql)");
+  ExpectError(ParseLlamaBench("ggml_vulkan: Found 1 Vulkan devices:\nmain: error\n", "o"),
+              "o: no llama-bench JSON in the output (2 lines of other text): run llama-bench "
+              "with -o json");
+  auto banner = ParseLlamaBench(ReadData("llama_bench_vulkan_banner.json"), "v.json");
+  ASSERT_TRUE(banner) << banner.error().message;
+  auto plain = ParseLlamaBench(ReadData("llama_bench.json"), "p.json");
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(banner->size(), plain->size());
+  EXPECT_EQ(Get(*banner, "tg128.tokens_per_s").value, 118.881588);
+  // A truncated JSONL after a banner names the line in the whole output.
+  std::string jsonl = "ggml_vulkan: Found 1 Vulkan devices:\n" + ReadData("llama_bench.jsonl");
+  ExpectError(ParseLlamaBench(jsonl.substr(0, jsonl.size() - 40), "o.jsonl"),
+              "o.jsonl:3: the last line is truncated");
+}
+
 TEST(LlamaBench, HostileInputs) {
   std::string json = ReadData("llama_bench.json");
   ExpectError(ParseLlamaBench("", "out.txt"), "out.txt: empty");
@@ -85,7 +155,8 @@ TEST(LlamaBench, HostileInputs) {
   std::string jsonl = ReadData("llama_bench.jsonl");
   ExpectError(ParseLlamaBench(jsonl.substr(0, jsonl.size() - 40), "out.jsonl"),
               "out.jsonl:2: the last line is truncated");
-  ExpectError(ParseLlamaBench("| model | size |\n", "md.txt"), "md.txt:1: not a llama-bench JSONL");
+  ExpectError(ParseLlamaBench("| model | size |\n", "md.txt"),
+              "md.txt:1: this is llama-bench's Markdown table");
   ExpectError(ParseLlamaBench("[{\"name\":1}]", "o.json"), "has no \"n_prompt\"");
   ExpectError(ParseLlamaBench("[{\"n_prompt\":1,\"n_gen\":0,\"avg_ts\":null,\"avg_ns\":1}]", "o"),
               "avg_ts is not a number");
@@ -126,6 +197,23 @@ TEST(Vllm, OlderResultWithExtraKeys) {
   EXPECT_DOUBLE_EQ(Get(*r, "output_throughput").value, 2249.247363167692);
   EXPECT_DOUBLE_EQ(Get(*r, "p99_ttft_ms").value, 89.76647855975897);
   EXPECT_EQ(FindMetric(*r, "failed"), nullptr);
+}
+
+// benchmark_serving.py wrote "request_goodput:" (with a colon) before vllm fixed the key.
+TEST(Vllm, GoodputWithTheHistoricalColonIsRead) {
+  auto r = ParseVllmBenchServe(ReadData("vllm_bench_serve_goodput_colon.json"), "res.json");
+  ASSERT_TRUE(r) << r.error().message;
+  const Metric& g = Get(*r, "request_goodput");
+  EXPECT_DOUBLE_EQ(g.value, 7.9);
+  EXPECT_EQ(g.unit, "req/s");
+  EXPECT_EQ(g.better, Better::kHigher);
+  EXPECT_EQ(FindMetric(*r, "request_goodput:"), nullptr);
+  // Both spellings: the fixed key wins.
+  auto both = ParseVllmBenchServe(
+      "{\"request_throughput\":2,\"request_goodput:\":1,\"request_goodput\":1.5}", "r");
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(Get(*both, "request_goodput").value, 1.5);
+  EXPECT_EQ(both->size(), 2u);
 }
 
 TEST(Vllm, PercentilesAndE2el) {
@@ -190,17 +278,59 @@ TEST(Gbench, CompareToolInput) {
   EXPECT_EQ(Get(*r, "BM_Two_stat.real_time").value, 8);
 }
 
-TEST(Gbench, ErroredBenchmarkGivesNoMetricsAndCountersAreKept) {
-  auto r = ParseGoogleBenchmark(
-      "{\"benchmarks\":[{\"name\":\"BM_Bad\",\"error_occurred\":true,\"error_message\":\"x\","
-      "\"real_time\":0,\"time_unit\":\"ns\"},{\"name\":\"BM_Ok\",\"real_time\":2,\"cpu_time\":1,"
+TEST(Gbench, CountersAreKeptAndAnErroredBenchmarkFailsTheLeg) {
+  auto ok = ParseGoogleBenchmark(
+      "{\"benchmarks\":[{\"name\":\"BM_Ok\",\"real_time\":2,\"cpu_time\":1,"
       "\"time_unit\":\"us\",\"hits\":42}]}",
       "g");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(Get(*ok, "BM_Ok.real_time").unit, "us");
+  EXPECT_EQ(Get(*ok, "BM_Ok.hits").value, 42);
+  EXPECT_EQ(Get(*ok, "BM_Ok.hits").better, Better::kNone);
+  // SkipWithError: the benchmark's numbers are zeros, not results. It used to vanish and the
+  // leg exited 0 with the other benchmarks' numbers.
+  ExpectError(ParseGoogleBenchmark(ReadData("gbench_skip_with_error.json"), "gb.json"),
+              "gb.json: 1 benchmark failed (SkipWithError): BM_Copy/1073741824 (cudaMalloc "
+              "failed: out of memory)");
+}
+
+// SkipWithMessage (error_occurred false, a message): the benchmark chose not to run; the
+// others are results.
+TEST(Gbench, SkippedWithMessageGivesNoMetrics) {
+  std::string text = ReadData("gbench_skip_with_error.json");
+  text.replace(text.find("\"error_occurred\": true"), 22, "\"error_occurred\": false");
+  auto r = ParseGoogleBenchmark(text, "gb.json");
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(FindMetric(*r, "BM_Bad.real_time"), nullptr);
-  EXPECT_EQ(Get(*r, "BM_Ok.real_time").unit, "us");
-  EXPECT_EQ(Get(*r, "BM_Ok.hits").value, 42);
-  EXPECT_EQ(Get(*r, "BM_Ok.hits").better, Better::kNone);
+  EXPECT_EQ(FindMetric(*r, "BM_Fp8Gemm.real_time"), nullptr);
+  EXPECT_EQ(FindMetric(*r, "BM_Copy/1073741824.real_time"), nullptr);
+  EXPECT_EQ(Get(*r, "BM_Copy/1048576.real_time").value, 12.5);
+}
+
+// The stddev and cv of a rate are not rates that are better when higher.
+TEST(Gbench, SpreadAggregatesHaveTheirTrueUnitAndDirection) {
+  auto r = ParseGoogleBenchmark(ReadData("gbench_rate_aggregates.json"), "gb.json");
+  ASSERT_TRUE(r) << r.error().message;
+  const Metric& mean = Get(*r, "BM_Copy/1048576/manual_time_mean.bytes_per_second");
+  EXPECT_EQ(mean.unit, "B/s");
+  EXPECT_EQ(mean.better, Better::kHigher);
+  const Metric& sd = Get(*r, "BM_Copy/1048576/manual_time_stddev.bytes_per_second");
+  EXPECT_EQ(sd.unit, "B/s");
+  EXPECT_EQ(sd.better, Better::kLower);
+  const Metric& sd_t = Get(*r, "BM_Copy/1048576/manual_time_stddev.real_time");
+  EXPECT_EQ(sd_t.unit, "us");
+  EXPECT_EQ(sd_t.better, Better::kLower);
+  const Metric& cv = Get(*r, "BM_Copy/1048576/manual_time_cv.bytes_per_second");
+  EXPECT_EQ(cv.unit, "fraction");
+  EXPECT_EQ(cv.better, Better::kLower);
+  EXPECT_DOUBLE_EQ(cv.value, 0.02);
+  const Metric& cv_t = Get(*r, "BM_Copy/1048576/manual_time_cv.cpu_time");
+  EXPECT_EQ(cv_t.unit, "fraction");
+  EXPECT_EQ(cv_t.better, Better::kLower);
+  // The documented example's cv aggregate.
+  auto doc = ParseGoogleBenchmark(ReadData("gbench.json"), "gb.json");
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(Get(*doc, "BM_StringCopy/64/repeats:3_stddev.items_per_second").better, Better::kLower);
+  EXPECT_EQ(Get(*doc, "BM_StringCopy/64/repeats:3_stddev.items_per_second").unit, "items/s");
 }
 
 TEST(Gbench, HostileInputs) {

@@ -3,6 +3,7 @@
 // nvbench, regex, JSON pointer) produces these; nothing downstream knows the formats.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ struct Metric {
   std::vector<double> samples;
   // Set for text metrics (a checksum such as a sha256): usable only for equality checks.
   std::optional<std::string> text;
+  // The configuration that produced the number, when the tool reports one (llama-bench: the
+  // model, n_batch, n_ubatch, n_threads, n_gpu_layers, flash_attn, type_k, type_v, ...). A
+  // gate refuses to compare two figures whose configurations differ. Empty otherwise.
+  std::map<std::string, std::string> config = {};
 
   bool is_text() const { return text.has_value(); }
 };

@@ -190,6 +190,7 @@ nlohmann::json ToJson(const LegRecord& l) {
     else
       j["value"] = m.value;
     if (!m.samples.empty()) j["samples"] = m.samples;
+    if (!m.config.empty()) j["config"] = m.config;
     metrics.push_back(std::move(j));
   }
   nlohmann::json leftovers = nlohmann::json::array();

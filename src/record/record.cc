@@ -542,10 +542,16 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                          v.value("headline", "?"), v.value("better", "?"));
       const nlohmann::json d = v.value("decision", nlohmann::json::object());
       const nlohmann::json ratio = d.value("ratio", nlohmann::json::object());
-      if (ratio.is_object() && ratio.contains("mean"))
-        out += fmt::format("  ratio B/A {:.4f} ({:.0f} % CI {:.4f} .. {:.4f})\n",
-                           ratio.value("mean", 0.0), 100 * ratio.value("confidence", 0.0),
-                           ratio.value("lo", 0.0), ratio.value("hi", 0.0));
+      const nlohmann::json plain = d.value("b_over_a", nlohmann::json::object());
+      if (plain.is_object() && plain.contains("value"))
+        out += fmt::format(
+            "  ratio {} ({:.0f} % CI {:.4f} .. {:.4f})\n", plain.value("reads", std::string("?")),
+            100 * ratio.value("confidence", 0.0), plain.value("lo", 0.0), plain.value("hi", 0.0));
+      else if (ratio.is_object() && ratio.contains("mean"))  // a record from before b_over_a
+        out += fmt::format(
+            "  ratio {:.4f} ({:.0f} % CI {:.4f} .. {:.4f}; oriented: above 1 means B is better)\n",
+            ratio.value("mean", 0.0), 100 * ratio.value("confidence", 0.0), ratio.value("lo", 0.0),
+            ratio.value("hi", 0.0));
       out += fmt::format("  pairs {} used, {} refused; band +/- {:.3f} % ({})\n",
                          v.value("pairs_used", 0), v.value("pairs_refused", 0),
                          d.value("band_pct", 0.0), d.value("band_source", "?"));

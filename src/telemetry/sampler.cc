@@ -94,6 +94,7 @@ void Sampler::Loop() {
       std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(opt_.interval_s));
   auto next = t0;
   double next_procs_s = 0, next_flush_s = opt_.flush_interval_s;
+  double next_driver_s = opt_.driver_interval_s;
   double cost_sum_us = 0;
   timespec cpu0{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
@@ -138,6 +139,10 @@ void Sampler::Loop() {
       next_flush_s = t_s + opt_.flush_interval_s;
       Flush();
     }
+    if (t_s >= next_driver_s) {
+      next_driver_s = t_s + opt_.driver_interval_s;
+      FetchDriverSamples();
+    }
     next += interval;
     auto now = clock::now();
     if (now > next + interval) {  // fell behind: count it and re-anchor rather than burst
@@ -148,12 +153,51 @@ void Sampler::Loop() {
     std::unique_lock<std::mutex> l(stop_mu_);
     stop_cv_.wait_until(l, next, [this] { return stop_.load(); });
   }
+  FetchDriverSamples();  // the last ones, up to the stop
   timespec cpu1{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
   std::lock_guard<std::mutex> l(mu_);
   stats_.thread_cpu_s = static_cast<double>(cpu1.tv_sec - cpu0.tv_sec) +
                         static_cast<double>(cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
   stats_.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+// Asks each GPU for the driver samples newer than the last one kept; a quantity that answers
+// an error once is not asked again (its error is kept).
+void Sampler::FetchDriverSamples() {
+  size_t streams = 0;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (driver_.empty())
+      for (int g : opt_.gpus)
+        // The SM clock too: where it answers NOT_FOUND (the H200) that is recorded once, and
+        // the clocks are polled.
+        for (DriverQuantity q :
+             {DriverQuantity::kPower, DriverQuantity::kGpuUtil, DriverQuantity::kSmClock})
+          driver_.push_back({g, q, {}, ""});
+    streams = driver_.size();
+  }
+  for (size_t i = 0; i < streams; ++i) {
+    std::uint64_t since = 0;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!driver_[i].error.empty()) continue;
+      if (!driver_[i].samples.empty()) since = driver_[i].samples.back().timestamp_us;
+    }
+    auto got = device_.DriverSamples(driver_[i].gpu, driver_[i].quantity, since);
+    std::lock_guard<std::mutex> l(mu_);
+    if (!got) {
+      driver_[i].error = got.error().message;
+      continue;
+    }
+    for (const auto& d : *got)
+      if (d.timestamp_us > since) driver_[i].samples.push_back(d);
+  }
+}
+
+std::vector<DriverStream> Sampler::DriverStreams() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return driver_;
 }
 
 std::vector<Sample> Sampler::Samples() const {

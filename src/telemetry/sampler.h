@@ -22,6 +22,18 @@ struct SamplerOptions {
   double process_interval_s = 0.100;  // compute-process list period
   std::string jsonl_path;             // "" keeps samples in memory only
   double flush_interval_s = 0.5;      // the most a crash can lose
+  // How often the driver's own timestamped samples (nvmlDeviceGetSamples) are fetched; NVML
+  // keeps about 2.4 s of power samples, so this must stay well below that.
+  double driver_interval_s = 1.0;
+};
+
+// The driver's timestamped samples of one quantity of one GPU over the sampler's life, or
+// the error it answered (the H200 answers NOT_FOUND for the clocks, which are then polled).
+struct DriverStream {
+  int gpu = 0;
+  DriverQuantity quantity = DriverQuantity::kPower;
+  std::vector<DriverSample> samples;  // timestamps in unix microseconds, increasing
+  std::string error;                  // "" when it answered
 };
 
 struct SamplerStats {
@@ -50,10 +62,14 @@ class Sampler {
   SamplerStats Stats() const;
   // Highest device memory NVML reported for any of PIDS at one time (summed over GPUs).
   std::optional<std::uint64_t> PeakDeviceMemory(const std::vector<int>& pids) const;
+  // Power, GPU utilization and the SM clock with the driver's timestamps, per GPU (see
+  // DriverStream; the H200 answers NOT_FOUND for the clock).
+  std::vector<DriverStream> DriverStreams() const;
 
  private:
   void Loop();
   void Flush();
+  void FetchDriverSamples();
 
   Device& device_;
   SamplerOptions opt_;
@@ -65,6 +81,7 @@ class Sampler {
   mutable std::mutex mu_;
   std::vector<Sample> samples_;
   std::vector<ProcessSnapshot> procs_;
+  std::vector<DriverStream> driver_;
   SamplerStats stats_;
   std::FILE* out_ = nullptr;
   std::string buffer_;

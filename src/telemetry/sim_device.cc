@@ -2,6 +2,7 @@
 // every rule runs in CI on real H200 numbers. Always labelled as simulated.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -10,9 +11,12 @@
 
 #include "telemetry/device.h"
 #include "util/fs.h"
+#include "util/host.h"
 
 namespace vouch {
 namespace {
+
+constexpr double kDriverBufferS = 2.4;  // NVML keeps about 120 power samples at 20 ms
 
 class SimDevice final : public Device {
  public:
@@ -91,8 +95,47 @@ class SimDevice final : public Device {
     locked_.at(static_cast<size_t>(gpu)) = 0;
     return OkStatus();
   }
-  Result<std::vector<DriverSample>> DriverSamples(int, DriverQuantity q, std::uint64_t) override {
-    return MakeError("nvmlDeviceGetSamples({}): Not Supported (simulated device)", ToString(q));
+  // As the H200 answers (driver 580): power and utilization come with the driver's own
+  // timestamps, the clocks do not (NVML_ERROR_NOT_FOUND). The replayed stream's driver
+  // updates are its value changes; like NVML's ring buffer, only the last kDriverBufferS of
+  // them are kept, stamped in unix microseconds.
+  Result<std::vector<DriverSample>> DriverSamples(int gpu, DriverQuantity q,
+                                                  std::uint64_t since_us) override {
+    if (q == DriverQuantity::kSmClock || q == DriverQuantity::kMemClock)
+      return MakeError("nvmlDeviceGetSamples({}): Not Found (simulated, as on the H200)",
+                       ToString(q));
+    auto value = [q](const Sample& x) -> std::optional<double> {
+      if (q == DriverQuantity::kPower && x.power_mw) return static_cast<double>(*x.power_mw);
+      if (q == DriverQuantity::kGpuUtil && x.util_gpu_pct) return *x.util_gpu_pct;
+      if (q == DriverQuantity::kMemUtil && x.util_mem_pct) return *x.util_mem_pct;
+      return std::nullopt;
+    };
+    const auto& s = per_gpu_.at(static_cast<size_t>(gpu));
+    const double now_unix = UnixNowSeconds();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double t0 = s.front().t_s;
+    const double loop = s.back().t_s - t0 + 0.01;
+    const double t = start_s_ + elapsed;  // stream time now, before looping
+    std::vector<DriverSample> out;
+    const double first_loop = std::floor(std::max(0.0, t - kDriverBufferS) / loop);
+    for (double l = first_loop; l * loop <= t; l += 1) {
+      std::optional<double> prev;
+      for (const auto& x : s) {
+        std::optional<double> v = value(x);
+        bool change = v && (!prev || *v != *prev);
+        prev = v;
+        if (!change) continue;
+        double at = l * loop + (x.t_s - t0);
+        if (at > t || at <= t - kDriverBufferS) continue;
+        auto us = static_cast<std::uint64_t>((now_unix - (t - at)) * 1e6);
+        if (us > since_us) out.push_back({us, *v});
+      }
+    }
+    if (out.empty() && !value(s.front()))
+      return MakeError("nvmlDeviceGetSamples({}): Not Supported (the replayed stream has none)",
+                       ToString(q));
+    return out;
   }
   std::vector<std::string> NotSupported() const override { return {}; }
 

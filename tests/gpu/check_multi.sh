@@ -117,7 +117,7 @@ else
   # A/A over both GPUs: every pair is checked GPU by GPU.
   step ab_aa_both 0 "$VOUCH" ab --a-name A --b-name A2 --a-env RUN=a --b-env RUN=b --pairs 4 --seed 1 --band 1 \
     --headline iters_per_s --out "$OUT/ab-aa-both" -- "$BUSY" $W --all-devices
-  grep -h "A/B verdict\|ratio B/A\|refused" "$OUT/ab_aa_both.out" | tee -a "$OUT/status.txt"
+  grep -h "A/B verdict\|ratio \|refused" "$OUT/ab_aa_both.out" | tee -a "$OUT/status.txt"
   step ab_other_gpu 3 "$VOUCH" ab --a-env CUDA_VISIBLE_DEVICES=0 --b-env CUDA_VISIBLE_DEVICES=1 --pairs 4 --out "$OUT/ab-other" -- "$BUSY" $W
   cat "$OUT/ab_other_gpu.err" | tee -a "$OUT/status.txt"
 fi

@@ -28,7 +28,7 @@ step ab_aa 0 "$VOUCH" ab --a-name A --b-name A2 --a-env RUN=a --b-env RUN=b --pa
   --headline iters_per_s --out "$OUT/ab-aa" --markdown "$OUT/ab-aa.md" -- "$BUSY" $W
 step ab_more_work 0 "$VOUCH" ab --a "$BUSY $W" --b "$BUSY $W --work-scale 1.03" --pairs 8 --seed 2 --band 1 \
   --headline iters_per_s --out "$OUT/ab-3pct" --markdown "$OUT/ab-3pct.md"
-grep -h "A/B verdict\|ratio B/A\|SM clock" "$OUT"/ab_*.out | tee -a "$OUT/status.txt"
+grep -h "A/B verdict\|ratio \|SM clock" "$OUT"/ab_*.out | tee -a "$OUT/status.txt"
 for d in run region-unmarked region-marked baseline-record gate-same gate-more ab-aa ab-3pct; do
   find "$OUT/$d" -name samples.jsonl -delete 2>/dev/null  # keep summaries; the raw samples are large
 done
