@@ -15,6 +15,7 @@
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/shell_words.h"
 
 namespace vouch::cli {
 namespace {
@@ -42,8 +43,10 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   bool cross_boot = false, not_on_gpu = false, segment = false;
   ArmInput arms_a, arms_b;
   std::vector<std::string> controls, sources;
-  app.add_option("--a", a_cmd,
-                 "arm A's command (words; quotes group; never a shell unless --shell)");
+  app.add_option(
+      "--a", a_cmd,
+      "arm A's command, split into words as sh does (quotes, \\ escapes, $VAR, globs; never "
+      "$(...)); run through /bin/sh -c as written with --shell");
   app.add_option("--b", b_cmd, "arm B's command");
   app.add_option("--a-env", a_env, "K=V for arm A (with one command after --)");
   app.add_option("--b-env", b_env, "K=V for arm B");
@@ -103,10 +106,18 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
       return say("give either --a/--b or one command after --, not both"), kExitUsage;
     a.argv = b.argv = cmd;
   } else {
-    auto wa = CommandWords(a_cmd), wb = CommandWords(b_cmd);
-    if (!wa || !wb) return say((!wa ? wa : wb).error().message), kExitUsage;
-    a.argv = *wa;
-    b.argv = *wb;
+    if (f.shell) {
+      // /bin/sh -c gets each string as it was written.
+      if (!a_cmd.empty()) a.argv = {a_cmd};
+      if (!b_cmd.empty()) b.argv = {b_cmd};
+    } else {
+      auto wa = SplitShellWords(a_cmd), wb = SplitShellWords(b_cmd);
+      if (!wa || !wb)
+        return say(fmt::format("--{}: {}", !wa ? "a" : "b", (!wa ? wa : wb).error().message)),
+               kExitUsage;
+      a.argv = *wa;
+      b.argv = *wb;
+    }
   }
   if (a.argv.empty() || b.argv.empty())
     return say("no command: give --a and --b, or -- CMD with --a-env/--b-env"), kExitUsage;

@@ -76,8 +76,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
   }
   for (const auto& n : checked->notes) fmt::print(stderr, "vouch clock sample: warning: {}\n", n);
   (void)InstallInterruptHandler();
-  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(RedactArgv(cmd)), wf.lock_timeout_s,
-                                   [] { return Interrupted(); });
+  auto lock = TakeLock(g, "clock sample", ShellJoin(RedactArgv(cmd)), wf.lock_timeout_s);
   if (!lock) {
     fmt::print(stderr, "vouch clock sample: {}\n", lock.error().message);
     return Interrupted() ? InterruptExitCode() : kExitError;
@@ -252,7 +251,7 @@ int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
   app.add_option("STREAM", path, "JSONL telemetry (the fixture format)")->required();
   app.add_option("--from", from, "start, in the stream's unix_s seconds");
   app.add_option("--to", to, "end, in the stream's unix_s seconds");
-  app.add_option("--gpu", gpus, "GPUs to judge (default: all in the stream)");
+  AddGpuOption(app, gpus, "GPUs to judge (default: all in the stream)");
   app.add_option("--out", out, "also write the summary here");
   app.add_flag("--json", json, "JSON output");
   pf.Add(app);

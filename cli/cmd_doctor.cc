@@ -25,9 +25,9 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   double low_mem_gib = 1.0;
   std::string dir = ".";
   std::vector<int> asked;
-  app.add_option("--gpu", asked,
-                 "GPUs you will measure on (default: those CUDA_VISIBLE_DEVICES names, else all); "
-                 "a busy GPU outside them is a warning, not a problem");
+  AddGpuOption(app, asked,
+               "GPUs you will measure on (default: those CUDA_VISIBLE_DEVICES names, else all); "
+               "a busy GPU outside them is a warning, not a problem");
   app.add_flag("--json", json, "machine-readable output");
   app.add_option("--disk-budget-gib", disk_budget_gib,
                  "free disk needed where evidence goes (1 GiB)");

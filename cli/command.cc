@@ -4,7 +4,29 @@
 
 #include <algorithm>
 
+#include "util/strings.h"
+
 namespace vouch::cli {
+namespace {
+
+// "did you mean" for each unknown option CLI11 left over (after hyperfine, which suggests
+// --runs for --runz): the nearest of APP's own option names by edit distance.
+void SuggestOptions(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+    for (const auto& n : o->get_snames()) names.push_back("-" + n);
+  }
+  for (const auto& a : app.remaining()) {
+    if (a.size() < 2 || a[0] != '-') continue;
+    std::string flag = a.substr(0, a.find('='));
+    if (auto near = ClosestMatch(flag, names); !near.empty())
+      fmt::print(stderr, "vouch {}: unknown option '{}', did you mean '{}'?\n", app.get_name(),
+                 flag, near);
+  }
+}
+
+}  // namespace
 
 int Parse(CLI::App& app, std::vector<std::string> args) {
   bool global_after_command = false;
@@ -19,7 +41,15 @@ int Parse(CLI::App& app, std::vector<std::string> args) {
     fmt::print("{}", app.help());
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "vouch {}: {}\n", app.get_name(), e.what());
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      // CLI11 lists them back to front after a vector parse: say them in the order given.
+      auto extra = app.remaining();
+      fmt::print(stderr, "vouch {}: unexpected argument{}: {}\n", app.get_name(),
+                 extra.size() > 1 ? "s" : "", fmt::join(extra, " "));
+      SuggestOptions(app);
+    } else {
+      fmt::print(stderr, "vouch {}: {}\n", app.get_name(), e.what());
+    }
     if (global_after_command)
       fmt::print(stderr,
                  "--sim and --lock-file are global options: put them before the command "

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "leg/executor.h"
+
 namespace vouch::cli {
 
 std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
@@ -19,10 +21,27 @@ std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
   return std::move(*d);
 }
 
+CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::string& help) {
+  return app.add_option("--gpu", gpus, help + "; a comma list or repeated: --gpu 0,1")
+      ->delimiter(',');
+}
+
+Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
+                             const std::string& measured, double timeout_s) {
+  return MeasureLock::Acquire(
+      g.lock_path, measured, timeout_s, [] { return Interrupted(); },
+      [&](const std::optional<LockHolder>& h, double wait_s) {
+        fmt::print(stderr,
+                   "vouch {}: the measurement lock {} is held by {}; waiting up to {:g} s for it "
+                   "(--lock-timeout)\n",
+                   command, g.lock_path, h ? DescribeHolder(*h) : "an unknown process", wait_s);
+      });
+}
+
 void WindowFlags::Add(CLI::App& app) {
-  app.add_option("--gpu", gpus,
-                 "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
-                 "else all, idle ones recorded as unused)");
+  AddGpuOption(app, gpus,
+               "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
+               "else all, idle ones recorded as unused)");
   app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--timeout", timeout_s,

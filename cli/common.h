@@ -5,6 +5,7 @@
 
 #include "clock/policy.h"
 #include "command.h"
+#include "lock/lock.h"
 #include "telemetry/device.h"
 #include "telemetry/gpu_select.h"
 
@@ -12,6 +13,14 @@ namespace vouch::cli {
 
 // The simulated device when --sim/VOUCH_SIM is set, else NVML. Prints the error on failure.
 std::unique_ptr<Device> OpenDevice(const GlobalOptions& g);
+
+// Adds --gpu to APP: GPU indices, repeatable or as a comma list (--gpu 0,1 --gpu 3).
+CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::string& help);
+
+// Takes the measurement lock for COMMAND (vouch's command name, e.g. "run"), saying at once,
+// when it is held, who holds it and how long vouch will wait.
+Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
+                             const std::string& measured, double timeout_s);
 
 // The options of one judged window around a command, shared by `clock sample` and the
 // commands that run legs (run, baseline, gate, ab).

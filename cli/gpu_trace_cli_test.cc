@@ -94,9 +94,9 @@ TEST_F(GpuTraceCli, RunGivesGpuMetricsAndAttributedTraces) {
   EXPECT_NEAR(m["gpu.active_ns_per.decode_step"], 40000, 40);
   EXPECT_EQ(m["gpu.kernels_per.decode_step"], 2);
   EXPECT_EQ(leg["gpu_trace"]["clock_window"]["arm"], "run");
-  EXPECT_TRUE(fs::exists(D("r/legs/000-run-measured/gpu-trace.json")));
+  EXPECT_TRUE(fs::exists(D("r/legs/001-run-measured/gpu-trace.json")));
   std::string trace;
-  for (const auto& e : fs::directory_iterator(D("r/legs/000-run-measured")))
+  for (const auto& e : fs::directory_iterator(D("r/legs/001-run-measured")))
     if (e.path().filename().string().rfind("gpu-trace.", 0) == 0 &&
         e.path().extension() == ".jsonl")
       trace = e.path().string();

@@ -61,7 +61,7 @@ class HostileCli : public testing_util::ScratchDirTest {
     return json::parse(in);
   }
   json BaseWindow() const {
-    std::ifstream in(base_ + "/r/legs/000-run-measured/window.json");
+    std::ifstream in(base_ + "/r/legs/001-run-measured/window.json");
     return json::parse(in);
   }
   void Write(const std::string& rel, const std::string& text) const {

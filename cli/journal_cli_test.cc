@@ -31,8 +31,8 @@ TEST_F(JournalCli, AKilledRunIsShownFromItsJournal) {
   EXPECT_EQ(show.rc, 0) << show.out;
   EXPECT_TRUE(Has(show.out, "read from the journal legs.jsonl")) << show.out;
   EXPECT_TRUE(Has(show.out, "run running started")) << show.out;
-  EXPECT_TRUE(Has(show.out, "  0 run    measured valid")) << show.out;
-  EXPECT_TRUE(Has(show.out, "  1 run    measured valid")) << show.out;
+  EXPECT_TRUE(Has(show.out, "  1 run    measured valid")) << show.out;  // legs count from 1
+  EXPECT_TRUE(Has(show.out, "  2 run    measured valid")) << show.out;
   EXPECT_TRUE(Has(show.out, "vouch.wall_s")) << show.out;  // the summary, recomputed
 }
 

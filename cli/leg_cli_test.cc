@@ -214,8 +214,8 @@ TEST_F(LegCli, SecretsInTheCommandLineAreRedactedInEveryFile) {
   auto r =
       RunOne("r", "-- ./leg.sh --token=tok-sekrit --password pw-sekrit --api-key=key-sekrit --n 4");
   ASSERT_EQ(r.rc, 0) << r.out;
-  for (const char* f : {"r/record.json", "r/legs/000-run-measured/leg.json",
-                        "r/legs/000-run-measured/window.json", "lock"}) {
+  for (const char* f : {"r/record.json", "r/legs/001-run-measured/leg.json",
+                        "r/legs/001-run-measured/window.json", "lock"}) {
     const std::string text = Slurp(D(f));
     ASSERT_FALSE(text.empty()) << f;
     EXPECT_FALSE(Has(text, "sekrit")) << f << ":\n" << text;

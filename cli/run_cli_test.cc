@@ -53,8 +53,8 @@ TEST_F(RunCli, WarmupDiscardedMeasuredSummarizedAndShownAgain) {
   EXPECT_EQ(j["summary"]["run"][0]["n"], 3);
   EXPECT_EQ(j["environment"]["simulated"], true);
   EXPECT_TRUE(Has(j["recipe"]["reproduce"].get<std::string>(), "vouch run"));
-  EXPECT_TRUE(fs::exists(D("r/legs/001-run-measured/samples.jsonl")));
-  EXPECT_TRUE(fs::exists(D("r/legs/001-run-measured/window.json")));
+  EXPECT_TRUE(fs::exists(D("r/legs/002-run-measured/samples.jsonl")));
+  EXPECT_TRUE(fs::exists(D("r/legs/002-run-measured/window.json")));
   auto show = Vouch("show r");
   EXPECT_EQ(show.rc, 0);
   EXPECT_TRUE(Has(show.out, "3 of 3 measured legs valid")) << show.out;
@@ -92,7 +92,7 @@ TEST_F(RunCli, HostileLegsAreRecordedNeverNumbers) {
   Script("flood.sh", "head -c 50000000 /dev/zero\nsleep 0.7\n");
   auto e = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out e -- ./flood.sh", kFast));
   EXPECT_EQ(e.rc, 0) << e.out;
-  EXPECT_EQ(fs::file_size(D("e/legs/000-run-measured/stdout.txt")), 50000000u);
+  EXPECT_EQ(fs::file_size(D("e/legs/001-run-measured/stdout.txt")), 50000000u);
   EXPECT_EQ(Record("e")["legs"][0]["result"]["stdout"]["bytes"], 50000000);
 }
 
@@ -141,7 +141,7 @@ TEST_F(RunCli, MeasuredRegionMarkersRescueALegThatIdlesFirst) {
   EXPECT_FALSE(w["region"].is_null());
   EXPECT_EQ(w["verdict"]["status"], "valid");
   // The whole window is still recorded: its samples cover the idle start too.
-  std::ifstream s(D("marked/legs/000-run-measured/samples.jsonl"));
+  std::ifstream s(D("marked/legs/001-run-measured/samples.jsonl"));
   int lines = 0;
   for (std::string l; std::getline(s, l);) ++lines;
   EXPECT_GT(lines, 600);
@@ -158,7 +158,7 @@ TEST_F(RunCli, InterruptedRunKeepsFinishedLegsAndSaysWhatIsMissing) {
   EXPECT_EQ(j["status"], "interrupted");
   EXPECT_GE(j["legs"].size(), 2u);
   EXPECT_TRUE(Has(j["missing"].dump(), "did not run")) << j["missing"].dump();
-  EXPECT_TRUE(fs::exists(D("r/legs/000-run-measured/samples.jsonl")));
+  EXPECT_TRUE(fs::exists(D("r/legs/001-run-measured/samples.jsonl")));
 }
 
 TEST_F(RunCli, SecretsAreRedacted) {

@@ -23,6 +23,7 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_option(
       "--metric", metric_specs,
       "metric source (repeatable): channel, llama-bench, vllm:FILE, gbench:FILE, nvbench:FILE, "
+      "hyperfine:FILE, pytest-benchmark:FILE, "
       "regex:NAME:UNIT:higher|lower:PATTERN, json:NAME:UNIT:higher|lower:/POINTER "
       "(docs/metrics.md)");
   app.add_option("--expect-equal", expect_equal,
@@ -187,8 +188,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   // From here on a terminating signal (a closed ssh session, Ctrl-C, kill) is noted, not
   // fatal: the leg is stopped, the record written, locked clocks reset.
   (void)InstallInterruptHandler();
-  auto lock = MeasureLock::Acquire(g.lock_path, ShellJoin(RedactArgv(arms.front().argv)),
-                                   f.lock_timeout_s, [] { return Interrupted(); });
+  auto lock = TakeLock(g, kind, ShellJoin(RedactArgv(arms.front().argv)), f.lock_timeout_s);
   if (!lock) return say(lock.error().message), Interrupted() ? InterruptExitCode() : kExitError;
   ctx->lock.emplace(std::move(*lock));
   // Under the lock, so that two runs given one --out cannot both find it empty.
@@ -328,10 +328,13 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
 int FinishRun(RunContext& ctx, bool print_summary) {
   RunRecord& r = ctx.record;
   std::vector<std::vector<Metric>> measured;
+  std::vector<int> numbers;  // the legs' numbers as people see them (1-based)
   for (const auto& l : r.legs)
-    if (l.role == "measured" && l.result.Succeeded() && l.metrics_error.empty())
+    if (l.role == "measured" && l.result.Succeeded() && l.metrics_error.empty()) {
       measured.push_back(l.metrics);
-  r.violations = CheckExpectations(ctx.expectations, measured);
+      numbers.push_back(l.index + 1);
+    }
+  r.violations = CheckExpectations(ctx.expectations, measured, numbers);
   int done = static_cast<int>(r.legs.size());
   if (ctx.interrupted || Interrupted()) {
     r.status = "interrupted";

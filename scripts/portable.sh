@@ -14,7 +14,7 @@ for f in build-portable/*; do
   case "$f" in *.so) continue ;; esac
   [ -f "$f" ] && [ -x "$f" ] && cp "$f" .carry/bin/
 done
-for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3'); do
+for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3|libre2'); do
   cp -L "$lib" .carry/lib/
 done
 if [ -f build-portable/libvouch_cupti.so ]; then

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build git pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev libsimdjson-dev
-  libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev
+  libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev libre2-dev
   libgtest-dev libgmock-dev
   python3 sqlite3 hyperfine
   clang libclang-rt-14-dev

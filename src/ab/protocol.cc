@@ -10,33 +10,6 @@
 
 namespace vouch {
 
-Result<std::vector<std::string>> CommandWords(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool any = false;
-  char quote = 0;
-  for (char c : s) {
-    if (quote) {
-      if (c == quote)
-        quote = 0;
-      else
-        cur += c;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      any = true;
-    } else if (c == ' ' || c == '\t') {
-      if (any || !cur.empty()) out.push_back(cur);
-      cur.clear();
-      any = false;
-    } else {
-      cur += c;
-    }
-  }
-  if (quote) return MakeError("unbalanced quote in '{}'", s);
-  if (any || !cur.empty()) out.push_back(cur);
-  return out;
-}
-
 int AbMeasuredBlocks(const AbPlan& plan) {
   return plan.max_pairs ? (*plan.max_pairs + 1) / 2 : (plan.pairs + 1) / 2;
 }
@@ -64,14 +37,16 @@ AbPairResult Judge(const std::vector<LegRecord>& legs, int ia, int ib, const std
   p.a_leg = ia;
   p.b_leg = ib;
   std::vector<std::string> why;
+  // Messages count legs from 1, as the progress lines do; a_leg/b_leg stay indices.
+  const int na = ia + 1, nb = ib + 1;
   if (!la.valid)
-    why.push_back(fmt::format("leg {} (A) invalid: {}", ia, fmt::join(la.reasons, "; ")));
+    why.push_back(fmt::format("leg {} (A) invalid: {}", na, fmt::join(la.reasons, "; ")));
   if (!lb.valid)
-    why.push_back(fmt::format("leg {} (B) invalid: {}", ib, fmt::join(lb.reasons, "; ")));
+    why.push_back(fmt::format("leg {} (B) invalid: {}", nb, fmt::join(lb.reasons, "; ")));
   const Metric* ma = FindMetric(la.metrics, headline);
   const Metric* mb = FindMetric(lb.metrics, headline);
-  if (la.valid && !ma) why.push_back(fmt::format("leg {} has no '{}'", ia, headline));
-  if (lb.valid && !mb) why.push_back(fmt::format("leg {} has no '{}'", ib, headline));
+  if (la.valid && !ma) why.push_back(fmt::format("leg {} has no '{}'", na, headline));
+  if (lb.valid && !mb) why.push_back(fmt::format("leg {} has no '{}'", nb, headline));
   if (why.empty()) {
     auto pv = PairWindows(la.window, lb.window, policy, cross_boot);
     if (!pv.paired)
@@ -80,7 +55,7 @@ AbPairResult Judge(const std::vector<LegRecord>& legs, int ia, int ib, const std
           why.push_back(fmt::format("pairing rule '{}' failed: A {} / B {}", r.rule, r.a, r.b));
   }
   if (!why.empty()) {
-    p.reason = fmt::format("pair of legs {} and {}: {}", ia, ib, fmt::join(why, "; "));
+    p.reason = fmt::format("pair of legs {} and {}: {}", na, nb, fmt::join(why, "; "));
     return p;
   }
   p.valid = true;

@@ -22,10 +22,6 @@
 
 namespace vouch {
 
-// Splits an arm's command string (--a, --b) into words: whitespace separates, '...' and
-// "..." quote (an empty quoted word is a word). Never a shell. An error on an unbalanced quote.
-Result<std::vector<std::string>> CommandWords(const std::string& s);
-
 struct AbPlan {
   Arm a, b;
   int warmup = 1;                // discarded legs per arm, A then B

@@ -133,9 +133,9 @@ Result<FleetPlan> ReadFleetPlan(const std::string& dir) {
   std::string path = (std::filesystem::path(dir) / "fleet.json").string();
   auto text = ReadFile(path, 16 << 20);
   if (!text) return text.error();
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return MakeError("{}: not JSON", path);
-  return FleetPlanFromJson(j, path);
+  auto j = ParseJson(*text, path);
+  if (!j) return j.error();
+  return FleetPlanFromJson(*j, path);
 }
 
 Status WriteFleetPlan(const std::string& dir, const FleetPlan& p) {

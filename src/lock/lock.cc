@@ -29,8 +29,9 @@ std::optional<LockHolder> ReadHolder(int fd) {
     off += n;
     if (text.size() > (1 << 20)) break;
   }
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  auto parsed = ParseJson(text, "lock file");
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  const nlohmann::json& j = *parsed;
   LockHolder h;
   auto str = [&](const char* k) {
     auto it = j.find(k);
@@ -176,13 +177,15 @@ std::string DescribeHolder(const LockHolder& h) {
 }
 
 Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::string& command,
-                                         double timeout_s, const std::function<bool()>& cancelled) {
+                                         double timeout_s, const std::function<bool()>& cancelled,
+                                         const WaitFn& on_wait) {
   // O_CLOEXEC: a leg must not inherit the lock, or a child that outlives it would hold it.
   int mode = O_RDWR;
   auto opened = OpenLockFile(path, true, &mode);
   if (!opened) return opened.error();
   const int fd = *opened;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  bool said = false;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
       int e = errno;
@@ -197,10 +200,12 @@ Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::str
       auto h = ReadHolder(fd);
       ::close(fd);
       return MakeError(
-          "the measurement lock {} is held by {}; waited {:.0f} s. Wait for it to finish, or raise "
+          "the measurement lock {} is held by {}; waited {:g} s. Wait for it to finish, or raise "
           "--lock-timeout",
           path, h ? DescribeHolder(*h) : std::string("an unknown process"), timeout_s);
     }
+    if (!said && on_wait) on_wait(ReadHolder(fd), timeout_s);
+    said = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (mode == O_RDONLY) return MeasureLock(path, fd);  // held; the holder line is another user's

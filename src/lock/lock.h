@@ -29,11 +29,15 @@ struct LockHolder {
 
 class MeasureLock {
  public:
+  // Called once, when the lock is found held and Acquire is about to wait: who holds it (when
+  // the file says) and how long Acquire will wait. The caller says it to the user.
+  using WaitFn = std::function<void(const std::optional<LockHolder>& holder, double timeout_s)>;
   // Waits up to TIMEOUT_S (0: try once), or until CANCELLED returns true (an interrupt).
   // The error names the holder.
   static Result<MeasureLock> Acquire(const std::string& path, const std::string& command,
                                      double timeout_s,
-                                     const std::function<bool()>& cancelled = nullptr);
+                                     const std::function<bool()>& cancelled = nullptr,
+                                     const WaitFn& on_wait = {});
   MeasureLock(MeasureLock&& o) noexcept;
   MeasureLock& operator=(MeasureLock&&) = delete;
   MeasureLock(const MeasureLock&) = delete;

@@ -50,6 +50,33 @@ TEST(Lock, SecondHolderTimesOutAndNamesTheFirst) {
   EXPECT_NE(second.error().message.find(fmt::format("pid {}", ::getpid())), std::string::npos);
 }
 
+TEST(Lock, AWaiterIsToldOnceWhoHoldsItAndForHowLong) {
+  auto path = LockPath("w");
+  auto first = MeasureLock::Acquire(path, "first-holder-cmd", 0);
+  ASSERT_TRUE(first.ok());
+  int calls = 0;
+  std::optional<LockHolder> seen;
+  double waits = 0;
+  auto second = MeasureLock::Acquire(path, "second", 0.35, nullptr,
+                                     [&](const std::optional<LockHolder>& h, double timeout_s) {
+                                       ++calls;
+                                       seen = h;
+                                       waits = timeout_s;
+                                     });
+  EXPECT_FALSE(second.ok());
+  EXPECT_EQ(calls, 1);
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->pid, ::getpid());
+  EXPECT_EQ(seen->command, "first-holder-cmd");
+  EXPECT_DOUBLE_EQ(waits, 0.35);
+  // Trying once (timeout 0) is not waiting: nothing to say.
+  calls = 0;
+  EXPECT_FALSE(MeasureLock::Acquire(path, "third", 0, nullptr,
+                                    [&](const std::optional<LockHolder>&, double) { ++calls; })
+                   .ok());
+  EXPECT_EQ(calls, 0);
+}
+
 TEST(Lock, ChildrenDoNotInheritTheLock) {
   auto path = LockPath("c");
   pid_t child;

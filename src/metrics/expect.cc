@@ -17,11 +17,16 @@ bool Same(const Metric& a, const Metric& b) {
   return a.is_text() ? *a.text == *b.text : a.value == b.value;
 }
 
-ExpectationViolation Violation(size_t leg, const std::string& metric, std::string expected,
-                               std::string got) {
+// The number people see for leg I.
+int Number(size_t i, const std::vector<int>& numbers) {
+  return i < numbers.size() ? numbers[i] : static_cast<int>(i) + 1;
+}
+
+ExpectationViolation Violation(size_t leg, int number, const std::string& metric,
+                               std::string expected, std::string got) {
   ExpectationViolation v{leg, metric, std::move(expected), std::move(got), ""};
   v.message =
-      fmt::format("leg {}: metric '{}' expected {}, got {}", leg, metric, v.expected, v.got);
+      fmt::format("leg {}: metric '{}' expected {}, got {}", number, metric, v.expected, v.got);
   return v;
 }
 
@@ -56,8 +61,9 @@ Result<Expectation> ParseExpect(std::string_view spec) {
   return e;
 }
 
-std::vector<ExpectationViolation> CheckExpectations(
-    const std::vector<Expectation>& expectations, const std::vector<std::vector<Metric>>& per_leg) {
+std::vector<ExpectationViolation> CheckExpectations(const std::vector<Expectation>& expectations,
+                                                    const std::vector<std::vector<Metric>>& per_leg,
+                                                    const std::vector<int>& leg_numbers) {
   std::vector<ExpectationViolation> out;
   for (const auto& e : expectations) {
     if (e.kind == Expectation::Kind::kEqualTo) {
@@ -65,12 +71,12 @@ std::vector<ExpectationViolation> CheckExpectations(
       for (size_t i = 0; i < per_leg.size(); ++i) {
         const Metric* m = FindMetric(per_leg[i], e.name);
         if (!m) {
-          out.push_back(Violation(i, e.name, want, "missing"));
+          out.push_back(Violation(i, Number(i, leg_numbers), e.name, want, "missing"));
           continue;
         }
         bool ok = e.text ? (m->is_text() && *m->text == *e.text)
                          : (!m->is_text() && m->value == *e.value);
-        if (!ok) out.push_back(Violation(i, e.name, want, Show(*m)));
+        if (!ok) out.push_back(Violation(i, Number(i, leg_numbers), e.name, want, Show(*m)));
       }
       continue;
     }
@@ -80,13 +86,15 @@ std::vector<ExpectationViolation> CheckExpectations(
       if ((ref = FindMetric(per_leg[i], e.name))) ref_leg = i;
     for (size_t i = 0; i < per_leg.size(); ++i) {
       const Metric* m = FindMetric(per_leg[i], e.name);
-      std::string want = ref ? fmt::format("the value of leg {} ({})", ref_leg, Show(*ref))
-                             : std::string("a value in every leg");
+      std::string want =
+          ref ? fmt::format("the value of leg {} ({})", Number(ref_leg, leg_numbers), Show(*ref))
+              : std::string("a value in every leg");
       if (!m) {
-        out.push_back(Violation(i, e.name, want, "missing"));
+        out.push_back(Violation(i, Number(i, leg_numbers), e.name, want, "missing"));
         continue;
       }
-      if (!Same(*m, *ref)) out.push_back(Violation(i, e.name, want, Show(*m)));
+      if (!Same(*m, *ref))
+        out.push_back(Violation(i, Number(i, leg_numbers), e.name, want, Show(*m)));
     }
   }
   return out;

@@ -25,9 +25,9 @@ struct Expectation {
 };
 
 struct ExpectationViolation {
-  size_t leg = 0;  // index into per_leg
+  size_t leg = 0;  // index into per_leg (0-based); the message names the leg by its number
   std::string metric;
-  std::string expected;  // e.g. "600", "c62d23...", or "the value of leg 0 (1234)"
+  std::string expected;  // e.g. "600", "c62d23...", or "the value of leg 1 (1234)"
   std::string got;       // the leg's value, or "missing"
   std::string message;   // one line: leg, metric, expected, got
 };
@@ -37,8 +37,10 @@ Result<Expectation> ParseExpect(std::string_view spec);       // --expect NAME=N
 
 // Checks every expectation against every leg. Equality across legs compares with the first
 // leg that has the metric; a leg without it is a violation ("missing"). No legs: no
-// violations.
-std::vector<ExpectationViolation> CheckExpectations(
-    const std::vector<Expectation>& expectations, const std::vector<std::vector<Metric>>& per_leg);
+// violations. Messages name leg i as LEG_NUMBERS[i] (the number people see: 1-based in the
+// run), or i + 1 when LEG_NUMBERS is not given.
+std::vector<ExpectationViolation> CheckExpectations(const std::vector<Expectation>& expectations,
+                                                    const std::vector<std::vector<Metric>>& per_leg,
+                                                    const std::vector<int>& leg_numbers = {});
 
 }  // namespace vouch

@@ -49,10 +49,16 @@ TEST(Expect, ChecksumsAndDispatchCounts) {
   ASSERT_EQ(v.size(), 2u);
   EXPECT_EQ(v[0].leg, 2u);
   EXPECT_EQ(v[0].metric, "video_sha256");
-  EXPECT_EQ(v[0].expected, "the value of leg 0 (c62d)");
+  EXPECT_EQ(v[0].expected, "the value of leg 1 (c62d)");
   EXPECT_EQ(v[0].got, "ffff");
+  // Messages count legs from 1, as the progress lines do.
   EXPECT_EQ(v[0].message,
-            "leg 2: metric 'video_sha256' expected the value of leg 0 (c62d), got ffff");
+            "leg 3: metric 'video_sha256' expected the value of leg 1 (c62d), got ffff");
+  // The run passes its own leg numbers (warm-up legs come first).
+  auto numbered = CheckExpectations(ex, legs, {2, 3, 4});
+  ASSERT_EQ(numbered.size(), 2u);
+  EXPECT_EQ(numbered[0].message,
+            "leg 4: metric 'video_sha256' expected the value of leg 2 (c62d), got ffff");
   EXPECT_EQ(v[1].leg, 2u);
   EXPECT_EQ(v[1].expected, "600");
   EXPECT_EQ(v[1].got, "599");
@@ -71,7 +77,7 @@ TEST(Expect, MissingIsAViolationNeverAZero) {
   EXPECT_EQ(v[0].leg, 0u);
   EXPECT_EQ(v[0].got, "missing");
   EXPECT_EQ(v[1].leg, 0u);
-  EXPECT_EQ(v[1].expected, "the value of leg 1 (0)");
+  EXPECT_EQ(v[1].expected, "the value of leg 2 (0)");
   EXPECT_EQ(v[1].got, "missing");
   auto nowhere = CheckExpectations({*ParseExpectEqual("absent")}, {{}, {}});
   ASSERT_EQ(nowhere.size(), 2u);

@@ -1,18 +1,16 @@
 #include "metrics/extract.h"
 
+#include <re2/re2.h>
+
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
-// GCC 12 warns falsely inside libstdc++'s <regex> under -fsanitize (GCC bug 105562); the
-// pragma covers only that header.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <regex>
-#pragma GCC diagnostic pop
 
 #include "metrics/channel.h"
 #include "metrics/formats.h"
+#include "metrics/formats_hyperfine.h"
 #include "metrics/json_util.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -25,35 +23,40 @@ using nlohmann::json;
 
 // Output files are read whole; above this the leg flooded its output and we refuse.
 constexpr std::uint64_t kMaxOutputBytes = 512ull << 20;
-// std::regex recurses per character; matching is per line and longer lines are skipped so a
-// flood of one huge line cannot exhaust the stack.
-constexpr size_t kMaxRegexLineBytes = 16 << 10;
 
 struct FormatName {
   const char* name;
   MetricSpec::Kind kind;
 };
 constexpr FormatName kFormats[] = {
-    {"channel", MetricSpec::Kind::kChannel},  {"llama-bench", MetricSpec::Kind::kLlamaBench},
-    {"vllm", MetricSpec::Kind::kVllm},        {"gbench", MetricSpec::Kind::kGbench},
-    {"nvbench", MetricSpec::Kind::kNvbench},  {"regex", MetricSpec::Kind::kRegex},
+    {"channel", MetricSpec::Kind::kChannel},
+    {"llama-bench", MetricSpec::Kind::kLlamaBench},
+    {"vllm", MetricSpec::Kind::kVllm},
+    {"gbench", MetricSpec::Kind::kGbench},
+    {"nvbench", MetricSpec::Kind::kNvbench},
+    {"hyperfine", MetricSpec::Kind::kHyperfine},
+    {"pytest-benchmark", MetricSpec::Kind::kPytestBenchmark},
+    {"regex", MetricSpec::Kind::kRegex},
     {"json", MetricSpec::Kind::kJsonPointer},
 };
 
 constexpr const char* kSpecHelp =
-    "expected channel, llama-bench, vllm, gbench or nvbench (optionally :FILE or @FILE, then "
+    "expected channel, llama-bench, vllm, gbench, nvbench, hyperfine or pytest-benchmark "
+    "(optionally :FILE or @FILE, then "
     "#METRIC to require), regex[@SRC]:NAME:UNIT:BETTER:PATTERN or "
     "json[@SRC]:NAME:UNIT:BETTER:/POINTER";
 
-Result<std::regex> CompileRegex(const std::string& pattern) {
-  try {
-    std::regex re(pattern, std::regex::ECMAScript);
-    if (re.mark_count() < 1)
-      return MakeError("regex '{}' has no capture group: put the number in ( )", pattern);
-    return re;
-  } catch (const std::regex_error& e) {
-    return MakeError("regex '{}' is invalid: {}", pattern, e.what());
-  }
+// RE2 (linear time, no recursion: a line of any length is matched, and no pattern can
+// backtrack exponentially). Its syntax is RE2's (docs/metrics.md): no backreferences or
+// lookaround.
+Result<std::unique_ptr<re2::RE2>> CompileRegex(const std::string& pattern) {
+  re2::RE2::Options opt;
+  opt.set_log_errors(false);
+  auto re = std::make_unique<re2::RE2>(pattern, opt);
+  if (!re->ok()) return MakeError("regex '{}' is invalid: {}", pattern, re->error());
+  if (re->NumberOfCapturingGroups() < 1)
+    return MakeError("regex '{}' has no capture group: put the number in ( )", pattern);
+  return re;
 }
 
 Result<json::json_pointer> CompilePointer(const std::string& pointer) {
@@ -187,10 +190,11 @@ Result<Metric> ExtractRegex(const MetricSpec& spec, std::string_view text, std::
   while (lines.Next(&l)) {
     std::string_view line = l.text;
     const int line_no = l.number;
-    if (line.size() > kMaxRegexLineBytes) continue;
-    std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_search(line.begin(), line.end(), m, *re) && m[1].matched) {
-      found = m[1].str();
+    re2::StringPiece group[2];
+    if ((*re)->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(),
+                     re2::RE2::UNANCHORED, group, 2) &&
+        group[1].data() != nullptr) {
+      found = std::string(group[1].data(), group[1].size());
       found_line = line_no;
     }
   }
@@ -273,6 +277,12 @@ Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutp
         break;
       case MetricSpec::Kind::kNvbench:
         r = ParseNvbench(*text, path);
+        break;
+      case MetricSpec::Kind::kHyperfine:
+        r = ParseHyperfine(*text, path);
+        break;
+      case MetricSpec::Kind::kPytestBenchmark:
+        r = ParsePytestBenchmark(*text, path);
         break;
       case MetricSpec::Kind::kRegex: {
         auto m = ExtractRegex(spec, *text, path);

@@ -3,7 +3,8 @@
 //
 // Spec syntax (docs/metrics.md):
 //   channel                              the VOUCH_METRICS file (the default)
-//   llama-bench | vllm | gbench | nvbench   a known format, read from stdout
+//   llama-bench | vllm | gbench | nvbench | hyperfine | pytest-benchmark
+//                                         a known format, read from stdout
 //   FORMAT:FILE  or  FORMAT@FILE          ... read from FILE (relative to the working dir)
 //   FORMAT@stderr                         ... read from the leg's stderr
 //   ...#NAME[#NAME...]                    require these metrics (error if a leg lacks one)
@@ -22,7 +23,17 @@
 namespace vouch {
 
 struct MetricSpec {
-  enum class Kind { kChannel, kLlamaBench, kVllm, kGbench, kNvbench, kRegex, kJsonPointer };
+  enum class Kind {
+    kChannel,
+    kLlamaBench,
+    kVllm,
+    kGbench,
+    kNvbench,
+    kHyperfine,
+    kPytestBenchmark,
+    kRegex,
+    kJsonPointer
+  };
   Kind kind = Kind::kChannel;
   // "stdout", "stderr", or a file path (relative paths are taken from the leg's working
   // directory). Unused for kChannel.
@@ -33,7 +44,7 @@ struct MetricSpec {
   std::string name;
   std::string unit;
   Better better = Better::kNone;
-  std::string pattern;  // kRegex: ECMAScript regex with at least one group; kJsonPointer: pointer
+  std::string pattern;  // kRegex: RE2 regex with at least one group; kJsonPointer: pointer
   std::string text;     // the spec as given, for messages and the record
 };
 

@@ -182,10 +182,36 @@ TEST(Regex, Errors) {
   auto nan = ExtractRegex(spec, "rate=nan\n", "out.log");
   ASSERT_FALSE(nan);
   EXPECT_NE(nan.error().message.find("not a finite number"), std::string::npos);
-  // A flood on one line is skipped, not matched (std::regex recursion depth).
+  // A million nines is a number too large to be finite, not a crash.
   std::string flood = "rate=" + std::string(1 << 20, '9') + "\n";
   auto f = ExtractRegex(spec, flood, "out.log");
-  EXPECT_FALSE(f);
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.error().message.find("not a finite number"), std::string::npos);
+}
+
+TEST(Regex, LongLinesAndHostilePatternsAreMatchedInLinearTime) {
+  // RE2 has no per-character recursion: a figure at the end of a 4 MiB line is found (the
+  // std::regex extractor skipped lines over 16 KiB).
+  MetricSpec spec = Spec("regex:tok_s:tok/s:higher:rate=([0-9.]+)");
+  std::string line = std::string(4 << 20, 'x') + " rate=131.5\n";
+  auto m = ExtractRegex(spec, line, "out.log");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->value, 131.5);
+  EXPECT_EQ(m->source, "regex out.log:1");
+  // A pattern that backtracks exponentially in a backtracking engine.
+  MetricSpec evil = Spec("regex:n::none:^(?:a+)+b([0-9])");
+  auto e = ExtractRegex(evil, std::string(5000, 'a') + "c\n" + "aab7\n", "out.log");
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_EQ(e->value, 7);
+  // An optional group that did not take part is not a number.
+  auto opt = ExtractRegex(Spec("regex:n::none:x(1)?y"), "xy\n", "out.log");
+  ASSERT_FALSE(opt);
+  EXPECT_NE(opt.error().message.find("no line of out.log matches"), std::string::npos);
+}
+
+TEST(Regex, SyntaxErrorsNameThePattern) {
+  EXPECT_NE(SpecError("regex:n::none:(?<=a)([0-9])").find("regex '(?<=a)([0-9])' is invalid"),
+            std::string::npos);
 }
 
 TEST(Regex, FromNamedFile) {

@@ -228,7 +228,8 @@ nlohmann::json ToJson(const LegRecord& l) {
       {"leftover_processes", leftovers},
       {"notes", l.result.notes}};
   if (auto hex = HexIfNotUtf8(RedactArgv(l.result.argv)); !hex.is_null()) res["argv_hex"] = hex;
-  return {{"index", l.index},
+  return {{"index", l.index},    // 0-based position in legs[]
+          {"leg", l.index + 1},  // the number people see (progress, reasons, dir)
           {"arm", l.arm},
           {"role", l.role},
           {"discard_cause",
@@ -281,7 +282,9 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   rec.arm = arm.name;
   rec.role = role;
   if (role == "warmup") rec.discard_cause = "warmup";
-  rec.dir = fmt::format("legs/{:03d}-{}-{}", index, arm.name, role);
+  // People count legs from 1 (progress lines, reasons, directories); INDEX is the 0-based
+  // position in the record's legs[].
+  rec.dir = fmt::format("legs/{:03d}-{}-{}", index + 1, arm.name, role);
   std::string dir = (fs::path(run_dir) / rec.dir).string();
   std::string metrics_path = (fs::path(dir) / "metrics.jsonl").string();
   LegSpec spec;
@@ -304,7 +307,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   spec.stderr_path = (fs::path(dir) / "stderr.txt").string();
   spec.tee_stdout = spec.tee_stderr = config.tee;
   spec.output_cap_bytes = config.output_cap_bytes;
-  spec.label = fmt::format("leg {} ({} {})", index, arm.name, role);
+  spec.label = fmt::format("leg {} ({} {})", index + 1, arm.name, role);
   WindowOptions wo = config.window;
   wo.dir = dir;
   wo.summary_sync = FileSync::kNoFsync;  // the run's journal holds the window, synced

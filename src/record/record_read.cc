@@ -289,7 +289,7 @@ std::string RenderRecordText(const nlohmann::json& rec) {
     std::string state = l.value("role", "") == "warmup"
                             ? "discarded (warmup)"
                             : (l.value("valid", false) ? "valid" : "INVALID");
-    out += fmt::format("  {:>3} {:<6} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0),
+    out += fmt::format("  {:>3} {:<6} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0) + 1,
                        l.value("arm", ""), l.value("role", ""), state,
                        static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9,
                        clock);

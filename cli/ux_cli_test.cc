@@ -1,0 +1,183 @@
+// A newcomer's day (issue 14) through the real binary: suggestions for mistyped flags, the
+// forms the README shows, and messages that read right the first time.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace vouch {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kScenario = VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl";
+const std::string kBoth = VOUCH_SOURCE_DIR "/tests/data/sim/h200x2_busy.jsonl";
+
+using testing_util::Has;
+using Res = testing_util::ShellResult;
+
+class UxCli : public testing_util::ScratchDirTest {
+ protected:
+  // ENV goes before the binary (e.g. VOUCH_SIM=...).
+  Res Vouch(const std::string& args, const std::string& env = "") const {
+    return testing_util::Shell(fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock {} {} {}", D(), D(),
+                                           env, VOUCH_BINARY, args));
+  }
+};
+
+TEST_F(UxCli, AMistypedFlagGetsTheNearestOption) {
+  auto r = Vouch("run --repz 5 -- true");
+  EXPECT_EQ(r.rc, 64) << r.out;
+  EXPECT_TRUE(Has(r.out, "vouch run: unexpected arguments: --repz 5\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "vouch run: unknown option '--repz', did you mean '--reps'?")) << r.out;
+  auto eq = Vouch("baseline --trails=4 -- true");
+  EXPECT_EQ(eq.rc, 64) << eq.out;
+  EXPECT_TRUE(Has(eq.out, "unknown option '--trails', did you mean '--trials'?")) << eq.out;
+  auto two = Vouch(fmt::format("clock replay {} --frm 3 --tto 4", kScenario));
+  EXPECT_EQ(two.rc, 64) << two.out;
+  EXPECT_TRUE(Has(two.out, "'--frm', did you mean '--from'?")) << two.out;
+  EXPECT_TRUE(Has(two.out, "'--tto', did you mean '--to'?")) << two.out;
+  // Nothing near: the plain message, no guess.
+  auto far = Vouch("doctor --zzzzzzzz");
+  EXPECT_EQ(far.rc, 64) << far.out;
+  EXPECT_TRUE(Has(far.out, "--zzzzzzzz")) << far.out;
+  EXPECT_FALSE(Has(far.out, "did you mean")) << far.out;
+}
+
+TEST_F(UxCli, GpuTakesACommaListAsTheReadmeShows) {
+  auto sim = "VOUCH_SIM=" + kBoth;
+  auto d = Vouch("doctor --gpu 0,1", sim);
+  EXPECT_EQ(d.rc, 0) << d.out;
+  EXPECT_TRUE(Has(d.out, "GPUs to measure on: 0,1 (--gpu 0,1)")) << d.out;
+  auto one = Vouch("doctor --gpu 1", sim);
+  EXPECT_EQ(one.rc, 0) << one.out;
+  EXPECT_TRUE(Has(one.out, "GPUs to measure on: 1 (--gpu 1)")) << one.out;
+  auto s = Vouch("clock sample --min-busy-readings 5 --gpu 0,1 --quiet --out w -- sleep 1", sim);
+  EXPECT_EQ(s.rc, 0) << s.out;
+  EXPECT_EQ(Json("w/window.json")["gpus"].size(), 2u);
+  auto rp = Vouch(fmt::format("clock replay {} --gpu 0,1 --json", kBoth));
+  EXPECT_EQ(rp.rc, 0) << rp.out;
+  auto bad = Vouch("doctor --gpu 0,x", sim);
+  EXPECT_EQ(bad.rc, 64) << bad.out;
+}
+
+TEST_F(UxCli, AbArmsSplitByShellWordRules) {
+  auto sim = std::string("VOUCH_SIM=") + kScenario;
+  // A backslash escape and quotes spell the same words: one arm, refused before any leg.
+  auto same = Vouch("ab --a 'echo a\\ b' --b \"echo 'a b'\"", sim);
+  EXPECT_EQ(same.rc, 3) << same.out;
+  EXPECT_TRUE(Has(same.out, "arms A and B are one arm")) << same.out;
+  auto sub = Vouch("ab --a 'bench $(id)' --b bench", sim);
+  EXPECT_EQ(sub.rc, 64) << sub.out;
+  EXPECT_TRUE(Has(sub.out,
+                  "vouch ab: --a: 'bench $(id)': command substitution ($(...) or backticks) is "
+                  "not allowed"))
+      << sub.out;
+  auto op = Vouch("ab --a bench --b 'bench | tee x'", sim);
+  EXPECT_EQ(op.rc, 64) << op.out;
+  EXPECT_TRUE(Has(op.out, "--b: 'bench | tee x': an unquoted shell operator")) << op.out;
+}
+
+// The simulated device starts in the fixture's copy loop (flat 1980 MHz).
+const std::string kCopy = fmt::format("VOUCH_SIM={} VOUCH_SIM_START=23.3", kScenario);
+
+TEST_F(UxCli, LegsAreCountedFromOneWherePeopleReadThem) {
+  // n is the leg's own number: 1 for the warm-up, then 2 and 3.
+  Script("leg.sh",
+         "sleep 0.5; echo x >> count; n=$(wc -l < count)\n"
+         "echo \"{\\\"name\\\":\\\"n\\\",\\\"value\\\":$n}\" >> \"$VOUCH_METRICS\"\n");
+  auto r = Vouch(
+      "run --min-busy-readings 3 --warmup 1 --reps 2 --expect-equal n --out r -- ./leg.sh", kCopy);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "leg 1 of 3 (run warmup): discarded (warmup)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "leg 3 of 3 (run measured): valid")) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "expectation violated: leg 3: metric 'n' expected the value of leg 2 "
+                  "(2), got 3"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "    3 run    measured")) << r.out;
+  auto rec = Json("r/record.json");
+  ASSERT_EQ(rec["legs"].size(), 3u);
+  EXPECT_EQ(rec["legs"][2]["index"], 2);  // the 0-based position in legs[]
+  EXPECT_EQ(rec["legs"][2]["leg"], 3);    // the number people see
+  EXPECT_EQ(rec["legs"][2]["dir"], "legs/003-run-measured");
+  EXPECT_TRUE(fs::exists(D("r/legs/003-run-measured/stdout.txt")));
+}
+
+TEST_F(UxCli, RegexMetricsAreFoundOnLinesOfAnyLength) {
+  // The figure sits at the end of a 64 KiB line (std::regex skipped lines over 16 KiB).
+  Script("leg.sh",
+         "sleep 0.5; head -c 65536 /dev/zero | tr '\\\\0' x; echo ' decode: 131.5 tok/s'\n");
+  auto r = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 1 --out r "
+      "--metric 'regex:tok_s:tok/s:higher:decode: (\\d+\\.\\d+) tok/s' -- ./leg.sh",
+      kCopy);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto rec = Json("r/record.json");
+  ASSERT_FALSE(rec["legs"][0]["metrics"].empty()) << rec["legs"][0].dump();
+  bool found = false;
+  for (const auto& m : rec["legs"][0]["metrics"])
+    if (m["name"] == "tok_s") found = m["value"] == 131.5;
+  EXPECT_TRUE(found) << rec["legs"][0]["metrics"].dump();
+  auto bad = Vouch("run --metric 'regex:n::none:(?<=a)([0-9])' -- true", kCopy);
+  EXPECT_EQ(bad.rc, 64) << bad.out;
+  EXPECT_TRUE(Has(bad.out, "regex '(?<=a)([0-9])' is invalid")) << bad.out;
+}
+
+TEST_F(UxCli, HyperfineAndPytestBenchmarkAreReadNatively) {
+  const std::string data = VOUCH_SOURCE_DIR "/tests/data/metrics/";
+  // The leg "is" hyperfine: it leaves hyperfine's real export where the spec reads it.
+  Script("hf.sh",
+         "sleep 0.5; cp " + data + "$1 out.json; cp " + data + "pytest_benchmark.json pb.json\n");
+  auto ok = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 1 --out ok --metric hyperfine:out.json "
+      "--metric pytest-benchmark:pb.json -- ./hf.sh hyperfine.json",
+      kCopy);
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  auto rec = Json("ok/record.json");
+  const nlohmann::json* mean = nullptr;
+  for (const auto& m : rec["legs"][0]["metrics"])
+    if (m["name"] == "sleep 0.01.mean") mean = &m;
+  ASSERT_NE(mean, nullptr) << rec["legs"][0]["metrics"].dump();
+  EXPECT_EQ((*mean)["unit"], "s");
+  EXPECT_EQ((*mean)["samples"].size(), 5u);
+  EXPECT_TRUE(Has(ok.out, "test_bench.py::test_fib_10.ops")) << ok.out;
+  // hyperfine -i let a failing command through: the leg is refused, with the command named.
+  auto bad = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 1 --out bad --metric hyperfine:out.json -- "
+      "./hf.sh hyperfine_failing.json",
+      kCopy);
+  EXPECT_EQ(bad.rc, 1) << bad.out;
+  EXPECT_TRUE(Has(bad.out,
+                  "hyperfine command 'sh -c \"exit 3\"' failed in 3 of 3 runs (exit "
+                  "codes 3,3,3)"))
+      << bad.out;
+}
+
+TEST_F(UxCli, AHeldLockIsNamedAtOnceWithTheWait) {
+  // Another job holds the lock (flock(1)); its lock file names it as vouch would.
+  std::ofstream(D("lock")) << R"({"pid":4242,"command":"other-bench --x","start_unix_s":)"
+                           << std::time(nullptr) - 30 << R"(,"host":"gpu-box"})"
+                           << "\n";
+  auto r =
+      testing_util::Shell(fmt::format("cd {0} && (flock lock sleep 1.5 >/dev/null 2>&1 &) && sleep "
+                                      "0.3 && VOUCH_LOCK_FILE={0}/lock {1} {2} run "
+                                      "--lock-timeout 0.5 -- true",
+                                      D(), kCopy, VOUCH_BINARY));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, fmt::format("vouch run: the measurement lock {}/lock is held by pid 4242 "
+                                     "on gpu-box since ",
+                                     D())))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "other-bench --x; waiting up to 0.5 s for it (--lock-timeout)\n"))
+      << r.out;
+  // Then, after the wait, the refusal.
+  EXPECT_TRUE(Has(r.out, "waited 0.5 s. Wait for it to finish, or raise --lock-timeout")) << r.out;
+}
+
+}  // namespace
+}  // namespace vouch
