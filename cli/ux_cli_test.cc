@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "test_util.h"
 
@@ -177,6 +178,40 @@ TEST_F(UxCli, AHeldLockIsNamedAtOnceWithTheWait) {
       << r.out;
   // Then, after the wait, the refusal.
   EXPECT_TRUE(Has(r.out, "waited 0.5 s. Wait for it to finish, or raise --lock-timeout")) << r.out;
+}
+
+TEST_F(UxCli, ACiLogGetsPlainProgressLinesAndTheRunItsEta) {
+  // stderr is a pipe here, as in a CI log: no carriage returns, a line every 0.15 s of a leg.
+  auto r = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 3 --progress-every 0.15 --out r -- sleep 0.5",
+      kCopy);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_FALSE(Has(r.out, "\r")) << r.out;
+  // The first leg: progress without an ETA (nothing finished yet), then its end with one.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 1 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
+                        "[0-9]+ MHz\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 1 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
+                        "MHz \\(run ETA [0-9.]+ s\\)\n")))
+      << r.out;
+  // The second: progress with the run's ETA; the last leg's end has nothing left to run.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 2 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
+                        "[0-9]+ MHz; run ETA [0-9.]+ m?s\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 3 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
+                        "MHz\n")))
+      << r.out;
+  auto quiet =
+      Vouch("run --min-busy-readings 3 --warmup 0 --reps 1 --progress-every 0 --out q -- sleep 0.4",
+            kCopy);
+  EXPECT_EQ(quiet.rc, 0) << quiet.out;
+  EXPECT_FALSE(Has(quiet.out, "running,")) << quiet.out;
+  auto bad = Vouch("run --progress-every -1 -- true", kCopy);
+  EXPECT_EQ(bad.rc, 64) << bad.out;
 }
 
 }  // namespace
