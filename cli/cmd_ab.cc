@@ -14,6 +14,7 @@
 #include "gputrace/compare.h"
 #include "run_common.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 #include "util/shell_words.h"
 
 namespace vouch::cli {
@@ -284,8 +285,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
       arms_a.call_stats = gpu->call_stats_a;
       arms_b.call_stats = gpu->call_stats_b;
       if (gpu->identity != gputrace::Identity::kUnknown) {
-        arms_a.behavioural["gpu.kernel_multiset"] = nlohmann::json(gpu->a_multiset).dump();
-        arms_b.behavioural["gpu.kernel_multiset"] = nlohmann::json(gpu->b_multiset).dump();
+        arms_a.behavioural["gpu.kernel_multiset"] = DumpJson(nlohmann::json(gpu->a_multiset));
+        arms_b.behavioural["gpu.kernel_multiset"] = DumpJson(nlohmann::json(gpu->b_multiset));
       }
       if (auto rep = CheckArms(arms_a, arms_b); rep)
         ctx.record.extra["arms_check_gpu"] = nlohmann::json::parse(RenderArmsJson(*rep));
@@ -328,7 +329,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   report.a_env = a_env;
   report.b_env = b_env;
   if (f.json)
-    fmt::print("{}\n", v.dump(2));
+    fmt::print("{}\n", DumpJson(v, 2));
   else
     fmt::print("{}{}", RenderAbText(plan, out, report),
                gpu ? gputrace::RenderComparisonText(*gpu, gpu_attribution) : std::string());

@@ -12,8 +12,10 @@
 #include "lock/lock.h"
 #include "record/leg_runner.h"
 #include "run_common.h"
+#include "util/bounded_file.h"
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/json_io.h"
 #include "util/redact.h"
 #include "util/strings.h"
 
@@ -34,7 +36,7 @@ int ExitFor(WindowStatus s) {
 
 void PrintWindow(const WindowSummary& w, bool json) {
   if (json) {
-    fmt::print("{}\n", ToJson(w).dump(2));
+    fmt::print("{}\n", DumpJson(ToJson(w), 2));
   } else {
     fmt::print("{}", RenderWindowText(w));
   }
@@ -144,7 +146,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
                            {"reasons", m->window.verdict.reasons},
                            {"sm_clock", sm}};
       (void)WriteFileAtomic((std::filesystem::path(out) / "gpu-trace.json").string(),
-                            j.dump(2) + "\n");
+                            DumpJson(j, 2) + "\n");
       fmt::print(stderr, "{}",
                  gputrace::RenderLegGpuTraceText(*gt, AttributionLine(j["clock_window"])));
     }
@@ -171,19 +173,23 @@ int CmdClockCheck(const GlobalOptions&, std::vector<std::string> args) {
   app.add_flag("--json", json, "JSON output");
   pf.Add(app);
   if (int rc = Parse(app, args); rc >= 0) return rc;
-  auto text = ReadFile(path, 64ull << 20);
-  if (!text) {
-    fmt::print(stderr, "vouch clock check: {}\n", text.error().message);
+  auto j = ReadJsonFile(path, kMaxRecordFileBytes);
+  if (!j) {
+    fmt::print(stderr, "vouch clock check: {}\n", j.error().message);
     return kExitError;
   }
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_object() && j.value("schema", "") == "vouch.window-idle") {
+  if (j->is_object() && j->value("schema", nlohmann::json()) == "vouch.window-idle") {
+    static const JsonSchema kIdle =
+        JsonSchema::Object({May("reasons", JsonSchema::Array(JsonSchema::String()))});
+    if (auto ok = kIdle.Check(*j, path); !ok) {
+      fmt::print(stderr, "vouch clock check: {}\n", ok.error().message);
+      return kExitError;
+    }
     fmt::print("{}: idle window (no summary)\n", path);
-    for (const auto& r : j.value("reasons", std::vector<std::string>{})) fmt::print("  - {}\n", r);
+    for (const auto& r : j->value("reasons", std::vector<std::string>{})) fmt::print("  - {}\n", r);
     return kExitIdleWindow;
   }
-  auto w = WindowSummaryFromJson(j, path);
-  if (j.is_discarded()) w = MakeError("{}: not valid JSON (truncated or corrupt?)", path);
+  auto w = WindowSummaryFromJson(*j, path);
   if (!w) {
     fmt::print(stderr, "vouch clock check: {}\n", w.error().message);
     return kExitError;
@@ -225,7 +231,7 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
     j["a"] = a;
     j["b"] = b;
     j["policy"] = ToJson(p);
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", DumpJson(j, 2));
   } else {
     fmt::print("A: {}\nB: {}\n{}", a, b, RenderPairText(v));
   }
@@ -291,7 +297,7 @@ int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
   w.verdict = JudgeWindow(w);
   PrintWindow(w, json);
   if (!out.empty()) {
-    if (auto s = WriteFileAtomic(out, ToJson(w).dump(2) + "\n"); !s) {
+    if (auto s = WriteFileAtomic(out, DumpJson(ToJson(w), 2) + "\n"); !s) {
       fmt::print(stderr, "vouch clock replay: {}\n", s.error().message);
       return kExitError;
     }

@@ -13,6 +13,7 @@
 #include "lock/lock.h"
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -147,7 +148,7 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   report["fit"] = problems.empty();
 
   if (json) {
-    fmt::print("{}\n", report.dump(2));
+    fmt::print("{}\n", DumpJson(report, 2));
   } else {
     if (d.Simulated())
       fmt::print("SIMULATED DEVICE: {}\n", d.Describe());
@@ -161,7 +162,7 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
       const auto& st = gj["static"];
       const auto& now = gj["now"];
       auto num = [](const nlohmann::json& j, const char* k) {
-        return j.contains(k) && !j[k].is_null() ? j[k].dump() : std::string("n/a");
+        return j.contains(k) && !j[k].is_null() ? DumpJson(j[k]) : std::string("n/a");
       };
       fmt::print("GPU {}: {} {} bus {}\n", i, st["name"].get<std::string>(),
                  st["uuid"].get<std::string>(), st["pci_bus_id"].get<std::string>());

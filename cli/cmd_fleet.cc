@@ -25,6 +25,7 @@
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -210,11 +211,12 @@ int MergeAndReport(const std::string& dir, bool json, bool interrupted) {
   }
   rec["slurm_notes"] = notes;
   rec["interrupted"] = interrupted;
-  if (auto s = WriteFileAtomic((fs::path(dir) / "fleet-record.json").string(), rec.dump(2) + "\n");
+  if (auto s =
+          WriteFileAtomic((fs::path(dir) / "fleet-record.json").string(), DumpJson(rec, 2) + "\n");
       !s)
     return fmt::print(stderr, "vouch fleet: {}\n", s.error().message), kExitError;
   if (json)
-    fmt::print("{}\n", rec.dump(2));
+    fmt::print("{}\n", DumpJson(rec, 2));
   else
     fmt::print("{}", text);
   for (const auto& n : notes) fmt::print(stderr, "vouch fleet: {}\n", n);
@@ -482,7 +484,7 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
        {"SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME"})
     if (auto val = Env(v)) info["slurm_env"][v] = *val;
   std::string info_path = (fs::path(seg) / "node.json").string();
-  if (auto st = WriteFileAtomic(info_path, info.dump(2) + "\n"); !st)
+  if (auto st = WriteFileAtomic(info_path, DumpJson(info, 2) + "\n"); !st)
     return say(st.error().message), kExitError;
 
   // The command's own run directory inside the attempt's (node.json sits beside it).
@@ -508,7 +510,7 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
       if (!b) {
         info["status"] = "failed";
         info["error"] = b.error().message;
-        (void)WriteFileAtomic(info_path, info.dump(2) + "\n");
+        (void)WriteFileAtomic(info_path, DumpJson(info, 2) + "\n");
         return say(b.error().message), kExitError;
       }
       info["baseline"] = *b;
@@ -529,7 +531,7 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
   info["status"] = status;
   info["exit_code"] = rc;
   info["ended_unix_s"] = UnixNowSeconds();
-  (void)WriteFileAtomic(info_path, info.dump(2) + "\n");
+  (void)WriteFileAtomic(info_path, DumpJson(info, 2) + "\n");
   if (status == "interrupted") return kExitInterrupted;
   // A verdict of any kind (or a gate that failed) is the task done; an error is not.
   return status == "complete" ? kExitOk : (rc == kExitOk ? kExitError : rc);

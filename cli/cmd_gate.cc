@@ -25,10 +25,12 @@ constexpr int kGateDefaultLegs = 3;
 
 // Per metric of the record's valid measured legs: the median, unit, every leg's value and the
 // configuration that produced it.
-std::map<std::string, CurrentMetric> RunMetrics(const nlohmann::json& rec) {
+Result<std::map<std::string, CurrentMetric>> RunMetrics(const nlohmann::json& rec,
+                                                        std::string_view where) {
+  auto medians = RecordMedians(rec, "run", where);
+  if (!medians) return medians.error();
   std::map<std::string, CurrentMetric> now;
-  for (const auto& [name, v] : RecordMedians(rec, "run"))
-    now[name] = CurrentMetric{v.first, v.second, {}, {}};
+  for (const auto& [name, v] : *medians) now[name] = CurrentMetric{v.first, v.second, {}, {}};
   for (const auto& l : rec["legs"]) {
     if (l.value("arm", "") != "run" || l.value("role", "") != "measured" ||
         !l.value("valid", false))
@@ -232,7 +234,10 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     if (rc != kExitOk) return rc;
     rec = ToJson(ctx.record);
   }
-  std::map<std::string, CurrentMetric> now = RunMetrics(rec);
+  auto run_metrics = RunMetrics(rec, record_path.empty() ? "this run" : record_path);
+  if (!run_metrics)
+    return fmt::print(stderr, "vouch gate: {}\n", run_metrics.error().message), kExitError;
+  std::map<std::string, CurrentMetric> now = std::move(*run_metrics);
   ClockState clock = RecordClockState(rec, "run");
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
   if (f.json)

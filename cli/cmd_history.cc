@@ -6,6 +6,7 @@
 #include "record/record.h"
 #include "store/store.h"
 #include "trend/trend.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 namespace {
@@ -102,7 +103,7 @@ int CmdHistoryList(const GlobalOptions&, std::vector<std::string> args) {
             r.clock_sm_median_mhz ? nlohmann::json(*r.clock_sm_median_mhz) : nlohmann::json()},
            {"verdict", r.verdict},
            {"source", r.source}});
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", DumpJson(out, 2));
     return kExitOk;
   }
   fmt::print("{} ({} runs shown)\n", st->where, runs->size());
@@ -136,7 +137,7 @@ int CmdHistoryShow(const GlobalOptions&, std::vector<std::string> args) {
   auto doc = st->store->RunDocument(*key);
   if (!doc) return fmt::print(stderr, "vouch history show: {}\n", doc.error().message), kExitError;
   if (json) {
-    fmt::print("{}\n", doc->dump(2));
+    fmt::print("{}\n", DumpJson(*doc, 2));
     return kExitOk;
   }
   const auto& stored = (*doc)["stored"];
@@ -194,7 +195,7 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
   TrendSeries s = BuildTrend(*pts, q, b);
   if (!no_steps) DetectSteps(s, eo);
   if (json)
-    fmt::print("{}\n", TrendJson(s).dump(2));
+    fmt::print("{}\n", DumpJson(TrendJson(s), 2));
   else if (markdown)
     fmt::print("{}", RenderTrendMarkdown(s));
   else

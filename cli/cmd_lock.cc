@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "lock/lock.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 
@@ -27,7 +28,7 @@ int CmdLockStatus(const GlobalOptions& g, std::vector<std::string> args) {
                      {"command", s->holder->command},
                      {"start_unix_s", s->holder->start_unix_s},
                      {"host", s->holder->host}};
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", DumpJson(j, 2));
     return kExitOk;
   }
   if (s->held)

@@ -3,6 +3,7 @@
 
 #include "command.h"
 #include "ncu/ncu_csv.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 
@@ -20,7 +21,7 @@ int CmdNcu(const GlobalOptions&, std::vector<std::string> args) {
     return kExitError;
   }
   if (json)
-    fmt::print("{}\n", ncu::NcuToJson(*r).dump(2));
+    fmt::print("{}\n", DumpJson(ncu::NcuToJson(*r), 2));
   else
     fmt::print("{}", ncu::RenderNcuText(*r));
   return kExitOk;

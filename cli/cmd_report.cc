@@ -10,6 +10,7 @@
 #include "store/store.h"
 #include "trend/trend.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 
@@ -48,8 +49,9 @@ int CmdReport(const GlobalOptions&, std::vector<std::string> args) {
     if (!dir) {
       auto text = ReadFile(input, 512ull << 20);
       if (!text) return say(text.error().message), kExitError;
-      doc = nlohmann::json::parse(*text, nullptr, false);
-      if (doc.is_discarded()) return say(input + ": not valid JSON"), kExitError;
+      auto parsed = ParseJson(*text, input);
+      if (!parsed) return say(parsed.error().message), kExitError;
+      doc = std::move(*parsed);
     }
     if (!dir && doc.is_object() && doc.contains("components") && doc.contains("kernels")) {
       html = RenderTraceReport(doc, assets);

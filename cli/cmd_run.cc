@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "run_common.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 
@@ -34,7 +35,7 @@ int CmdRun(const GlobalOptions& g, std::vector<std::string> args) {
   if (int rc = PrepareRun(g, f, {arm}, "run", argv, &ctx); rc >= 0) return rc;
   RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int rc = FinishRun(ctx, !f.json);
-  if (f.json) fmt::print("{}\n", ToJson(ctx.record).dump(2));
+  if (f.json) fmt::print("{}\n", DumpJson(ToJson(ctx.record), 2));
   if (!StoreResult(f.store, "run", ctx.dir) && rc == kExitOk) rc = kExitError;
   return rc;
 }
@@ -52,7 +53,7 @@ int CmdShow(const GlobalOptions&, std::vector<std::string> args) {
     return kExitError;
   }
   if (json)
-    fmt::print("{}\n", rec->dump(2));
+    fmt::print("{}\n", DumpJson(*rec, 2));
   else
     fmt::print("{}", RenderRecordText(*rec));
   return kExitOk;

@@ -10,6 +10,7 @@
 #include "trace/reader.h"
 #include "trace/summary.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch::cli {
 namespace {
@@ -45,11 +46,15 @@ std::string ClockWindowOf(const std::string& path) {
   if (!fs::is_regular_file(side, ec)) return trace::kUnattributed;
   auto text = ReadFile(side.string(), 64ull << 20);
   if (!text) return trace::kUnattributed;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("clock_window"))
+  auto parsed = ParseJson(*text, side.string());
+  if (!parsed || !parsed->is_object() || !parsed->contains("clock_window") ||
+      !(*parsed)["clock_window"].is_object())
     return trace::kUnattributed;
+  const nlohmann::json& j = *parsed;
   std::string name = fs::path(path).filename().string();
-  const auto files = j.value("files", nlohmann::json::array());
+  auto fit = j.find("files");
+  if (fit == j.end() || !fit->is_array()) return trace::kUnattributed;
+  const auto& files = *fit;
   if (std::find(files.begin(), files.end(), name) == files.end()) return trace::kUnattributed;
   return AttributionLine(j["clock_window"]);
 }
@@ -151,7 +156,7 @@ int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
       return kExitError;
     }
   if (c.json)
-    fmt::print("{}\n", trace::DiffToJson(*d).dump(2));
+    fmt::print("{}\n", DumpJson(trace::DiffToJson(*d), 2));
   else if (markdown == "-")
     fmt::print("{}", trace::RenderDiffMarkdown(*d, c.top));
   else

@@ -8,6 +8,7 @@ pkgs=(
   libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev libre2-dev
   libgtest-dev libgmock-dev
   python3 sqlite3 hyperfine
+  clang libclang-rt-14-dev
   libpq-dev postgresql   # the history store's PostgreSQL engine and the test server
   chromium               # the report's browser test (headless)
   slurm-wlm munge

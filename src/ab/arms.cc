@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "util/bounded_file.h"
 #include "util/hash.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -77,6 +79,9 @@ std::string_view ArmsSeverityName(ArmsSeverity s) {
 
 Result<std::optional<Occurrences>> FindInFile(const std::string& file, const std::string& needle) {
   if (needle.empty()) return MakeError("cannot search {} for an empty string", file);
+  // Only a regular file (an artifact that is a FIFO or a device would never end).
+  if (auto f = BoundedFile::Open(file, kNoSizeCap); !f)
+    return MakeError("cannot search {}", f.error().message);
   std::ifstream in(file, std::ios::binary);
   if (!in) return MakeError("cannot open {} to search it: {}", file, std::strerror(errno));
   const size_t n = needle.size();
@@ -354,7 +359,7 @@ std::string RenderArmsJson(const ArmsReport& r) {
     findings.push_back(
         {{"severity", ArmsSeverityName(f.severity)}, {"code", f.code}, {"message", f.message}});
   j["findings"] = std::move(findings);
-  return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 }  // namespace vouch

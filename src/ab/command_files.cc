@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/hash.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -183,9 +184,8 @@ std::string RenderCommandArmsJson(const CommandArmsReport& r) {
   for (const auto& x : r.findings)
     f.push_back(
         {{"severity", ArmsSeverityName(x.severity)}, {"code", x.code}, {"message", x.message}});
-  return nlohmann::json{
-      {"a", hashes(r.hashes_a)}, {"b", hashes(r.hashes_b)}, {"findings", f}, {"fatal", r.fatal}}
-      .dump();
+  return DumpJson(nlohmann::json{
+      {"a", hashes(r.hashes_a)}, {"b", hashes(r.hashes_b)}, {"findings", f}, {"fatal", r.fatal}});
 }
 
 }  // namespace vouch

@@ -5,12 +5,29 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "util/json_io.h"
+
 namespace vouch {
 namespace {
 
 // The values that the driver refreshes at its update period.
 auto Key(const Sample& s) {
   return std::tie(s.sm_mhz, s.mem_mhz, s.power_mw, s.util_gpu_pct, s.util_mem_pct, s.reasons);
+}
+
+// Counts of readings are ints; a hostile stream (t_s jumping by 1e300 s) must neither overflow
+// them nor cast an out-of-range double to int (undefined). Both saturate at a count no real
+// window reaches.
+constexpr int kMaxCount = 1000000000;
+
+int ToCount(double x) {
+  if (!(x > 0)) return 0;  // also NaN
+  if (x >= kMaxCount) return kMaxCount;
+  return static_cast<int>(std::lround(x));
+}
+
+void AddCount(int& acc, int n) {
+  acc = static_cast<int>(std::min<long long>(kMaxCount, static_cast<long long>(acc) + n));
 }
 
 double Median(std::vector<double> v) {
@@ -124,15 +141,14 @@ ReadingSeries ToReadings(const std::vector<Sample>& samples, double default_peri
     for (size_t i = b; i < e; ++i) {
       double gap = i + 1 < samples.size() ? samples[i + 1].t_s - samples[i].t_s : poll_s;
       observed += std::min(gap, period);
-      if (gap > 1.5 * period)
-        out.missed_readings += static_cast<int>(std::lround(gap / period)) - 1;
+      if (gap > 1.5 * period) AddCount(out.missed_readings, std::max(0, ToCount(gap / period) - 1));
     }
     Reading r;
     r.value = samples[b];
     r.polls = static_cast<int>(e - b);
-    r.count = std::max(1, static_cast<int>(std::lround(observed / period)));
+    r.count = std::max(1, ToCount(observed / period));
     r.busy = IsBusy(samples[b]);
-    out.readings += r.count;
+    AddCount(out.readings, r.count);
     out.runs.push_back(std::move(r));
   }
   return out;
@@ -186,17 +202,17 @@ Fold FoldWindow(const std::vector<Sample>& samples, const Policy& policy) {
   std::map<int, int> busy_by_bit;
   for (const auto& r : rs.runs) {
     if (!r.busy) {
-      f.idle_readings += r.count;
+      AddCount(f.idle_readings, r.count);
       continue;
     }
-    f.busy_readings += r.count;
+    AddCount(f.busy_readings, r.count);
     if (r.value.sm_mhz) sm.emplace_back(*r.value.sm_mhz, r.count);
     if (r.value.mem_mhz) mem.emplace_back(*r.value.mem_mhz, r.count);
     if (r.value.power_mw) power.emplace_back(static_cast<double>(*r.value.power_mw), r.count);
     if (r.value.reasons) {
       f.reasons_union |= *r.value.reasons;
       for (int b = 0; b < 64; ++b)
-        if (*r.value.reasons & (1ull << b)) busy_by_bit[b] += r.count;
+        if (*r.value.reasons & (1ull << b)) AddCount(busy_by_bit[b], r.count);
     }
   }
   // Peak memory and temperature are not part of the run key: take them from every poll.
@@ -266,41 +282,80 @@ nlohmann::json ToJson(const Fold& f) {
   return j;
 }
 
+const JsonSchema& FoldSchema() {
+  constexpr std::int64_t kCount = 1000000000;  // readings, polls: far past any window
+  const JsonSchema count = JsonSchema::Integer(0, kCount);
+  const JsonSchema stats =
+      JsonSchema::Object({Must("min", JsonSchema::Number()), Must("median", JsonSchema::Number()),
+                          Must("max", JsonSchema::Number()),
+                          May("mean", JsonSchema::Number().OrNull())})
+          .OrNull();
+  static const JsonSchema s = JsonSchema::Object({
+      May("gpu", JsonSchema::Integer(0, 1023)),
+      May("polls", count),
+      Must("readings", count),
+      Must("busy_readings", count),
+      May("idle_readings", count),
+      May("missed_readings", count),
+      May("update_period_s", JsonSchema::Number(0, 1e6)),
+      May("update_period_measured", JsonSchema::Bool()),
+      Must("busy_fraction", JsonSchema::Number(0, 1)),
+      May("sm_mhz", stats),
+      May("spread", JsonSchema::Number().OrNull()),
+      May("mem_mhz", stats),
+      May("power_mw", stats),
+      May("reasons_union", JsonSchema::Unsigned()),
+      May("busy_fraction_by_reason", JsonSchema::Map(JsonSchema::Number(0, 1))),
+      May("peak_mem_used_bytes", JsonSchema::Unsigned().OrNull()),
+      May("max_temp_c", JsonSchema::Integer(-273, 1000).OrNull()),
+      May("first_unix_s", JsonSchema::Number()),
+      May("last_unix_s", JsonSchema::Number()),
+      May("poll_interval_s", JsonSchema::Number(0, 1e6)),
+      May("polls_slower_than_updates", JsonSchema::Bool()),
+      May("driver_samples",
+          JsonSchema::Array(JsonSchema::Object(
+              {Must("quantity", JsonSchema::String()), Must("readings", count),
+               Must("period_s", JsonSchema::Number(0, 1e6)), Must("missed", count)}))),
+      May("driver_samples_errors", JsonSchema::Array(JsonSchema::String())),
+  });
+  return s;
+}
+
 Result<Fold> FoldFromJson(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return MakeError("{}: a fold must be a JSON object", where);
-  try {
-    Fold f;
-    f.gpu = j.value("gpu", 0);
-    f.polls = j.value("polls", 0);
-    f.readings = j.at("readings").get<int>();
-    f.busy_readings = j.at("busy_readings").get<int>();
-    f.idle_readings = j.value("idle_readings", f.readings - f.busy_readings);
-    f.missed_readings = j.value("missed_readings", 0);
-    f.update_period_s = j.value("update_period_s", 0.0);
-    f.period_measured = j.value("update_period_measured", false);
-    f.poll_interval_s = j.value("poll_interval_s", 0.0);
-    f.polls_slower_than_updates = j.value("polls_slower_than_updates", false);
-    f.busy_fraction = j.at("busy_fraction").get<double>();
-    f.sm_mhz = StatsFromJson(j, "sm_mhz");
-    if (j.contains("spread") && !j["spread"].is_null()) f.spread = j["spread"].get<double>();
-    f.mem_mhz = StatsFromJson(j, "mem_mhz");
-    f.power_mw = StatsFromJson(j, "power_mw");
-    f.reasons_union = j.value("reasons_union", std::uint64_t{0});
-    if (j.contains("busy_fraction_by_reason"))
-      f.busy_fraction_by_reason = j["busy_fraction_by_reason"].get<std::map<std::string, double>>();
-    if (j.contains("peak_mem_used_bytes") && !j["peak_mem_used_bytes"].is_null())
-      f.peak_mem_used_bytes = j["peak_mem_used_bytes"].get<std::uint64_t>();
-    f.first_unix_s = j.value("first_unix_s", 0.0);
-    f.last_unix_s = j.value("last_unix_s", 0.0);
-    if (auto d = j.find("driver_samples"); d != j.end() && d->is_array())
-      for (const auto& x : *d)
-        f.driver.push_back({x.at("quantity").get<std::string>(), x.at("readings").get<int>(),
-                            x.at("period_s").get<double>(), x.at("missed").get<int>()});
-    f.driver_errors = j.value("driver_samples_errors", std::vector<std::string>{});
-    return f;
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError("{}: bad window fold: {}", where, e.what());
-  }
+  if (auto ok = FoldSchema().Check(j, where); !ok) return ok.error();
+  Fold f;
+  f.gpu = j.value("gpu", 0);
+  f.polls = j.value("polls", 0);
+  f.readings = j.at("readings").get<int>();
+  f.busy_readings = j.at("busy_readings").get<int>();
+  f.idle_readings = j.value("idle_readings", std::max(0, f.readings - f.busy_readings));
+  f.missed_readings = j.value("missed_readings", 0);
+  f.update_period_s = j.value("update_period_s", 0.0);
+  f.period_measured = j.value("update_period_measured", false);
+  f.poll_interval_s = j.value("poll_interval_s", 0.0);
+  f.polls_slower_than_updates = j.value("polls_slower_than_updates", false);
+  f.busy_fraction = j.at("busy_fraction").get<double>();
+  f.sm_mhz = StatsFromJson(j, "sm_mhz");
+  if (j.contains("spread") && !j["spread"].is_null()) f.spread = j["spread"].get<double>();
+  f.mem_mhz = StatsFromJson(j, "mem_mhz");
+  f.power_mw = StatsFromJson(j, "power_mw");
+  f.reasons_union = j.value("reasons_union", std::uint64_t{0});
+  if (j.contains("busy_fraction_by_reason"))
+    f.busy_fraction_by_reason = j["busy_fraction_by_reason"].get<std::map<std::string, double>>();
+  if (j.contains("peak_mem_used_bytes") && !j["peak_mem_used_bytes"].is_null())
+    f.peak_mem_used_bytes = j["peak_mem_used_bytes"].get<std::uint64_t>();
+  if (j.contains("max_temp_c") && !j["max_temp_c"].is_null())
+    f.max_temp_c = j["max_temp_c"].get<int>();
+  f.first_unix_s = j.value("first_unix_s", 0.0);
+  f.last_unix_s = j.value("last_unix_s", 0.0);
+  if (auto d = j.find("driver_samples"); d != j.end())
+    for (const auto& x : *d)
+      f.driver.push_back({x.at("quantity").get<std::string>(), x.at("readings").get<int>(),
+                          x.at("period_s").get<double>(), x.at("missed").get<int>()});
+  if (auto e = j.find("driver_samples_errors"); e != j.end())
+    f.driver_errors = e->get<std::vector<std::string>>();
+  return f;
 }
 
 }  // namespace vouch

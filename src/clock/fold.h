@@ -103,6 +103,8 @@ std::vector<Sample> SelectGpu(const std::vector<Sample>& samples, int gpu);
 std::vector<Sample> Slice(const std::vector<Sample>& samples, double from_unix_s, double to_unix_s);
 
 nlohmann::json ToJson(const Fold& f);
+class JsonSchema;
+const JsonSchema& FoldSchema();
 Result<Fold> FoldFromJson(const nlohmann::json& j, const std::string& where);
 
 }  // namespace vouch

@@ -76,6 +76,19 @@ TEST(Readings, GapsBetweenPollsAreMissedNotCounted) {
   EXPECT_EQ(f.readings, 36);
 }
 
+TEST(Readings, AHugeGapSaturatesTheCountsInsteadOfOverflowing) {
+  // t_s jumping by 1e11 s at a 10 ms poll used to overflow an int (UBSan) and print
+  // negative counts; the counts now stop at a billion, far past any real window.
+  std::vector<Sample> s = Flat(3, 0);
+  Sample far = s.back();
+  far.t_s = 1e11;
+  s.push_back(far);
+  Fold f = FoldOf(s);
+  EXPECT_GE(f.missed_readings, 0);
+  EXPECT_EQ(f.missed_readings, 999999999);
+  EXPECT_GE(f.readings, 1);
+}
+
 TEST(Rules, BusyFloorAtTheBoundary) {
   EXPECT_EQ(Judge(FoldOf(Flat(29, 0))), WindowStatus::kInvalid);
   EXPECT_EQ(Judge(FoldOf(Flat(30, 0))), WindowStatus::kValid);

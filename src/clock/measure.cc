@@ -5,6 +5,7 @@
 
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/json_io.h"
 #include "util/redact.h"
 
 namespace vouch {
@@ -162,7 +163,7 @@ Result<MeasuredLeg> MeasureLeg(
   } else {
     m.summary_path = (std::filesystem::path(opt.dir) / "window.json").string();
   }
-  if (auto s = WriteFileAtomic(m.summary_path, j.dump(2) + "\n", opt.summary_sync); !s)
+  if (auto s = WriteFileAtomic(m.summary_path, DumpJson(j, 2) + "\n", opt.summary_sync); !s)
     m.errors.push_back(s.error().message);
   return m;
 }

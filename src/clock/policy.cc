@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/json_io.h"
+
 namespace vouch {
 
 nlohmann::json ToJson(const Policy& p) {
@@ -14,20 +16,30 @@ nlohmann::json ToJson(const Policy& p) {
           {"memory_margin", p.memory_margin}};
 }
 
+const JsonSchema& PolicySchema() {
+  static const JsonSchema s = JsonSchema::Object({
+      May("min_busy_readings", JsonSchema::Integer(0, 1000000000)),
+      May("min_busy_fraction", JsonSchema::Number(0, 1)),
+      May("max_spread", JsonSchema::Number(0, 1e6)),
+      May("max_median_offset", JsonSchema::Number(0, 1e6)),
+      May("max_mean_offset", JsonSchema::Number(0, 1e6)),
+      May("default_update_period_s", JsonSchema::Number(1e-6, 1e6)),
+      May("memory_margin", JsonSchema::Number(0, 1)),
+  });
+  return s;
+}
+
 Result<Policy> PolicyFromJson(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return MakeError("{}: 'policy' must be an object", where);
+  if (auto ok = PolicySchema().Check(j, where); !ok) return ok.error();
   Policy p;
-  try {
-    p.min_busy_readings = j.value("min_busy_readings", p.min_busy_readings);
-    p.min_busy_fraction = j.value("min_busy_fraction", p.min_busy_fraction);
-    p.max_spread = j.value("max_spread", p.max_spread);
-    p.max_median_offset = j.value("max_median_offset", p.max_median_offset);
-    p.max_mean_offset = j.value("max_mean_offset", p.max_mean_offset);
-    p.default_update_period_s = j.value("default_update_period_s", p.default_update_period_s);
-    p.memory_margin = j.value("memory_margin", p.memory_margin);
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError("{}: bad policy: {}", where, e.what());
-  }
+  p.min_busy_readings = j.value("min_busy_readings", p.min_busy_readings);
+  p.min_busy_fraction = j.value("min_busy_fraction", p.min_busy_fraction);
+  p.max_spread = j.value("max_spread", p.max_spread);
+  p.max_median_offset = j.value("max_median_offset", p.max_median_offset);
+  p.max_mean_offset = j.value("max_mean_offset", p.max_mean_offset);
+  p.default_update_period_s = j.value("default_update_period_s", p.default_update_period_s);
+  p.memory_margin = j.value("memory_margin", p.memory_margin);
   return p;
 }
 

@@ -33,6 +33,8 @@ struct Policy {
 };
 
 nlohmann::json ToJson(const Policy& p);
+class JsonSchema;
+const JsonSchema& PolicySchema();
 Result<Policy> PolicyFromJson(const nlohmann::json& j, const std::string& where);
 
 }  // namespace vouch

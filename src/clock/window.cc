@@ -7,7 +7,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "util/bounded_file.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -240,67 +242,95 @@ nlohmann::json ToJson(const WindowSummary& w) {
   return j;
 }
 
+const JsonSchema& WindowSummarySchema() {
+  const JsonSchema strings = JsonSchema::Array(JsonSchema::String());
+  static const JsonSchema s = JsonSchema::Object({
+      Must("schema", JsonSchema::String()),
+      Must("schema_version", JsonSchema::Integer(0, 1000000)),
+      Must("simulated", JsonSchema::Bool()),
+      May("device", JsonSchema::String()),
+      Must("host", JsonSchema::Object({May("hostname", JsonSchema::String()),
+                                       May("kernel", JsonSchema::String()),
+                                       May("boot_id", JsonSchema::String())})),
+      May("command", strings),
+      May("started_unix_s", JsonSchema::Number()),
+      May("ended_unix_s", JsonSchema::Number()),
+      Must("policy", PolicySchema()),
+      Must("gpus", JsonSchema::Array(JsonSchema::Object(
+                       {Must("static", StaticStateSchema()), Must("fold", FoldSchema()),
+                        May("named", JsonSchema::Bool()),
+                        May("verdict", JsonSchema::Object({Must("status", JsonSchema::String()),
+                                                           May("reasons", strings)}))}))),
+      May("gpu_source", JsonSchema::String()),
+      May("caveats", strings),
+      May("samples_file", JsonSchema::String()),
+      May("region", JsonSchema::Object({Must("begin_unix_s", JsonSchema::Number()),
+                                        Must("end_unix_s", JsonSchema::Number())})
+                        .OrNull()),
+      Must("verdict",
+           JsonSchema::Object({Must("status", JsonSchema::String()), May("reasons", strings),
+                               May("notes", strings), May("warnings", strings)})),
+  });
+  return s;
+}
+
 Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return MakeError("{}: not a window summary (expected a JSON object)", where);
-  if (j.value("schema", "") != "vouch.window")
+  auto schema = j.find("schema");
+  if (schema == j.end() || !schema->is_string() || *schema != "vouch.window")
     return MakeError("{}: not a vouch window summary (schema is not 'vouch.window')", where);
-  int version = j.value("schema_version", 0);
-  if (version != 1)
+  auto version = j.find("schema_version");
+  if (version == j.end() || !version->is_number_integer() || *version != 1)
     return MakeError("{}: window schema version {} is not one this vouch reads (1); upgrade vouch",
-                     where, version);
-  try {
-    WindowSummary w;
-    w.simulated = j.at("simulated").get<bool>();
-    w.device = j.value("device", "");
-    const auto& h = j.at("host");
-    w.hostname = h.value("hostname", "");
-    w.kernel = h.value("kernel", "");
-    w.boot_id = h.value("boot_id", "");
-    w.command = j.value("command", std::vector<std::string>{});
-    w.started_unix_s = j.value("started_unix_s", 0.0);
-    w.ended_unix_s = j.value("ended_unix_s", 0.0);
-    auto pol = PolicyFromJson(j.at("policy"), where);
-    if (!pol) return pol.error();
-    w.policy = *pol;
-    for (const auto& g : j.at("gpus")) {
-      auto st = StaticStateFromJson(g.at("static"), where);
-      if (!st) return st.error();
-      auto fo = FoldFromJson(g.at("fold"), where);
-      if (!fo) return fo.error();
-      w.gpus.push_back({*st, *fo, g.value("named", false)});
-      if (g.contains("verdict")) {
-        const auto& gv = g.at("verdict");
-        w.verdict.gpus.push_back({fo->gpu, gv.at("status").get<std::string>(),
-                                  gv.value("reasons", std::vector<std::string>{})});
-      }
+                     where, version == j.end() ? std::string("(none)") : DumpJson(*version));
+  if (auto ok = WindowSummarySchema().Check(j, where); !ok) return ok.error();
+  WindowSummary w;
+  w.simulated = j.at("simulated").get<bool>();
+  w.device = j.value("device", "");
+  const auto& h = j.at("host");
+  w.hostname = h.value("hostname", "");
+  w.kernel = h.value("kernel", "");
+  w.boot_id = h.value("boot_id", "");
+  w.command = j.value("command", std::vector<std::string>{});
+  w.started_unix_s = j.value("started_unix_s", 0.0);
+  w.ended_unix_s = j.value("ended_unix_s", 0.0);
+  auto pol = PolicyFromJson(j.at("policy"), where);
+  if (!pol) return pol.error();
+  w.policy = *pol;
+  for (const auto& g : j.at("gpus")) {
+    auto st = StaticStateFromJson(g.at("static"), where);
+    if (!st) return st.error();
+    auto fo = FoldFromJson(g.at("fold"), where);
+    if (!fo) return fo.error();
+    w.gpus.push_back({*st, *fo, g.value("named", false)});
+    if (g.contains("verdict")) {
+      const auto& gv = g.at("verdict");
+      w.verdict.gpus.push_back({fo->gpu, gv.at("status").get<std::string>(),
+                                gv.value("reasons", std::vector<std::string>{})});
     }
-    w.gpu_source = j.value("gpu_source", "");
-    w.caveats = j.value("caveats", std::vector<std::string>{});
-    w.samples_file = j.value("samples_file", "");
-    if (j.contains("region") && j["region"].is_object()) {
-      w.region_begin_unix_s = j["region"].at("begin_unix_s").get<double>();
-      w.region_end_unix_s = j["region"].at("end_unix_s").get<double>();
-    }
-    const auto& v = j.at("verdict");
-    std::string status = v.at("status").get<std::string>();
-    w.verdict.status = status == "valid"     ? WindowStatus::kValid
-                       : status == "invalid" ? WindowStatus::kInvalid
-                                             : WindowStatus::kIdle;
-    w.verdict.reasons = v.value("reasons", std::vector<std::string>{});
-    w.verdict.notes = v.value("notes", std::vector<std::string>{});
-    w.verdict.warnings = v.value("warnings", std::vector<std::string>{});
-    return w;
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError("{}: malformed window summary: {}", where, e.what());
   }
+  w.gpu_source = j.value("gpu_source", "");
+  w.caveats = j.value("caveats", std::vector<std::string>{});
+  w.samples_file = j.value("samples_file", "");
+  if (j.contains("region") && j["region"].is_object()) {
+    w.region_begin_unix_s = j["region"].at("begin_unix_s").get<double>();
+    w.region_end_unix_s = j["region"].at("end_unix_s").get<double>();
+  }
+  const auto& v = j.at("verdict");
+  std::string status = v.at("status").get<std::string>();
+  w.verdict.status = status == "valid"     ? WindowStatus::kValid
+                     : status == "invalid" ? WindowStatus::kInvalid
+                                           : WindowStatus::kIdle;
+  w.verdict.reasons = v.value("reasons", std::vector<std::string>{});
+  w.verdict.notes = v.value("notes", std::vector<std::string>{});
+  w.verdict.warnings = v.value("warnings", std::vector<std::string>{});
+  return w;
 }
 
 Result<WindowSummary> ReadWindowSummary(const std::string& path) {
-  auto text = ReadFile(path, 64ull << 20);
-  if (!text) return text.error();
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return MakeError("{}: not valid JSON (truncated or corrupt?)", path);
-  return WindowSummaryFromJson(j, path);
+  auto j = ReadJsonFile(path, kMaxRecordFileBytes);
+  if (!j) return j.error();
+  return WindowSummaryFromJson(*j, path);
 }
 
 std::string RenderWindowText(const WindowSummary& w) {

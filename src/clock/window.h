@@ -76,6 +76,8 @@ std::optional<double> PacingClockMedian(const WindowSummary& w);
 std::vector<std::string> JudgeFold(const Fold& f, const Policy& policy, const std::string& prefix);
 
 nlohmann::json ToJson(const WindowSummary& w);
+// Every field a window summary reader uses, with its type and range (util/json_io.h).
+const JsonSchema& WindowSummarySchema();
 Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where);
 Result<WindowSummary> ReadWindowSummary(const std::string& path);
 

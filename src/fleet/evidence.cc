@@ -5,6 +5,7 @@
 
 #include "record/record.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -45,8 +46,10 @@ void ReadAttempt(FleetAttempt& a) {
   std::string node_path = (fs::path(a.dir) / "node.json").string();
   if (fs::exists(node_path)) {
     auto text = ReadFile(node_path, 1 << 20);
-    auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-    if (!text || j.is_discarded() || !j.is_object())
+    Result<nlohmann::json> parsed =
+        text ? ParseJson(*text, node_path) : Result<nlohmann::json>(nlohmann::json());
+    nlohmann::json j = parsed ? std::move(*parsed) : nlohmann::json();
+    if (!text || !parsed || !j.is_object())
       a.problem = fmt::format("{}: unreadable", node_path);
     else
       a.node_info = j;

@@ -56,7 +56,10 @@ FleetRunNode NodeOf(const FleetAttempt& a,
                     better};
     }
   }
-  for (const auto& [name, sum] : RecordMedians(rec, "run")) n.medians[name] = sum.first;
+  // Recomputed from the legs; a record whose summary disagrees gives no medians (the gate
+  // below names the problem).
+  if (auto md = RecordMedians(rec, "run"))
+    for (const auto& [name, sum] : *md) n.medians[name] = sum.first;
   return n;
 }
 
@@ -84,10 +87,15 @@ FleetRunsMerge MergeFleetRuns(const FleetEvidence& ev, double confidence) {
           m.problems.push_back(fmt::format("node {}: {}", n.node, b.error().message));
         } else {
           std::map<std::string, CurrentMetric> now;
-          for (const auto& [name, v] : RecordMedians(*a->record, "run"))
-            now[name] = CurrentMetric{v.first, v.second};
-          n.gate = CompareToBaseline(*b, now, RecordClockState(*a->record, "run"), ProcessEnv());
-          if (GateExitCode(*n.gate) != 0) m.failing.push_back(n.node);
+          auto md = RecordMedians(*a->record, "run", "node " + n.node);
+          if (!md) {
+            m.problems.push_back(md.error().message);
+            m.failing.push_back(n.node);
+          } else {
+            for (const auto& [name, v] : *md) now[name] = CurrentMetric{v.first, v.second};
+            n.gate = CompareToBaseline(*b, now, RecordClockState(*a->record, "run"), ProcessEnv());
+            if (GateExitCode(*n.gate) != 0) m.failing.push_back(n.node);
+          }
         }
       }
       if (m.kind == FleetKind::kBaseline) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch {
 
@@ -132,14 +133,14 @@ Result<FleetPlan> ReadFleetPlan(const std::string& dir) {
   std::string path = (std::filesystem::path(dir) / "fleet.json").string();
   auto text = ReadFile(path, 16 << 20);
   if (!text) return text.error();
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return MakeError("{}: not JSON", path);
-  return FleetPlanFromJson(j, path);
+  auto j = ParseJson(*text, path);
+  if (!j) return j.error();
+  return FleetPlanFromJson(*j, path);
 }
 
 Status WriteFleetPlan(const std::string& dir, const FleetPlan& p) {
   return WriteFileAtomic((std::filesystem::path(dir) / "fleet.json").string(),
-                         FleetPlanToJson(p).dump(2) + "\n");
+                         DumpJson(FleetPlanToJson(p), 2) + "\n");
 }
 
 Result<FleetTask> FindTask(const FleetPlan& p, const std::string& job_id, int index, int round) {

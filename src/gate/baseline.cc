@@ -10,6 +10,7 @@
 
 #include "gate/noise.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -407,15 +408,14 @@ std::vector<std::string> BaselineNoiseWarnings(const Baseline& b, int gate_legs)
 }
 
 Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
+  // The validated reader: depth-limited, and a number past a double (1E601) is an error
+  // naming the file, not an exception out of the parser.
+  auto parsed = ParseJson(json_text, "baseline " + origin);
+  if (!parsed)
     return MakeError(
-        "baseline {}: not valid JSON (byte {}: {}); the file may be truncated or hand-edited: "
-        "regenerate it with `vouch baseline`",
-        origin, e.byte, e.what());
-  }
+        "{}; the file may be truncated or hand-edited: regenerate it with `vouch baseline`",
+        parsed.error().message);
+  json doc = std::move(*parsed);
   if (!doc.is_object())
     return MakeError("baseline {}: expected a JSON object at the top, got {}", origin,
                      TypeName(doc));
@@ -501,7 +501,7 @@ std::string BaselineToJson(const Baseline& b) {
   j["metrics"] = std::move(ms);
   if (!b.noise_warnings.empty()) j["noise_warnings"] = b.noise_warnings;
   // replace: a path with invalid UTF-8 must not throw out of the writer.
-  return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 Status WriteBaseline(const std::string& path, const Baseline& baseline) {

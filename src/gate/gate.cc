@@ -12,6 +12,8 @@
 #include "metrics/ratio.h"
 #include "util/strings.h"
 
+#include "util/json_io.h"
+
 namespace vouch {
 namespace {
 
@@ -542,7 +544,7 @@ std::string RenderGateJson(const GateReport& report) {
   }
   j["rows"] = std::move(rows);
   j["not_in_baseline"] = report.not_in_baseline;
-  return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 int GateExitCode(const GateReport& report) {

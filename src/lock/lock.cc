@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "util/host.h"
+#include "util/json_io.h"
 #include "util/redact.h"
 
 namespace vouch {
@@ -28,8 +29,9 @@ std::optional<LockHolder> ReadHolder(int fd) {
     off += n;
     if (text.size() > (1 << 20)) break;
   }
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  auto parsed = ParseJson(text, "lock file");
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  const nlohmann::json& j = *parsed;
   LockHolder h;
   auto str = [&](const char* k) {
     auto it = j.find(k);
@@ -208,11 +210,10 @@ Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::str
   }
   if (mode == O_RDONLY) return MeasureLock(path, fd);  // held; the holder line is another user's
   LockHolder h{::getpid(), RedactCommandLine(command), UnixNowSeconds(), ReadHostInfo().hostname};
-  std::string text = nlohmann::json{{"pid", h.pid},
-                                    {"command", h.command},
-                                    {"start_unix_s", h.start_unix_s},
-                                    {"host", h.host}}
-                         .dump() +
+  std::string text = DumpJson(nlohmann::json{{"pid", h.pid},
+                                             {"command", h.command},
+                                             {"start_unix_s", h.start_unix_s},
+                                             {"host", h.host}}) +
                      "\n";
   if (::ftruncate(fd, 0) != 0 ||
       ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {

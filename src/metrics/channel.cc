@@ -3,9 +3,12 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "metrics/json_util.h"
+#include "util/bounded_file.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -36,7 +39,7 @@ Result<std::string> OptionalString(const json& j, const char* key, std::string_v
 
 Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_view path) {
   ChannelContents out;
-  std::vector<int> first_line_of;  // parallel to out.metrics
+  std::unordered_map<std::string, int> first_line_of;  // name -> line: linear in the lines
   LineReader lines(text);
   LineReader::Line l;
   while (lines.Next(&l)) {
@@ -49,6 +52,9 @@ Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_v
     if (line.size() > kMaxLineBytes)
       return MakeError("{}: line is {} bytes, over the {} byte limit for a metrics line", where,
                        line.size(), kMaxLineBytes);
+    if (FindExcessiveNesting(line, kMaxJsonDepth) != std::string_view::npos)
+      return MakeError("{}: nested deeper than {} levels; not a metrics line", where,
+                       kMaxJsonDepth);
     json j;
     try {
       j = json::parse(line);
@@ -131,13 +137,14 @@ Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_v
     } else {
       return MakeError("{}: metric '{}' has no \"value\" (or \"text\")", where, m.name);
     }
-    for (size_t i = 0; i < out.metrics.size(); ++i)
-      if (out.metrics[i].name == m.name)
-        return MakeError(
-            "{}: metric '{}' was already reported on line {}; report each metric once per leg",
-            where, m.name, first_line_of[i]);
+    if (auto [it, fresh] = first_line_of.try_emplace(m.name, line_no); !fresh)
+      return MakeError(
+          "{}: metric '{}' was already reported on line {}; report each metric once per leg", where,
+          m.name, it->second);
+    if (out.metrics.size() >= kMaxMetricsPerLeg)
+      return MakeError("{}: more than {} metrics from one leg; a leg may report at most {}", where,
+                       kMaxMetricsPerLeg, kMaxMetricsPerLeg);
     out.metrics.push_back(std::move(m));
-    first_line_of.push_back(line_no);
   }
   out.region_open = !out.events.empty() && out.events.back().kind == ChannelEvent::Kind::kBegin;
   return out;
@@ -147,7 +154,7 @@ Result<ChannelContents> ReadMetricsChannel(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return ChannelContents{};
   // A metrics channel is small; 256 MiB means the leg is flooding it.
-  auto text = ReadFile(path, 256ull << 20);
+  auto text = ReadBoundedFile(path, kMaxMetricsFileBytes);
   if (!text) return text.error();
   return ParseMetricsChannel(*text, path);
 }

@@ -120,7 +120,25 @@ TEST(Channel, DeepNestingIsAnErrorNotACrash) {
       "{\"name\":\"a\",\"value\":" + std::string(100000, '[') + std::string(100000, ']') + "}\n";
   auto r = ParseMetricsChannel(deep, "m.jsonl");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("got a JSON array"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("nested deeper than 128 levels"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Channel, MetricsPastTheCapAreRefusedAndTheDuplicateCheckIsLinear) {
+  std::string text;
+  for (std::size_t i = 0; i <= kMaxMetricsPerLeg; ++i)
+    text += "{\"name\":\"m" + std::to_string(i) + "\",\"value\":1}\n";
+  auto r = ParseMetricsChannel(text, "m.jsonl");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "m.jsonl:100001: more than 100000 metrics from one leg; a leg may report at most "
+            "100000");
+  auto dup = ParseMetricsChannel(
+      "{\"name\":\"a\",\"value\":1}\n{\"name\":\"b\",\"value\":1}\n{\"name\":\"a\",\"value\":2}\n",
+      "m.jsonl");
+  ASSERT_FALSE(dup);
+  EXPECT_NE(dup.error().message.find("m.jsonl:3: metric 'a' was already reported on line 1"),
+            std::string::npos);
 }
 
 TEST(Channel, OpenRegionIsFlagged) {

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "metrics/channel.h"
 #include "metrics/formats.h"
 #include "metrics/formats_hyperfine.h"
 #include "metrics/json_util.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -219,6 +221,9 @@ Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,
   if (!ptr) return ptr.error();
   if (text.find_first_not_of(" \t\r\n") == text.npos)
     return MakeError("{}: empty, so metric '{}' is missing", path, spec.name);
+  if (FindExcessiveNesting(text, kMaxJsonDepth) != std::string_view::npos)
+    return MakeError("{}: nested deeper than {} levels, so metric '{}' cannot be read", path,
+                     kMaxJsonDepth, spec.name);
   json doc;
   try {
     doc = json::parse(text);
@@ -306,17 +311,20 @@ Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutp
 Result<std::vector<Metric>> ExtractAllMetrics(const std::vector<MetricSpec>& specs,
                                               const LegOutputs& outs) {
   std::vector<Metric> all;
-  std::vector<const MetricSpec*> from;  // parallel to all
+  std::unordered_map<std::string, const MetricSpec*> from;  // name -> its source: linear
   for (const auto& spec : specs) {
     auto r = ExtractMetrics(spec, outs);
     if (!r) return r.error();
     for (auto& m : *r) {
-      for (size_t i = 0; i < all.size(); ++i)
-        if (all[i].name == m.name)
-          return MakeError("metric '{}' comes from both --metric '{}' and --metric '{}'; keep one",
-                           m.name, from[i]->text, spec.text);
+      if (auto [it, fresh] = from.try_emplace(m.name, &spec); !fresh)
+        return MakeError("metric '{}' comes from both --metric '{}' and --metric '{}'; keep one",
+                         m.name, it->second->text, spec.text);
+      if (all.size() >= kMaxMetricsPerLeg)
+        return MakeError(
+            "more than {} metrics from one leg (at --metric '{}'); a leg may report "
+            "at most {}",
+            kMaxMetricsPerLeg, spec.text, kMaxMetricsPerLeg);
       all.push_back(std::move(m));
-      from.push_back(&spec);
     }
   }
   return all;

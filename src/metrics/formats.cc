@@ -9,6 +9,7 @@
 #include <set>
 
 #include "metrics/json_util.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -26,6 +27,9 @@ Result<json> ParseJsonDocument(std::string_view text, std::string_view path,
         "{}: empty: the {} output has no results (did the tool fail or write "
         "elsewhere?)",
         path, tool);
+  if (auto at = FindExcessiveNesting(text, kMaxJsonDepth); at != std::string_view::npos)
+    return MakeError("{}: nested deeper than {} levels (at byte {}); not {} output", path,
+                     kMaxJsonDepth, at, tool);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -77,7 +81,9 @@ constexpr const char* kLlamaKeyProperties[] = {
     "type_v",         "use_mmap",   "no_kv_offload", "split_mode",   "main_gpu",
     "tensor_split",   "flash_attn"};
 
-std::string PropertyText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string PropertyText(const json& v) {
+  return v.is_string() ? v.get<std::string>() : DumpJson(v);
+}
 
 std::map<std::string, std::string> LlamaConfig(const json& o) {
   std::map<std::string, std::string> config;
@@ -99,7 +105,9 @@ Result<std::vector<Metric>> LlamaFromObjects(const std::vector<json>& objs, std:
     std::set<std::string> values;
     for (const auto& o : objs) {
       auto it = o.find(k);
-      values.insert(it == o.end() ? std::string("\x01" "absent") : PropertyText(*it));
+      values.insert(it == o.end() ? std::string("\x01"
+                                                "absent")
+                                  : PropertyText(*it));
     }
     if (values.size() > 1) varying.push_back(k);
   }
@@ -223,6 +231,9 @@ static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
   while (lines.Next(&l)) {
     if (l.text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const int line_no = l.number + line_offset;
+    if (FindExcessiveNesting(l.text, kMaxJsonDepth) != std::string_view::npos)
+      return MakeError("{}:{}: nested deeper than {} levels; not a llama-bench JSONL line", path,
+                       line_no, kMaxJsonDepth);
     try {
       objs.push_back(json::parse(l.text));
     } catch (const json::exception& e) {

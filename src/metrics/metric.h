@@ -3,6 +3,7 @@
 // nvbench, regex, JSON pointer) produces these; nothing downstream knows the formats.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,6 +15,10 @@
 namespace vouch {
 
 enum class Better { kHigher, kLower, kNone };
+
+// The most metrics one leg may report (all sources together): past it a leg is flooding
+// vouch, and the leg's metrics are refused with an error naming the leg's file.
+inline constexpr std::size_t kMaxMetricsPerLeg = 100000;
 
 std::string_view BetterName(Better b);  // "higher", "lower", "none"
 // Accepts "higher", "lower", "none" (and "" as none); anything else is an error naming it.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string_view>
+#include <unordered_map>
 
 namespace vouch {
 
@@ -27,22 +29,32 @@ std::optional<MetricSummary> Summarize(const std::string& name, const std::strin
 }
 
 std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>& per_leg) {
-  std::vector<const Metric*> firsts;  // first occurrence of each name, in order
-  for (const auto& leg : per_leg)
-    for (const auto& m : leg) {
+  // Linear in the metrics (a leg may report up to kMaxMetricsPerLeg): per name, its first
+  // numeric occurrence (unit and direction) and the value of its first occurrence in each
+  // leg; a text metric is for equality checks and contributes nothing.
+  struct Acc {
+    const Metric* first = nullptr;
+    std::vector<double> values;
+    std::size_t last_leg = ~std::size_t{0};
+  };
+  std::unordered_map<std::string_view, Acc> by_name;
+  std::vector<Acc*> order;  // by first numeric occurrence
+  for (std::size_t li = 0; li < per_leg.size(); ++li)
+    for (const auto& m : per_leg[li]) {
+      Acc& a = by_name[m.name];
+      if (a.last_leg == li) continue;  // only a leg's first metric of that name counts
+      a.last_leg = li;
       if (m.is_text()) continue;
-      bool seen = false;
-      for (const Metric* f : firsts) seen = seen || f->name == m.name;
-      if (!seen) firsts.push_back(&m);
+      if (!a.first) {
+        a.first = &m;
+        order.push_back(&a);
+      }
+      a.values.push_back(m.value);
     }
   std::vector<MetricSummary> out;
-  for (const Metric* f : firsts) {
-    std::vector<double> values;
-    for (const auto& leg : per_leg)
-      if (const Metric* m = FindMetric(leg, f->name); m && !m->is_text())
-        values.push_back(m->value);
-    if (auto s = Summarize(f->name, f->unit, f->better, values)) out.push_back(std::move(*s));
-  }
+  for (const Acc* a : order)
+    if (auto s = Summarize(a->first->name, a->first->unit, a->first->better, a->values))
+      out.push_back(std::move(*s));
   return out;
 }
 

@@ -9,10 +9,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <regex>
 
 #include "ncu/csv.h"
-#include "util/fs.h"
+#include "util/bounded_file.h"
 #include "util/strings.h"
 
 namespace vouch::ncu {
@@ -70,9 +71,17 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
       if (!m) continue;
       if (w.required_unit && !m->unit.empty() && m->unit != w.required_unit) continue;
       if (auto v = ParseNcuNumber(m->value)) {
+        if (*v < 0) {
+          warnings->push_back(
+              fmt::format("kernel {}: '{}' is negative ({}); left out", k.id, n, m->value));
+          break;
+        }
         k.*(w.field) = *v;
         break;
       }
+      if (!Trim(m->value).empty() && m->value != "n/a" && m->value != "N/A")
+        warnings->push_back(
+            fmt::format("kernel {}: '{}' is not a number ('{}'); left out", k.id, n, m->value));
     }
   }
   for (const char* n : {"gpu__time_duration.sum", "Duration"}) {
@@ -80,6 +89,14 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
     if (!m) continue;
     auto v = ParseNcuNumber(m->value);
     double scale = DurationScale(m->unit);
+    if (!v || *v < 0) {
+      // A duration that is "nan", text or negative is no time: never shown as one.
+      warnings->push_back(
+          fmt::format("kernel {}: duration '{}' is not a non-negative number; "
+                      "duration left out",
+                      k.id, m->value));
+      break;
+    }
     if (v && scale > 0) {
       k.duration_ns = *v * scale;
       break;
@@ -133,6 +150,48 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
 
 bool StartsLikeProfilerLine(std::string_view line) { return StartsWith(line, "=="); }
 
+// ncu writes no trailer, so a CSV cut at a row boundary parses. What can be seen: a file that
+// stops mid-line; on the details page, a kernel with fewer sections than the others (every
+// kernel gets the same section set, so the last one cut short ends early); and launch IDs
+// (0, 1, 2, ... in ncu's order) with gaps. Each is a warning and sets suspect_truncated.
+// A raw page cut exactly after a complete row is indistinguishable from a shorter profile:
+// the kernel count is always printed so a reader can check it against the launches.
+void CheckTruncation(std::string_view text, const std::vector<std::vector<std::string>>& sections,
+                     NcuReport* r) {
+  if (!text.empty() && text.back() != '\n') {
+    r->suspect_truncated = true;
+    r->warnings.push_back(
+        "the file does not end with a newline: its last row may be cut (re-export it)");
+  }
+  std::size_t most = 0;
+  for (const auto& s : sections) most = std::max(most, s.size());
+  for (std::size_t i = 0; i < sections.size() && r->kernels.size() > 1; ++i) {
+    if (sections[i].size() >= most) continue;
+    const bool last = i + 1 == sections.size();
+    r->suspect_truncated = r->suspect_truncated || last;
+    r->warnings.push_back(fmt::format(
+        "kernel {}{} has {} of the {} sections the other kernels have (it ends in '{}'){}",
+        r->kernels[i].id, last ? " (the last in the file)" : "", sections[i].size(), most,
+        sections[i].empty() ? "" : sections[i].back(),
+        last ? ": the CSV looks truncated; re-export it" : ""));
+  }
+  std::vector<long long> ids;
+  for (const auto& k : r->kernels)
+    if (auto v = ParseNcuNumber(k.id); v && *v >= 0 && *v < 1e15 && *v == std::floor(*v))
+      ids.push_back(static_cast<long long>(*v));
+  if (ids.size() == r->kernels.size() && !ids.empty()) {
+    std::sort(ids.begin(), ids.end());
+    long long gaps = 0;
+    for (std::size_t i = 1; i < ids.size(); ++i) gaps += ids[i] - ids[i - 1] - 1;
+    if (gaps > 0) {
+      r->suspect_truncated = true;
+      r->warnings.push_back(fmt::format(
+          "{} launch ID(s) between {} and {} are missing: rows were lost (cut or filtered?)", gaps,
+          ids.front(), ids.back()));
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<double> ParseNcuNumber(std::string_view s) {
@@ -143,6 +202,7 @@ std::optional<double> ParseNcuNumber(std::string_view s) {
   double v = 0;
   auto [p, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), v);
   if (ec != std::errc() || p != clean.data() + clean.size()) return std::nullopt;
+  if (!std::isfinite(v)) return std::nullopt;  // "nan", "inf" are not figures
   return v;
 }
 
@@ -184,7 +244,8 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
       c_value = col("Metric Value");
   bool details = c_metric >= 0 && c_value >= 0;
   r.layout = details ? "details" : "raw";
-  std::map<std::string, std::size_t> index;  // ID -> kernels[]
+  std::map<std::string, std::size_t> index;        // ID -> kernels[]
+  std::vector<std::vector<std::string>> sections;  // per kernel, in file order (details)
   std::vector<std::string> units;
   for (std::size_t i = 1; i < all.size(); ++i) {
     CsvRow& row = all[i];
@@ -216,8 +277,14 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
       k.stream = get(c_stream);
       it = index.emplace(id, r.kernels.size()).first;
       r.kernels.push_back(std::move(k));
+      sections.emplace_back();
     }
     KernelProfile& k = r.kernels[it->second];
+    if (details && c_section >= 0) {
+      auto& secs = sections[it->second];
+      const std::string& sec = row[static_cast<std::size_t>(c_section)];
+      if (secs.empty() || secs.back() != sec) secs.push_back(sec);
+    }
     if (details) {
       const std::string& name = row[static_cast<std::size_t>(c_metric)];
       if (name.empty()) continue;  // rule rows
@@ -246,6 +313,7 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
         "{}: the Nsight Compute CSV has a header but no kernel rows (did the filter match no "
         "kernel?)",
         label);
+  CheckTruncation(text, sections, &r);
   for (auto& k : r.kernels) Derive(k, &r.warnings);
   std::stable_sort(r.kernels.begin(), r.kernels.end(),
                    [](const KernelProfile& a, const KernelProfile& b) {
@@ -261,7 +329,7 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
 }
 
 Result<NcuReport> ReadNcuCsv(const std::string& path) {
-  auto text = ReadFile(path, std::uint64_t{4} << 30);
+  auto text = ReadBoundedFile(path, kMaxTraceFileBytes);
   if (!text.ok()) return text.error();
   return ParseNcuCsv(*text, path);
 }
@@ -304,6 +372,7 @@ nlohmann::json NcuToJson(const NcuReport& r) {
                   {"metric_count", k.metrics.size()}});
   }
   j["warnings"] = r.warnings;
+  j["suspect_truncated"] = r.suspect_truncated;
   j["clock_window"] = kNcuClockWindow;
   return j;
 }

@@ -54,6 +54,9 @@ struct NcuReport {
   std::int64_t skipped_lines = 0;      // program output and ==PROF== lines before the header
   std::int64_t skipped_rows = 0;       // data rows of the wrong width
   std::vector<std::string> warnings;
+  // The file looks cut short (no final newline, the last kernel missing sections, launch IDs
+  // missing): the table may lack kernels. See the warnings.
+  bool suspect_truncated = false;
 };
 
 Result<NcuReport> ReadNcuCsv(const std::string& path);

@@ -101,6 +101,63 @@ TEST(NcuCsv, HostileInputs) {
   EXPECT_FALSE(ParseNcuNumber("12abc").has_value());
 }
 
+TEST(NcuCsv, NanAndNegativeDurationsAreNotFigures) {
+  auto r = ParseNcuCsv(
+      "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"launch__registers_per_thread\"\n"
+      "\"\",\"\",\"ns\",\"register/thread\"\n"
+      "\"0\",\"k0\",\"nan\",\"32\"\n"
+      "\"1\",\"k1\",\"-5\",\"-1\"\n"
+      "\"2\",\"k2\",\"1,500\",\"inf\"\n",
+      "nan.csv");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->kernels.size(), 3u);
+  EXPECT_FALSE(r->kernels[0].duration_ns.has_value());
+  EXPECT_FALSE(r->kernels[1].duration_ns.has_value());
+  EXPECT_FALSE(r->kernels[1].registers_per_thread.has_value());
+  EXPECT_FALSE(r->kernels[2].registers_per_thread.has_value());
+  EXPECT_DOUBLE_EQ(*r->kernels[2].duration_ns, 1500);
+  std::string all;
+  for (const auto& w : r->warnings) all += w + "\n";
+  EXPECT_NE(all.find("kernel 0: duration 'nan' is not a non-negative number"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("kernel 1: duration '-5' is not a non-negative number"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("kernel 1: 'launch__registers_per_thread' is negative"), std::string::npos)
+      << all;
+  const std::string text = RenderNcuText(*r);
+  // In a warning, never as a duration in the table.
+  EXPECT_EQ(text.find("nan us"), std::string::npos) << text;
+  EXPECT_EQ(text.find("-0.0 us"), std::string::npos) << text;
+  EXPECT_FALSE(ParseNcuNumber("nan").has_value());
+  EXPECT_FALSE(ParseNcuNumber("inf").has_value());
+}
+
+TEST(NcuCsv, ADetailsPageCutAtARowBoundaryIsFlagged) {
+  std::string text = Slurp(kDetails);
+  auto full = ParseNcuCsv(text, "full.csv");
+  ASSERT_TRUE(full.ok());
+  EXPECT_FALSE(full->suspect_truncated);
+  // Cut after the first rows of kernel 1: a clean row boundary, so the CSV still parses.
+  auto at = text.find("\n\"1\",");
+  ASSERT_NE(at, std::string::npos);
+  for (int rows = 0; rows < 10; ++rows) at = text.find('\n', at + 1);
+  auto cut = ParseNcuCsv(text.substr(0, at + 1), "cut.csv");
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_EQ(cut->kernels.size(), 2u);
+  EXPECT_TRUE(cut->suspect_truncated);
+  std::string all;
+  for (const auto& w : cut->warnings) all += w + "\n";
+  EXPECT_NE(all.find("kernel 1 (the last in the file) has 1 of the 7 sections the other kernels "
+                     "have (it ends in 'GPU Speed Of Light Throughput'): the CSV looks truncated"),
+            std::string::npos)
+      << all;
+  // Cut mid-row, at a field boundary: no final newline.
+  auto mid = ParseNcuCsv(text.substr(0, text.rfind(",\"")), "mid.csv");
+  if (mid.ok()) {
+    EXPECT_TRUE(mid->suspect_truncated);
+  }
+}
+
 }  // namespace
 }  // namespace vouch::ncu
 

@@ -11,6 +11,7 @@
 #include "metrics/summary.h"
 #include "record/record.h"
 #include "util/fs.h"
+#include "util/json_io.h"
 
 namespace vouch {
 
@@ -28,7 +29,7 @@ Status LegJournal::Open(const std::string& dir) {
   return OkStatus();
 }
 
-Status LegJournal::Append(const LegRecord& leg) { return AppendLine(ToJson(leg).dump()); }
+Status LegJournal::Append(const LegRecord& leg) { return AppendLine(DumpJson(ToJson(leg))); }
 
 Status LegJournal::AppendLine(std::string line) {
   if (fd_ < 0) return MakeError("the leg journal is not open");
@@ -144,7 +145,6 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
     bool last = nl == std::string::npos;
     std::string_view line(text->data() + pos, (last ? text->size() : nl) - pos);
     pos = last ? text->size() : nl + 1;
-    auto leg = nlohmann::json::parse(line, nullptr, false);
     if (last) {
       // Written in one write(2): only a machine that stopped mid-write leaves a line
       // without its newline. It is not a finished leg.
@@ -153,9 +153,13 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
           line_no));
       break;
     }
-    if (leg.is_discarded() || !leg.is_object())
+    auto leg = ParseJson(line, "it");
+    if (!leg)
+      return MakeError("{}: line {} is not a JSON object (corrupt journal): {}", path, line_no,
+                       leg.error().message);
+    if (!leg->is_object())
       return MakeError("{}: line {} is not a JSON object (corrupt journal)", path, line_no);
-    legs.push_back(std::move(leg));
+    legs.push_back(std::move(*leg));
   }
   // What depends on the legs, computed again: counts and the summary over valid legs.
   int measured = 0, valid = 0;

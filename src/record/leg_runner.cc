@@ -11,6 +11,7 @@
 #include "metrics/channel.h"
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/json_io.h"
 #include "util/redact.h"
 
 namespace vouch {
@@ -226,6 +227,7 @@ nlohmann::json ToJson(const LegRecord& l) {
         {"write_error", l.result.err.write_error}}},
       {"leftover_processes", leftovers},
       {"notes", l.result.notes}};
+  if (auto hex = HexIfNotUtf8(RedactArgv(l.result.argv)); !hex.is_null()) res["argv_hex"] = hex;
   return {{"index", l.index},    // 0-based position in legs[]
           {"leg", l.index + 1},  // the number people see (progress, reasons, dir)
           {"arm", l.arm},
@@ -412,13 +414,13 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
       rec.gpu_trace = gputrace::ToJson(*g);
       rec.gpu_trace["clock_window"] = WindowAttribution(rec);
       (void)WriteFileAtomic((fs::path(dir) / "gpu-trace.json").string(),
-                            rec.gpu_trace.dump(2) + "\n");
+                            DumpJson(rec.gpu_trace, 2) + "\n");
     }
   }
   rec.valid = rec.reasons.empty();
   // The leg's own record beside its evidence (not synced: the run's journal, synced, holds
   // the same object).
-  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), ToJson(rec).dump(2) + "\n",
+  (void)WriteFileAtomic((fs::path(dir) / "leg.json").string(), DumpJson(ToJson(rec), 2) + "\n",
                         FileSync::kNoFsync);
   return rec;
 }

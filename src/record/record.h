@@ -15,6 +15,8 @@
 
 namespace vouch {
 
+class JsonSchema;
+
 inline constexpr int kRecordSchemaVersion = 1;
 
 struct Preflight {
@@ -62,11 +64,19 @@ Status WriteRecord(const std::string& dir, const RunRecord& r);
 // Reads DIR/record.json (or a record.json path); checks schema and version.
 // Every field a reader of a record relies on is present with its type; the error names the
 // first one that is not ("'legs[2].result.wall_ns' is missing").
-Status CheckRecordShape(const nlohmann::json& record);
+// WHERE names the file in the error.
+Status CheckRecordShape(const nlohmann::json& record, std::string_view where = "record");
+// Every field a reader of a record or of a leg.json relies on, with its type and range.
+const JsonSchema& RecordSchema();
+const JsonSchema& LegRecordSchema();
 Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir);
 // Medians per metric of an arm's valid legs, from a record document.
-std::map<std::string, std::pair<double, std::string>> RecordMedians(const nlohmann::json& rec,
-                                                                    const std::string& arm);
+// Recomputed from the legs (the evidence), never taken from the summary block on trust:
+// a summary entry that disagrees with its legs, is duplicated, names a metric no valid leg
+// has, or misses one they have, and a 'valid_legs' count or a leg marked valid against its
+// window, are errors naming WHERE and the field. REC must have passed CheckRecordShape.
+Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
+    const nlohmann::json& rec, const std::string& arm, std::string_view where = "record");
 // The clock state of an arm's valid legs (median of medians, mean of means).
 ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm);
 // Readable summary of a record (what `vouch run` prints at the end and `vouch show` prints).

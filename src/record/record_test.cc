@@ -86,16 +86,16 @@ TEST_F(RecordRead, AMissingOrMistypedFieldIsRefusedByName) {
       {nlohmann::json::json_pointer("/legs/1/result/wall_ns"), true,
        "'legs[1].result.wall_ns' is missing"},
       {nlohmann::json::json_pointer("/legs/0/valid"), false,
-       "'legs[0].valid' is not true or false"},
+       "'legs[0].valid' must be true or false"},
       {nlohmann::json::json_pointer("/legs/0/window/gpus/0/fold/busy_readings"), true,
        "'legs[0].window.gpus[0].fold.busy_readings' is missing"},
       {nlohmann::json::json_pointer("/summary/run/0/median"), true,
        "'summary.run[0].median' is missing"},
       {nlohmann::json::json_pointer("/legs/0/metrics/0/value"), true,
-       "'legs[0].metrics[0]' has neither 'value' nor 'text'"},
-      {nlohmann::json::json_pointer("/valid_legs"), false, "'valid_legs' is not a number"},
+       "'legs[0].metrics[0]' must have one of 'value' and 'text'"},
+      {nlohmann::json::json_pointer("/valid_legs"), false, "'valid_legs' must be an integer"},
       {nlohmann::json::json_pointer("/recipe/reproduce"), true, "'recipe.reproduce' is missing"},
-      {nlohmann::json::json_pointer("/legs"), false, "'legs' is not an array"},
+      {nlohmann::json::json_pointer("/legs"), false, "'legs' must be an array"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.says);
@@ -127,6 +127,33 @@ TEST_F(RecordRead, ClockStateOverTwoGpusIsTheSlowestBusyGpu) {
   std::string text = RenderRecordText(k);
   EXPECT_NE(text.find("GPU 0 unused; GPU 1 SM median 1960 mean 1955.0 MHz"), std::string::npos)
       << text;
+}
+
+TEST(RecordMedians, AreRecomputedFromTheLegsAndASummaryThatDisagreesIsRefused) {
+  const nlohmann::json j = ToJson(TwoLegs({Gpu(0, 1980, 1979.5)}));
+  auto m = RecordMedians(j, "run", "r.json");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->at("tok_s").first, 100.5);
+  EXPECT_EQ(m->at("tok_s").second, "tok/s");
+
+  nlohmann::json bad = j;
+  bad["summary"]["run"][0]["median"] = 90.0;
+  auto r = RecordMedians(bad, "run", "r.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("r.json: 'summary.run[0]' ('tok_s': median 90, min 100", 0), 0u)
+      << r.error().message;
+
+  bad = j;
+  bad["summary"]["run"] = nlohmann::json::array();
+  r = RecordMedians(bad, "run", "r.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("'summary.run' lacks 'tok_s'"), std::string::npos);
+
+  bad = j;
+  bad["legs"][1]["reasons"] = {"window invalid: spread 7 %"};
+  r = RecordMedians(bad, "run", "r.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("'legs[1]' is marked valid"), std::string::npos);
 }
 
 }  // namespace

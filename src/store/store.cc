@@ -11,6 +11,7 @@
 #include "telemetry/sample.h"
 #include "util/hash.h"
 #include "util/host.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -404,12 +405,12 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
         "{}: record schema 'vouch.record' version {} is not one this vouch stores ({}); upgrade "
         "vouch",
         source, version, kRecordSchemaVersion);
-  if (auto shape = CheckRecordShape(rec); !shape)
-    return MakeError("{}: {}; not stored", source, shape.error().message);
+  if (auto shape = CheckRecordShape(rec, source); !shape)
+    return MakeError("{}; not stored", shape.error().message);
 
   IngestOutcome out;
   out.run_key = RunKeyOf(rec);
-  std::string content = Sha256Hex(rec.dump());
+  std::string content = Sha256Hex(DumpJson(rec));
   const auto& env = At(rec, "environment");
   const auto& revs = At(rec, "revisions");
   nlohmann::json rev0 = revs.is_array() && !revs.empty() ? revs[0] : nlohmann::json::object();
@@ -451,7 +452,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
       rec["recipe"].value("reproduce", ""),
       source,
       UnixNowSeconds(),
-      rec.dump()};
+      DumpJson(rec)};
 
   // Children first, outside the transaction: reading samples files is the slow part.
   std::vector<std::vector<SqlValue>> legs, windows, metrics, summaries;
@@ -459,7 +460,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
     std::int64_t idx = l["index"].get<std::int64_t>();
     const auto& res = l["result"];
     legs.push_back({out.run_key, idx, l["arm"].get<std::string>(), l["role"].get<std::string>(),
-                    static_cast<std::int64_t>(l["valid"].get<bool>()), l["reasons"].dump(),
+                    static_cast<std::int64_t>(l["valid"].get<bool>()), DumpJson(l["reasons"]),
                     Num(res, "wall_ns"), Num(res, "exit_code"), Str(res, "outcome"), Str(l, "dir"),
                     Num(res, "start_unix_ns")});
     const auto& w = l["window"];
@@ -485,16 +486,15 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
            Num(f, "spread"), pw.is_object() ? Num(pw, "median") : SqlNull(),
            region.is_object() ? Num(region, "begin_unix_s") : SqlNull(),
            region.is_object() ? Num(region, "end_unix_s") : SqlNull(),
-           (gv.is_object() && gv.contains("reasons") ? gv["reasons"]
-                                                     : At(At(w, "verdict"), "reasons"))
-               .dump(),
-           series.is_null() ? SqlNull() : SqlValue(series.dump())});
+           DumpJson(gv.is_object() && gv.contains("reasons") ? gv["reasons"]
+                                                             : At(At(w, "verdict"), "reasons")),
+           series.is_null() ? SqlNull() : SqlValue(DumpJson(series))});
     }
     std::int64_t seq = 0;
     for (const auto& m : l["metrics"])
       metrics.push_back({out.run_key, idx, seq++, m["name"].get<std::string>(), m.value("unit", ""),
                          m.value("better", "none"), Num(m, "value"), Str(m, "text"),
-                         m.contains("samples") ? SqlValue(m["samples"].dump()) : SqlNull()});
+                         m.contains("samples") ? SqlValue(DumpJson(m["samples"])) : SqlNull()});
   }
   for (const auto& [arm, sums] : rec["summary"].items()) {
     ClockState c = RecordClockState(rec, arm);
@@ -580,14 +580,14 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
                ratio.is_object() ? Num(ratio, "lo") : SqlNull(),
                ratio.is_object() ? Num(ratio, "hi") : SqlNull(),
                d.is_object() ? Num(d, "band_pct") : SqlNull(), Num(verdict, "pairs_used"),
-               Num(verdict, "pairs_refused"), verdict.dump()});
+               Num(verdict, "pairs_refused"), DumpJson(verdict)});
           !r)
         return fail(r.error());
     }
     if (const auto& b = At(extra, "baseline"); b.is_object()) {
       if (auto r = db_->Exec(
               "INSERT INTO baselines (run_key, headline, path, baseline_json) VALUES (?, ?, ?, ?)",
-              {out.run_key, Str(b, "headline"), Str(extra, "baseline_path"), b.dump()});
+              {out.run_key, Str(b, "headline"), Str(extra, "baseline_path"), DumpJson(b)});
           !r)
         return fail(r.error());
     }
@@ -602,13 +602,13 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
 
 Status Store::AddGate(const std::string& run_key, const nlohmann::json& gate,
                       const std::string& baseline_path) {
-  std::string key = Sha256Hex(run_key + "|" + baseline_path + "|" + gate.dump()).substr(0, 32);
+  std::string key = Sha256Hex(run_key + "|" + baseline_path + "|" + DumpJson(gate)).substr(0, 32);
   auto r = db_->Exec(
       "INSERT INTO gates (gate_key, run_key, overall, clock_attributed, baseline_path, "
       "gate_json, ingested_unix_s) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gate_key) DO NOTHING",
       {key, run_key, gate.value("overall", "?"),
-       static_cast<std::int64_t>(gate.value("clock_attributed", false)), baseline_path, gate.dump(),
-       UnixNowSeconds()});
+       static_cast<std::int64_t>(gate.value("clock_attributed", false)), baseline_path,
+       DumpJson(gate), UnixNowSeconds()});
   if (!r) return r.error();
   return OkStatus();
 }

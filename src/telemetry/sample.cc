@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "util/bounded_file.h"
+#include "util/json_io.h"
+#include "util/strings.h"
 
 namespace vouch {
 namespace {
@@ -30,11 +33,36 @@ constexpr ReasonInfo kReasons[] = {
     {0x100, "display_clock_setting", "the display clock setting holds the clock down"},
 };
 
+// Read only after the schema checked the field's type and range (so get<T> cannot cut it).
 template <class T>
 std::optional<T> Opt(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
   return it->get<T>();
+}
+
+// Plausible bounds of every telemetry field: a value past them is a corrupt or hostile
+// stream, never a reading (an SM clock of 2^32 + 1980 MHz must not replay as 1980).
+constexpr std::int64_t kMaxMhz = 100000;
+constexpr std::int64_t kMaxPowerMw = 100000000;  // 100 kW
+constexpr std::uint64_t kMaxMemBytes = 1ull << 50;
+constexpr double kMaxTimeS = 1e11;  // ~3000 years
+
+const JsonSchema& SampleSchema() {
+  static const JsonSchema s = JsonSchema::Object({
+      May("gpu", JsonSchema::Integer(0, 1023)),
+      Must("t_s", JsonSchema::Number(-kMaxTimeS, kMaxTimeS)),
+      May("unix_s", JsonSchema::Number(0, kMaxTimeS)),
+      May("sm_mhz", JsonSchema::Integer(0, kMaxMhz).OrNull()),
+      May("mem_mhz", JsonSchema::Integer(0, kMaxMhz).OrNull()),
+      May("power_mw", JsonSchema::Integer(0, kMaxPowerMw).OrNull()),
+      May("util_gpu_pct", JsonSchema::Integer(0, 100).OrNull()),
+      May("util_mem_pct", JsonSchema::Integer(0, 100).OrNull()),
+      May("reasons", JsonSchema::Unsigned().OrNull()),
+      May("mem_used_bytes", JsonSchema::Unsigned(kMaxMemBytes).OrNull()),
+      May("temp_c", JsonSchema::Integer(-273, 1000).OrNull()),
+  });
+  return s;
 }
 
 }  // namespace
@@ -99,80 +127,82 @@ nlohmann::json ToJson(const StaticState& s) {
   return j;
 }
 
+const JsonSchema& StaticStateSchema() {
+  static const JsonSchema s = JsonSchema::Object({
+      May("index", JsonSchema::Integer(0, 1023)),
+      May("name", JsonSchema::String()),
+      May("uuid", JsonSchema::String()),
+      May("pci_bus_id", JsonSchema::String()),
+      May("driver_version", JsonSchema::String()),
+      May("cuda_driver_version", JsonSchema::String()),
+      May("max_sm_mhz", JsonSchema::Integer(0, kMaxMhz).OrNull()),
+      May("app_sm_mhz", JsonSchema::Integer(0, kMaxMhz).OrNull()),
+      May("persistence", JsonSchema::Bool().OrNull()),
+      May("total_mem_bytes", JsonSchema::Unsigned(kMaxMemBytes).OrNull()),
+      May("not_supported", JsonSchema::Array(JsonSchema::String())),
+  });
+  return s;
+}
+
 Result<StaticState> StaticStateFromJson(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_object()) return MakeError("{}: static state must be a JSON object", where);
-  try {
-    StaticState s;
-    s.index = j.value("index", 0);
-    s.name = j.value("name", "");
-    s.uuid = j.value("uuid", "");
-    s.pci_bus_id = j.value("pci_bus_id", "");
-    s.driver_version = j.value("driver_version", "");
-    s.cuda_driver_version = j.value("cuda_driver_version", "");
-    s.max_sm_mhz = Opt<int>(j, "max_sm_mhz");
-    s.app_sm_mhz = Opt<int>(j, "app_sm_mhz");
-    s.persistence = Opt<bool>(j, "persistence");
-    s.total_mem_bytes = Opt<std::uint64_t>(j, "total_mem_bytes");
-    if (j.contains("not_supported"))
-      s.not_supported = j.at("not_supported").get<std::vector<std::string>>();
-    return s;
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError("{}: bad static state: {}", where, e.what());
-  }
+  if (auto ok = StaticStateSchema().Check(j, where); !ok) return ok.error();
+  StaticState s;
+  s.index = j.value("index", 0);
+  s.name = j.value("name", "");
+  s.uuid = j.value("uuid", "");
+  s.pci_bus_id = j.value("pci_bus_id", "");
+  s.driver_version = j.value("driver_version", "");
+  s.cuda_driver_version = j.value("cuda_driver_version", "");
+  s.max_sm_mhz = Opt<int>(j, "max_sm_mhz");
+  s.app_sm_mhz = Opt<int>(j, "app_sm_mhz");
+  s.persistence = Opt<bool>(j, "persistence");
+  s.total_mem_bytes = Opt<std::uint64_t>(j, "total_mem_bytes");
+  if (j.contains("not_supported"))
+    s.not_supported = j.at("not_supported").get<std::vector<std::string>>();
+  return s;
 }
 
 Result<Sample> SampleFromJsonLine(std::string_view line, const std::string& where) {
-  auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return MakeError("{}: not valid JSON (a truncated or corrupt line?)", where);
+  auto parsed = ParseJson(line, where, 8);
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) return MakeError("{}: a sample must be a JSON object", where);
-  try {
-    Sample s;
-    s.gpu = j.value("gpu", 0);
-    if (!j.contains("t_s") || !j["t_s"].is_number())
-      return MakeError("{}: missing number field 't_s'", where);
-    s.t_s = j["t_s"].get<double>();
-    s.unix_s = j.value("unix_s", 0.0);
-    if (!std::isfinite(s.t_s) || !std::isfinite(s.unix_s))
-      return MakeError("{}: time fields must be finite", where);
-    s.sm_mhz = Opt<int>(j, "sm_mhz");
-    s.mem_mhz = Opt<int>(j, "mem_mhz");
-    s.power_mw = Opt<std::int64_t>(j, "power_mw");
-    s.util_gpu_pct = Opt<int>(j, "util_gpu_pct");
-    s.util_mem_pct = Opt<int>(j, "util_mem_pct");
-    s.reasons = Opt<std::uint64_t>(j, "reasons");
-    s.mem_used_bytes = Opt<std::uint64_t>(j, "mem_used_bytes");
-    s.temp_c = Opt<int>(j, "temp_c");
-    if (s.gpu < 0 || s.gpu > 1023) return MakeError("{}: gpu index {} out of range", where, s.gpu);
-    return s;
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError("{}: wrong field type: {}", where, e.what());
-  }
+  if (auto ok = SampleSchema().Check(j, where); !ok) return ok.error();
+  Sample s;
+  s.gpu = j.value("gpu", 0);
+  s.t_s = j["t_s"].get<double>();
+  s.unix_s = j.value("unix_s", 0.0);
+  s.sm_mhz = Opt<int>(j, "sm_mhz");
+  s.mem_mhz = Opt<int>(j, "mem_mhz");
+  s.power_mw = Opt<std::int64_t>(j, "power_mw");
+  s.util_gpu_pct = Opt<int>(j, "util_gpu_pct");
+  s.util_mem_pct = Opt<int>(j, "util_mem_pct");
+  s.reasons = Opt<std::uint64_t>(j, "reasons");
+  s.mem_used_bytes = Opt<std::uint64_t>(j, "mem_used_bytes");
+  s.temp_c = Opt<int>(j, "temp_c");
+  return s;
 }
 
 Result<std::vector<Sample>> ReadSampleStream(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError("cannot open telemetry stream {}", path);
+  auto text = ReadBoundedFile(path, kMaxSamplesFileBytes);
+  if (!text) return MakeError("telemetry stream {}", text.error().message);
   std::vector<Sample> out;
-  std::string line;
-  size_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    bool last = in.peek() == EOF;
-    if (line.empty() || line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (line.find("\"processes\"") != std::string::npos) continue;  // process snapshots
-    auto s = SampleFromJsonLine(line, fmt::format("{}:{}", path, lineno));
-    if (!s) {
-      if (last && !in.eof()) break;
-      return MakeError("{}{}", s.error().message,
-                       last ? " (the last line is cut short: the stream was truncated)" : "");
-    }
+  LineReader lines(*text);
+  LineReader::Line l;
+  while (lines.Next(&l)) {
+    std::string_view line = l.text;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (line.find("\"processes\"") != std::string_view::npos) continue;  // process snapshots
+    auto s = SampleFromJsonLine(line, fmt::format("{}:{}", path, l.number));
+    if (!s)
+      return MakeError(
+          "{}{}", s.error().message,
+          l.terminated ? "" : " (the last line is cut short: the stream was truncated)");
     if (!out.empty() && s->gpu == out.back().gpu && s->t_s < out.back().t_s)
-      return MakeError("{}:{}: t_s goes backwards ({} after {})", path, lineno, s->t_s,
+      return MakeError("{}:{}: t_s goes backwards ({} after {})", path, l.number, s->t_s,
                        out.back().t_s);
     out.push_back(std::move(*s));
   }
-  if (in.bad()) return MakeError("cannot read telemetry stream {}", path);
   if (out.empty()) return MakeError("telemetry stream {} holds no samples (empty file?)", path);
   return out;
 }

@@ -12,6 +12,8 @@
 
 namespace vouch {
 
+class JsonSchema;
+
 // Clock event reasons (nvmlClocksEventReasons); bit 0x1 is "GPU idle".
 inline constexpr std::uint64_t kReasonGpuIdle = 0x1;
 // Names of the set bits, e.g. {"gpu_idle", "sw_power_cap"}.
@@ -57,6 +59,8 @@ struct StaticState {
 nlohmann::json ToJson(const Sample& s);
 nlohmann::json ToJson(const ProcessSnapshot& p);
 nlohmann::json ToJson(const StaticState& s);
+// What a static state read back from a file must be (types and ranges; util/json_io.h).
+const JsonSchema& StaticStateSchema();
 Result<StaticState> StaticStateFromJson(const nlohmann::json& j, const std::string& where);
 
 // Parses one JSONL line in the fixture's format (plus an optional "gpu" field).

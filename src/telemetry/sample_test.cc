@@ -47,13 +47,33 @@ TEST(SampleStream, TruncatedLastLineIsSaid) {
 TEST(SampleStream, WrongTypesAndBackwardsTimeAreErrors) {
   auto r = ReadSampleStream(TempFile("types", "{\"t_s\":0,\"sm_mhz\":\"fast\"}\n"));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("wrong field type"), std::string::npos);
+  EXPECT_NE(r.error().message.find("'sm_mhz' must be an integer"), std::string::npos)
+      << r.error().message;
   auto b = ReadSampleStream(TempFile("back", "{\"t_s\":1}\n{\"t_s\":0.5}\n"));
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.error().message.find("backwards"), std::string::npos);
   auto m = ReadSampleStream(TempFile("missing", "{\"sm_mhz\":1}\n"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message.find("t_s"), std::string::npos);
+}
+
+TEST(SampleStream, ValuesPast32BitsAreRefusedNotCut) {
+  // 2^32 + 1980 MHz used to be read as 1980; 2^32 + 6 % utilization as 6.
+  auto r = ReadSampleStream(TempFile("big_sm", "{\"t_s\":0,\"sm_mhz\":4294969276}\n"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find(":1: 'sm_mhz' must be an integer in [0, 100000] or null "
+                                   "(got 4294969276)"),
+            std::string::npos)
+      << r.error().message;
+  auto u = ReadSampleStream(TempFile("big_util", "{\"t_s\":0,\"util_gpu_pct\":4294967302}\n"));
+  ASSERT_FALSE(u.ok());
+  EXPECT_NE(u.error().message.find("'util_gpu_pct' must be an integer in [0, 100]"),
+            std::string::npos);
+  auto g = ReadSampleStream(TempFile("big_gpu", "{\"t_s\":0,\"gpu\":4294967296}\n"));
+  ASSERT_FALSE(g.ok());
+  auto t = ReadSampleStream(TempFile("big_t", "{\"t_s\":1e300}\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("'t_s' must be a number in"), std::string::npos);
 }
 
 TEST(Reasons, Names) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "util/host.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -127,7 +128,7 @@ void Sampler::Loop() {
         samples_.push_back(std::move(s));
       }
       for (auto& p : snaps) {
-        if (out_) buffer_ += ToJson(p).dump() + "\n";
+        if (out_) buffer_ += DumpJson(ToJson(p)) + "\n";
         procs_.push_back(std::move(p));
       }
       ++stats_.polls;

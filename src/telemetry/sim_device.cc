@@ -12,6 +12,7 @@
 #include "telemetry/device.h"
 #include "util/fs.h"
 #include "util/host.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -150,10 +151,13 @@ class SimDevice final : public Device {
     control_mtime_ = t;
     auto text = ReadFile(control_file_, 1 << 16);
     if (!text) return;
-    auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (!j.is_object()) return;
-    control_boot_id_ = j.value("boot_id", std::string());
-    sm_offset_mhz_ = j.value("sm_offset_mhz", 0);
+    static const JsonSchema kControl =
+        JsonSchema::Object({May("boot_id", JsonSchema::String()),
+                            May("sm_offset_mhz", JsonSchema::Integer(-100000, 100000))});
+    auto j = ParseJson(*text, control_file_);
+    if (!j || !j->is_object() || !kControl.Check(*j, control_file_)) return;
+    control_boot_id_ = j->value("boot_id", std::string());
+    sm_offset_mhz_ = j->value("sm_offset_mhz", 0);
   }
   std::string control_file_;
   std::filesystem::file_time_type control_mtime_{};
@@ -227,11 +231,24 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
   if (sp.empty() && std::filesystem::exists(stream_path + ".static.json"))
     sp = stream_path + ".static.json";
   if (!sp.empty()) {
-    auto text = ReadFile(sp, 1 << 20);
-    if (!text) return MakeError("simulated device static state: {}", text.error().message);
-    auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
+    auto parsed = ReadJsonFile(sp, 1 << 20);
+    if (!parsed) return MakeError("simulated device static state: {}", parsed.error().message);
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object())
       return MakeError("{}: not a JSON object (simulated device static state)", sp);
+    static const JsonSchema kStatic = JsonSchema::Object({
+        May("boot_id", JsonSchema::String()),
+        May("start_s", JsonSchema::Number()),
+        May("lock_clocks", JsonSchema::String()),
+        May("control_file", JsonSchema::String()),
+        May("gpus", JsonSchema::Array(JsonSchema::Any())),
+        May("processes", JsonSchema::Map(JsonSchema::Array(JsonSchema::Object({
+                             Must("pid", JsonSchema::Integer(0, UINT32_MAX)),
+                             May("name", JsonSchema::String()),
+                             May("used_bytes", JsonSchema::Unsigned()),
+                         })))),
+    });
+    if (auto ok = kStatic.Check(j, sp); !ok) return ok.error();
     try {
       boot_id = j.value("boot_id", boot_id);
       start_s = j.value("start_s", start_s);
@@ -253,6 +270,7 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
       if (j.contains("processes")) {
         for (const auto& [key, list] : j.at("processes").items()) {
           int g = std::stoi(key);
+          if (g < 0 || g >= n) return MakeError("{}: 'processes.{}': no such GPU", sp, key);
           for (const auto& p : list) {
             GpuProcess q;
             q.pid = p.at("pid").get<std::uint32_t>();

@@ -23,6 +23,8 @@
 #include <memory>
 #include <type_traits>
 
+#include "util/bounded_file.h"
+
 #ifndef VOUCH_KINETO_BLOCK_MB
 #define VOUCH_KINETO_BLOCK_MB 1
 #endif
@@ -87,8 +89,9 @@ class Source {
     if (fd_ >= 0) ::close(fd_);
   }
   Status Open() {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return MakeError("{}: cannot open: {}", path_, std::strerror(errno));
+    auto file = BoundedFile::Open(path_, kMaxTraceFileBytes);
+    if (!file) return file.error();
+    fd_ = file->Release();
     unsigned char magic[2] = {0, 0};
     ssize_t n = ::pread(fd_, magic, 2, 0);
     if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {

@@ -9,6 +9,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "util/bounded_file.h"
+
 namespace vouch::trace {
 namespace {
 
@@ -29,6 +31,8 @@ class Reader {
   Reader(std::string path, Trace* t) : path_(std::move(path)), t_(t), names_(&t->names) {}
 
   Status Open() {
+    // Only a regular file of bounded size (SQLite would wait on a FIFO, read /dev/zero).
+    if (auto f = BoundedFile::Open(path_, kMaxTraceFileBytes); !f) return f.error();
     sqlite3* raw = nullptr;
     // One thread reads: no mutexes (they were 10 % of the time); pages mapped rather than
     // copied through SQLite's cache.

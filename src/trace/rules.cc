@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch::trace {
@@ -53,15 +54,13 @@ Result<Rules> ParseRules(const std::string& text, const std::string& label) {
   r.source = label;
   std::string trimmed = Trim(text);
   if (!trimmed.empty() && trimmed[0] == '{') {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
+    auto parsed = ParseJson(text, label);
+    if (!parsed)
       return MakeError(
-          "{}: not valid JSON ({}); expected {{\"components\": [{{\"name\": ..., \"pattern\": "
+          "{}; expected {{\"components\": [{{\"name\": ..., \"pattern\": "
           "...}}]}}",
-          label, e.what());
-    }
+          parsed.error().message);
+    nlohmann::json j = std::move(*parsed);
     if (!j.contains("components") || !j["components"].is_array())
       return MakeError(
           "{}: no \"components\" array; expected {{\"components\": [{{\"name\": ..., \"pattern\": "

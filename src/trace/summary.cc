@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "util/json_io.h"
 #include "util/strings.h"
 
 namespace vouch::trace {
@@ -583,7 +584,7 @@ void AppendIndented(std::string* out, const std::string& text, std::size_t inden
 nlohmann::json SummaryToJson(const Summary& s) { return SummaryJson(s, true); }
 
 void StreamSummaryJson(const Summary& s, const std::function<void(std::string_view)>& sink) {
-  // The same bytes as SummaryToJson(s).dump(2), with the instances written one at a time:
+  // The same bytes as DumpJson(SummaryToJson(s), 2), with the instances written one at a time:
   // 100k instances as one JSON tree were 5x the trace file in memory.
   nlohmann::json j = SummaryJson(s, false);
   if (!s.instances.empty()) j["instances"] = nullptr;  // its place in the key order
@@ -598,10 +599,10 @@ void StreamSummaryJson(const Summary& s, const std::function<void(std::string_vi
   for (auto it = j.begin(); it != j.end(); ++it) {
     out += first ? "\n  " : ",\n  ";
     first = false;
-    out += nlohmann::json(it.key()).dump();
+    out += DumpJson(nlohmann::json(it.key()));
     out += ": ";
     if (it.key() != "instances") {
-      AppendIndented(&out, it.value().dump(2), 2);
+      AppendIndented(&out, DumpJson(it.value(), 2), 2);
       continue;
     }
     out += "[";
@@ -611,7 +612,7 @@ void StreamSummaryJson(const Summary& s, const std::function<void(std::string_vi
       f["index"] = i.index;
       f["start_ns"] = i.start_ns;
       out += k ? ",\n    " : "\n    ";
-      AppendIndented(&out, f.dump(2), 4);
+      AppendIndented(&out, DumpJson(f, 2), 4);
       flush(false);
     }
     out += "\n  ]";

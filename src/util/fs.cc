@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "util/bounded_file.h"
 
 namespace vouch {
 
@@ -46,18 +46,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& content, File
 }
 
 Result<std::string> ReadFile(const std::string& path, std::uint64_t max_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return MakeError("{}: is a directory, not a file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError("cannot open {}: {}", path, std::strerror(errno));
-  auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > max_bytes)
-    return MakeError("{}: {} bytes is larger than the {} byte limit", path, size, max_bytes);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return MakeError("cannot read {}", path);
-  return ss.str();
+  return ReadBoundedFile(path, max_bytes);
 }
 
 Status MakeDirs(const std::string& path) {

@@ -16,7 +16,8 @@ enum class FileSync { kFsync, kNoFsync };
 // Writes to PATH.tmp.<pid> then renames over PATH, so a reader never sees half a file.
 Status WriteFileAtomic(const std::string& path, const std::string& content,
                        FileSync sync = FileSync::kFsync);
-// Reads a whole file; refuses files above max_bytes with an error naming the file.
+// Reads a whole regular file through BoundedFile (util/bounded_file.h): refuses FIFOs,
+// devices, directories and files above max_bytes with an error naming the file.
 Result<std::string> ReadFile(const std::string& path, std::uint64_t max_bytes = 1ull << 30);
 // mkdir -p.
 Status MakeDirs(const std::string& path);

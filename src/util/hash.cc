@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <vector>
+
+#include "util/bounded_file.h"
 
 namespace vouch {
 namespace {
@@ -30,15 +31,14 @@ struct Ctx {
 };
 
 Status HashFileInto(Ctx& c, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError("cannot open {} to hash it", path);
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    c.Update(buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return MakeError("cannot read {} to hash it", path);
-  return OkStatus();
+  // Artifacts may be large (model files): no size cap, but only a regular file (a FIFO or
+  // /dev/zero named as an artifact would never end).
+  auto f = BoundedFile::Open(path, kNoSizeCap);
+  if (!f) return MakeError("cannot hash {}", f.error().message);
+  return f->ReadChunks([&](std::string_view chunk) {
+    c.Update(chunk.data(), chunk.size());
+    return OkStatus();
+  });
 }
 
 }  // namespace

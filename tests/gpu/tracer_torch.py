@@ -11,8 +11,11 @@
           length (--host-noise-ms), so the wall clock is noisy and the GPU is mostly idle.
           Reports decode.tokens_per_s through VOUCH_METRICS, inside begin/end events.
   load    the cost bench's loops: --kind short (many tiny kernels, thousands of launches
-          per second) or --kind long (large matrix products). Reports iters_per_s.
-          --torch-profiler wraps the loop in torch.profiler (the peer's cost).
+          per second) or --kind long (spin kernels of --kernel-us each, torch.cuda._sleep:
+          long kernels that keep the clock steady, where large matrix products hit the
+          power cap and make the clock wander). Reports iters_per_s between begin/end
+          events. --torch-profiler wraps the loop in torch.profiler (the peer's cost); the
+          profiler's set-up and its export after the loop stay outside the marked region.
 """
 import argparse
 import json
@@ -146,9 +149,10 @@ def cmd_load(a):
                 x.add_(1.0)
         iters = a.iters
     else:
-        m = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
+        # Cycles of the SM clock: 1980 MHz * kernel_us.
+        cycles = int(a.kernel_us * 1980)
         def body():
-            torch.mm(m, m)
+            torch.cuda._sleep(cycles)
         iters = a.iters
     for _ in range(100):
         body()
@@ -169,13 +173,15 @@ def cmd_load(a):
         torch.cuda.synchronize()
         return time.perf_counter() - t0
 
-    vouch(event="begin")
     if a.torch_profiler:
         with profiler():
+            vouch(event="begin")
             dt = loop()
+            vouch(event="end")
     else:
+        vouch(event="begin")
         dt = loop()
-    vouch(event="end")
+        vouch(event="end")
     vouch(name="iters_per_s", value=iters / dt, unit="1/s", better="higher")
     print(f"iters_per_s={iters / dt:.1f} kind={a.kind} iters={iters} host_us={a.host_us}")
     return 0
@@ -203,6 +209,8 @@ def main():
     l.add_argument("--seconds", type=float, default=4.0)
     l.add_argument("--host-us", type=float, default=0.0,
                    help="short: host work between launches (200: about 5000 launches/s)")
+    l.add_argument("--kernel-us", type=float, default=1000.0,
+                   help="long: each spin kernel's length in microseconds at 1980 MHz")
     l.add_argument("--torch-profiler", action="store_true")
     a = p.parse_args()
     if a.cmd == "load" and os.environ.get("TRACER_TORCH_PROFILER") == "1":

@@ -1,0 +1,374 @@
+// Reading a record back (show, gate RECORD, baselines from records): one schema for every
+// field a reader uses, and the figures recomputed from the legs, never trusted from the
+// summary block.
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "clock/window.h"
+#include "record/journal.h"
+#include "record/record.h"
+#include "util/bounded_file.h"
+#include "util/json_io.h"
+#include "util/strings.h"
+
+namespace vouch {
+namespace {
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+const JsonSchema& LegRecordSchema() {
+  const JsonSchema str = JsonSchema::String();
+  const JsonSchema strings = JsonSchema::Array(str);
+  static const JsonSchema s = JsonSchema::Object({
+      Must("index", JsonSchema::Integer(0, 1000000000)),
+      Must("arm", str),
+      Must("role", str),
+      May("discard_cause", str.OrNull()),
+      May("dir", str),
+      Must("valid", JsonSchema::Bool()),
+      Must("reasons", strings),
+      Must("result", JsonSchema::Object({
+                         Must("wall_ns", JsonSchema::Integer(0, INT64_MAX)),
+                         May("argv", strings),
+                         May("exit_code", JsonSchema::Integer(INT32_MIN, INT32_MAX).OrNull()),
+                         May("timed_out", JsonSchema::Bool()),
+                         May("interrupted", JsonSchema::Bool()),
+                         May("outcome", str),
+                         May("start_unix_ns", JsonSchema::Integer(INT64_MIN, INT64_MAX)),
+                         May("end_unix_ns", JsonSchema::Integer(INT64_MIN, INT64_MAX)),
+                         May("peak_rss_bytes", JsonSchema::Unsigned()),
+                         May("peak_device_mem_bytes", JsonSchema::Unsigned().OrNull()),
+                         May("notes", strings),
+                     })),
+      Must("metrics", JsonSchema::Array(JsonSchema::Object({
+                          Must("name", str),
+                          May("value", JsonSchema::Number()),
+                          May("text", str),
+                          May("unit", str),
+                          May("better", str),
+                          May("source", str),
+                          May("samples", JsonSchema::Array(JsonSchema::Number())),
+                      }))),
+      May("metrics_error", str),
+      Must("window", WindowSummarySchema()),
+      May("evidence_errors", strings),
+  });
+  return s;
+}
+
+const JsonSchema& RecordSchema() {
+  const JsonSchema str = JsonSchema::String();
+  const JsonSchema strings = JsonSchema::Array(str);
+  const JsonSchema count = JsonSchema::Integer(0, 1000000000);
+  static const JsonSchema s = JsonSchema::Object({
+      Must("schema", str),
+      Must("schema_version", JsonSchema::Integer(0, 1000000)),
+      Must("kind", str),
+      Must("status", str),
+      May("missing", strings),
+      Must("started", str),
+      Must("recipe",
+           JsonSchema::Object({Must("reproduce", str), May("reproduce_note", str.OrNull())})),
+      Must("environment",
+           JsonSchema::Object({May("simulated", JsonSchema::Bool()), May("device", str)})),
+      Must("measured_legs", count),
+      Must("valid_legs", count),
+      Must("legs", JsonSchema::Array(LegRecordSchema())),
+      Must("summary", JsonSchema::Map(JsonSchema::Array(JsonSchema::Object({
+                          Must("name", str),
+                          Must("unit", str),
+                          May("better", str),
+                          Must("n", count),
+                          Must("median", JsonSchema::Number()),
+                          Must("min", JsonSchema::Number()),
+                          Must("max", JsonSchema::Number()),
+                          May("mean", JsonSchema::Number()),
+                          Must("spread_pct", JsonSchema::Number().OrNull()),
+                      })))),
+      Must("expectation_violations", JsonSchema::Array(JsonSchema::Object({May("message", str)}))),
+      Must("caveats", strings),
+  });
+  return s;
+}
+
+Status CheckRecordShape(const nlohmann::json& j, std::string_view where) {
+  if (auto s = RecordSchema().Check(j, where); !s) return s;
+  const auto& legs = j["legs"];
+  for (size_t i = 0; i < legs.size(); ++i)
+    for (size_t k = 0; k < legs[i]["metrics"].size(); ++k) {
+      const auto& m = legs[i]["metrics"][k];
+      if (m.contains("value") == m.contains("text"))
+        return MakeError("{}: 'legs[{}].metrics[{}]' must have one of 'value' and 'text'", where, i,
+                         k);
+    }
+  return OkStatus();
+}
+
+Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
+  std::string path = path_or_dir;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    path = (std::filesystem::path(path) / "record.json").string();
+  auto parsed = ReadJsonFile(path, kMaxRecordFileBytes);
+  if (!parsed) return parsed.error();
+  nlohmann::json& j = *parsed;
+  auto schema = j.find("schema");
+  if (!j.is_object() || schema == j.end() || *schema != "vouch.record")
+    return MakeError("{}: not a vouch record (schema is not 'vouch.record')", path);
+  auto v = j.find("schema_version");
+  if (v == j.end() || !v->is_number_integer() || *v != kRecordSchemaVersion)
+    return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch",
+                     path, v == j.end() ? std::string("(none)") : DumpJson(*v),
+                     kRecordSchemaVersion);
+  // A run killed before its end: its finished legs are in the journal beside the record.
+  if (auto s = AssembleFromJournal(std::filesystem::path(path).parent_path().string(), &j); !s)
+    return s.error();
+  if (auto shape = CheckRecordShape(j, path); !shape)
+    return MakeError("{} (hand-edited or written by another tool?); no figure is read from it",
+                     shape.error().message);
+  return std::move(j);
+}
+
+Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
+    const nlohmann::json& rec, const std::string& arm, std::string_view where) {
+  // The legs are the evidence; the summary block is a convenience a hand (or a tool) can
+  // edit. Recompute from the valid measured legs and refuse a summary that disagrees.
+  std::vector<std::vector<Metric>> per_leg;
+  int valid_measured = 0;
+  const auto& legs = rec["legs"];
+  for (size_t i = 0; i < legs.size(); ++i) {
+    const auto& l = legs[i];
+    if (l["role"] != "measured") continue;
+    if (l["valid"].get<bool>()) {
+      ++valid_measured;
+      if (!l["reasons"].empty() || l["window"]["verdict"]["status"] != "valid")
+        return MakeError(
+            "{}: 'legs[{}]' is marked valid but its window is {} with {} reason(s); the record "
+            "was edited",
+            where, i, l["window"]["verdict"]["status"].get<std::string>(), l["reasons"].size());
+    }
+    if (l["arm"] != arm || !l["valid"].get<bool>()) continue;
+    std::vector<Metric> ms;
+    for (const auto& mj : l["metrics"]) {
+      Metric m;
+      m.name = mj["name"].get<std::string>();
+      m.unit = mj.value("unit", "");
+      auto b = ParseBetter(mj.value("better", ""));
+      m.better = b ? *b : Better::kNone;
+      if (mj.contains("text"))
+        m.text = mj["text"].get<std::string>();
+      else
+        m.value = mj["value"].get<double>();
+      ms.push_back(std::move(m));
+    }
+    per_leg.push_back(std::move(ms));
+  }
+  if (rec["valid_legs"].get<int>() != valid_measured)
+    return MakeError(
+        "{}: 'valid_legs' says {} but {} measured legs are valid; the record was edited", where,
+        rec["valid_legs"].get<int>(), valid_measured);
+  std::map<std::string, std::pair<double, std::string>> out;
+  std::map<std::string, const MetricSummary*> computed;
+  auto sums = SummarizeLegs(per_leg);
+  for (const auto& s : sums) {
+    out[s.name] = {s.median, s.unit};
+    computed[s.name] = &s;
+  }
+  auto same = [](double a, double b) {
+    return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+  };
+  std::set<std::string> listed;
+  auto it = rec["summary"].find(arm);
+  if (it != rec["summary"].end())
+    for (size_t k = 0; k < it->size(); ++k) {
+      const auto& e = (*it)[k];
+      const std::string name = e["name"].get<std::string>();
+      const std::string at = fmt::format("summary.{}[{}]", arm, k);
+      if (!listed.insert(name).second)
+        return MakeError("{}: '{}' lists '{}' a second time; the record was edited", where, at,
+                         name);
+      auto c = computed.find(name);
+      if (c == computed.end())
+        return MakeError("{}: '{}' summarises '{}' but no valid measured leg of '{}' has it", where,
+                         at, name, arm);
+      const MetricSummary& m = *c->second;
+      if (e["n"].get<std::size_t>() != m.n || !same(e["median"].get<double>(), m.median) ||
+          !same(e["min"].get<double>(), m.min) || !same(e["max"].get<double>(), m.max))
+        return MakeError(
+            "{}: '{}' ('{}': median {}, min {}, max {}, n {}) does not match its legs (median {}, "
+            "min {}, max {}, n {}); the record was edited",
+            where, at, name, e["median"].get<double>(), e["min"].get<double>(),
+            e["max"].get<double>(), e["n"].get<std::size_t>(), m.median, m.min, m.max, m.n);
+    }
+  for (const auto& s : sums)
+    if (!listed.count(s.name))
+      return MakeError(
+          "{}: 'summary.{}' lacks '{}', which its valid legs have; the record was "
+          "edited",
+          where, arm, s.name);
+  return out;
+}
+
+ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
+  ClockState c;
+  if (auto env = rec.find("environment"); env != rec.end() && env->is_object())
+    c.simulated = env->value("simulated", false);
+  std::vector<double> med, mean;
+  for (const auto& l : rec["legs"]) {
+    if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false))
+      continue;
+    auto w = WindowSummaryFromJson(l["window"], "record");
+    if (!w || w->gpus.empty()) continue;
+    // Over several GPUs the slowest busy GPU's clock paces the leg; the GPUs are named by
+    // their UUIDs together.
+    auto pm = PacingClockMedian(*w), pmean = PacingClockMean(*w);
+    if (!pm || !pmean) continue;
+    med.push_back(*pm);
+    mean.push_back(*pmean);
+    std::vector<std::string> uuids;
+    for (const auto& g : w->gpus) uuids.push_back(g.state.uuid);
+    c.gpu_uuid = fmt::format("{}", fmt::join(uuids, ","));
+    c.driver = w->gpus.front().state.driver_version;
+    c.boot_id = w->boot_id;
+  }
+  if (med.empty()) return c;
+  c.valid = true;
+  c.sm_median_mhz = MedianOf(med);
+  double s = 0;
+  for (double x : mean) s += x;
+  c.sm_mean_mhz = s / static_cast<double>(mean.size());
+  return c;
+}
+
+std::string RenderRecordText(const nlohmann::json& rec) {
+  std::string out;
+  const auto& env = rec["environment"];
+  if (env.value("simulated", false))
+    out += fmt::format("SIMULATED DEVICE: {}\n", env.value("device", ""));
+  // Every planned leg ran but none is valid: the run is not "complete" in any sense a reader
+  // takes from the word.
+  std::string status = rec.value("status", "?");
+  if (status == "complete" && rec.value("valid_legs", 0) == 0)
+    status = "ended with NO VALID LEG (every planned leg ran)";
+  out += fmt::format("{} {} started {}: {} of {} measured legs valid\n", rec.value("kind", "run"),
+                     status, rec.value("started", ""), rec.value("valid_legs", 0),
+                     rec.value("measured_legs", 0));
+  for (const auto& m : rec.value("missing", std::vector<std::string>{}))
+    out += fmt::format("  missing: {}\n", m);
+  if (auto sel = env.find("gpu_selection"); sel != env.end() && sel->is_object()) {
+    std::vector<std::string> ids;
+    if (auto g = sel->find("gpus"); g != sel->end() && g->is_array())
+      for (const auto& i : *g) ids.push_back(DumpJson(i));
+    auto src = sel->find("source");
+    out += fmt::format("GPUs sampled: {} ({})\n",
+                       ids.empty() ? "?" : fmt::format("{}", fmt::join(ids, ",")),
+                       src != sel->end() && src->is_string() ? src->get<std::string>() : "?");
+  }
+  out += "legs:\n";
+  // Columns as wide as their longest entry: long arm names do not push the rows apart.
+  std::size_t arm_w = 6;
+  for (const auto& l : rec["legs"]) arm_w = std::max(arm_w, l.value("arm", "").size());
+  for (const auto& l : rec["legs"]) {
+    std::string clock = "";
+    const auto& w = l["window"];
+    const nlohmann::json& gpus = w.contains("gpus") ? w["gpus"] : nlohmann::json::array();
+    for (const auto& g : gpus) {
+      std::string who = gpus.size() > 1 ? fmt::format(" GPU {}", g["fold"].value("gpu", 0)) : "";
+      static const nlohmann::json kNull;
+      auto smi = g["fold"].find("sm_mhz");
+      const auto& sm = smi == g["fold"].end() ? kNull : *smi;
+      if (g["fold"].value("busy_readings", 0) > 0 && !sm.is_null())
+        clock += fmt::format("{} SM median {:.0f} mean {:.1f} MHz", who, sm.value("median", 0.0),
+                             sm.value("mean", 0.0));
+      else if (gpus.size() > 1)
+        clock += fmt::format(
+            "{} {}", who,
+            g.contains("verdict") ? g["verdict"].value("status", "idle") : std::string("idle"));
+      if (gpus.size() > 1 && &g != &gpus.back()) clock += ";";
+    }
+    std::string state = l.value("role", "") == "warmup"
+                            ? "discarded (warmup)"
+                            : (l.value("valid", false) ? "valid" : "INVALID");
+    out += fmt::format("  {:>3} {:<{}} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0) + 1,
+                       l.value("arm", ""), arm_w, l.value("role", ""), state,
+                       static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9,
+                       clock);
+    if (l.value("role", "") == "measured")
+      for (const auto& r : l.value("reasons", std::vector<std::string>{}))
+        out += fmt::format("        - {}\n", r);
+  }
+  for (const auto& [arm, sums] : rec["summary"].items()) {
+    out += fmt::format("summary over valid legs ({}):\n", arm);
+    if (sums.empty()) out += "  no valid leg: no number can be quoted\n";
+    // Byte counts in KiB/MiB/GiB; the name and unit columns as wide as their longest entry.
+    auto value = [](const nlohmann::json& m, const char* key) {
+      const double v = m.value(key, 0.0);
+      return m.value("unit", "") == "bytes" ? HumanBytes(v) : fmt::format("{:.6g}", v);
+    };
+    auto unit = [](const nlohmann::json& m) {
+      return m.value("unit", "") == "bytes" ? std::string() : m.value("unit", "");
+    };
+    std::size_t name_w = 34, unit_w = 6;
+    for (const auto& s : sums) {
+      name_w = std::max(name_w, s.value("name", "").size());
+      unit_w = std::max(unit_w, unit(s).size());
+    }
+    for (const auto& s : sums) {
+      if (StartsWith(s.value("name", ""), "vouch.exit_status")) continue;
+      out += fmt::format(
+          "  {:<{}} median {:>12} {:<{}} min {} max {} spread {} (n={})\n", s.value("name", ""),
+          name_w, value(s, "median"), unit(s), unit_w, value(s, "min"), value(s, "max"),
+          s["spread_pct"].is_null() ? std::string("n/a")
+                                    : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
+          s.value("n", 0));
+    }
+  }
+  // An A/B record: its verdict, as vouch ab printed it in short.
+  if (rec.contains("extra") && rec["extra"].is_object() && rec["extra"].contains("verdict") &&
+      rec["extra"]["verdict"].is_object()) {
+    try {
+      const auto& v = rec["extra"]["verdict"];
+      out += fmt::format("A/B verdict: {} (headline {}, {} is better)\n", v.value("verdict", "?"),
+                         v.value("headline", "?"), v.value("better", "?"));
+      const nlohmann::json d = v.value("decision", nlohmann::json::object());
+      const nlohmann::json ratio = d.value("ratio", nlohmann::json::object());
+      const nlohmann::json plain = d.value("b_over_a", nlohmann::json::object());
+      if (plain.is_object() && plain.contains("value"))
+        out += fmt::format(
+            "  ratio {} ({:.0f} % CI {:.4f} .. {:.4f})\n", plain.value("reads", std::string("?")),
+            100 * ratio.value("confidence", 0.0), plain.value("lo", 0.0), plain.value("hi", 0.0));
+      else if (ratio.is_object() && ratio.contains("mean"))  // a record from before b_over_a
+        out += fmt::format(
+            "  ratio {:.4f} ({:.0f} % CI {:.4f} .. {:.4f}; oriented: above 1 means B is better)\n",
+            ratio.value("mean", 0.0), 100 * ratio.value("confidence", 0.0), ratio.value("lo", 0.0),
+            ratio.value("hi", 0.0));
+      out += fmt::format("  pairs {} used, {} refused; band +/- {:.3f} % ({})\n",
+                         v.value("pairs_used", 0), v.value("pairs_refused", 0),
+                         d.value("band_pct", 0.0), d.value("band_source", "?"));
+      for (const auto& r : d.value("reasons", std::vector<std::string>{}))
+        out += fmt::format("  - {}\n", r);
+    } catch (const nlohmann::json::exception& e) {
+      out += fmt::format("A/B verdict: unreadable ({})\n", e.what());
+    }
+  }
+  for (const auto& v : rec["expectation_violations"])
+    out += fmt::format("VIOLATION: {}\n", v.value("message", ""));
+  for (const auto& c : rec.value("caveats", std::vector<std::string>{}))
+    out += fmt::format("caveat: {}\n", c);
+  out += fmt::format("reproduce: {}\n", rec["recipe"].value("reproduce", ""));
+  if (auto n = rec["recipe"].find("reproduce_note"); n != rec["recipe"].end() && n->is_string())
+    out += fmt::format("  ({})\n", n->get<std::string>());
+  return out;
+}
+
+}  // namespace vouch

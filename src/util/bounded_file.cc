@@ -1,0 +1,140 @@
+#include "util/bounded_file.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace vouch {
+namespace {
+
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+std::string DescribeSize(std::uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024 && u < 6) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{} bytes", bytes);
+  if (v == static_cast<double>(static_cast<std::uint64_t>(v)))
+    return fmt::format("{} {}", static_cast<std::uint64_t>(v), units[u]);
+  return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+Result<BoundedFile> BoundedFile::Open(const std::string& path, std::uint64_t max_bytes,
+                                      FileKinds kinds) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return MakeError("{}: cannot open: {}", path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return MakeError("{}: cannot stat: {}", path, std::strerror(e));
+  }
+  const bool pipe = S_ISFIFO(st.st_mode);
+  if (!S_ISREG(st.st_mode) && !(pipe && kinds == FileKinds::kRegularOrPipe)) {
+    ::close(fd);
+    return MakeError("{}: is {}; give a regular file", path, KindOf(st.st_mode));
+  }
+  const auto size = pipe ? std::uint64_t{0} : static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    ::close(fd);
+    return MakeError("{}: is {}, the limit is {}", path, DescribeSize(size),
+                     DescribeSize(max_bytes));
+  }
+  // Regular files ignore O_NONBLOCK; a pipe keeps it and is polled with a bound.
+  return BoundedFile(path, fd, size, max_bytes, pipe);
+}
+
+BoundedFile::BoundedFile(BoundedFile&& o) noexcept
+    : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_), max_(o.max_), pipe_(o.pipe_) {
+  o.fd_ = -1;
+}
+
+BoundedFile& BoundedFile::operator=(BoundedFile&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(o.path_);
+    fd_ = o.fd_;
+    size_ = o.size_;
+    max_ = o.max_;
+    pipe_ = o.pipe_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+BoundedFile::~BoundedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int BoundedFile::Release() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+Status BoundedFile::ReadChunks(const std::function<Status(std::string_view)>& sink) {
+  if (fd_ < 0) return MakeError("{}: not open", path_);
+  std::string buf(std::size_t{1} << 20, '\0');
+  std::uint64_t total = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd_, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN && pipe_) {
+        pollfd p{fd_, POLLIN, 0};
+        const int r = ::poll(&p, 1, kPipeIdleSeconds * 1000);
+        if (r == 0)
+          return MakeError("{}: the pipe gave no data for {} s; is its writer stuck?", path_,
+                           kPipeIdleSeconds);
+        if (r < 0 && errno != EINTR)
+          return MakeError("{}: cannot wait for the pipe: {}", path_, std::strerror(errno));
+        continue;
+      }
+      return MakeError("{}: cannot read: {}", path_, std::strerror(errno));
+    }
+    if (n == 0) return OkStatus();
+    total += static_cast<std::uint64_t>(n);
+    if (total > max_)
+      return MakeError("{}: is over the limit of {} (it grew while being read, or is a pipe)",
+                       path_, DescribeSize(max_));
+    if (auto s = sink(std::string_view(buf.data(), static_cast<std::size_t>(n))); !s) return s;
+  }
+}
+
+Result<std::string> BoundedFile::ReadAll() {
+  std::string out;
+  if (!pipe_) out.reserve(static_cast<std::size_t>(size_));
+  auto s = ReadChunks([&](std::string_view chunk) {
+    out.append(chunk);
+    return OkStatus();
+  });
+  if (!s) return s.error();
+  return out;
+}
+
+Result<std::string> ReadBoundedFile(const std::string& path, std::uint64_t max_bytes,
+                                    FileKinds kinds) {
+  auto f = BoundedFile::Open(path, max_bytes, kinds);
+  if (!f) return f.error();
+  return f->ReadAll();
+}
+
+}  // namespace vouch

@@ -1,0 +1,302 @@
+#include "util/json_io.h"
+
+#include <cmath>
+#include <limits>
+
+#include "util/bounded_file.h"
+
+namespace vouch {
+
+std::size_t FindExcessiveNesting(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+Result<nlohmann::json> ParseJson(std::string_view text, std::string_view where, int max_depth) {
+  if (auto at = FindExcessiveNesting(text, max_depth); at != std::string_view::npos)
+    return MakeError("{}: nested deeper than {} levels (at byte {}); not a file vouch reads", where,
+                     max_depth, at);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return MakeError("{}: not valid JSON (truncated or corrupt?): {}", where, e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range 406: a number such as 1E601 overflows a double.
+    return MakeError("{}: not valid JSON: {}", where, e.what());
+  }
+}
+
+Result<nlohmann::json> ReadJsonFile(const std::string& path, std::uint64_t max_bytes,
+                                    int max_depth) {
+  auto text = ReadBoundedFile(path, max_bytes);
+  if (!text) return text.error();
+  if (text->find_first_not_of(" \t\r\n") == std::string::npos)
+    return MakeError("{}: the file is empty", path);
+  return ParseJson(*text, path, max_depth);
+}
+
+std::string DumpJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string DumpJson(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+bool IsValidUtf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int n = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + static_cast<std::size_t>(n) >= s.size()) return false;
+    for (int k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += static_cast<std::size_t>(n) + 1;
+  }
+  return true;
+}
+
+std::string HexBytes(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * s.size());
+  for (unsigned char c : s) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0xF]);
+  }
+  return out;
+}
+
+nlohmann::json HexIfNotUtf8(const std::vector<std::string>& args) {
+  bool all_utf8 = true;
+  for (const auto& a : args) all_utf8 = all_utf8 && IsValidUtf8(a);
+  if (all_utf8) return nullptr;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& a : args) out.push_back(HexBytes(a));
+  return out;
+}
+
+JsonSchema JsonSchema::Any() { return JsonSchema(); }
+
+JsonSchema JsonSchema::String() {
+  JsonSchema s;
+  s.kind_ = Kind::kString;
+  return s;
+}
+
+JsonSchema JsonSchema::Bool() {
+  JsonSchema s;
+  s.kind_ = Kind::kBool;
+  return s;
+}
+
+JsonSchema JsonSchema::Number() {
+  return Number(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+}
+
+JsonSchema JsonSchema::Number(double lo, double hi) {
+  JsonSchema s;
+  s.kind_ = Kind::kNumber;
+  s.lo_ = lo;
+  s.hi_ = hi;
+  return s;
+}
+
+JsonSchema JsonSchema::Integer(std::int64_t lo, std::int64_t hi) {
+  JsonSchema s;
+  s.kind_ = Kind::kInteger;
+  s.ilo_ = lo;
+  s.ihi_ = hi;
+  return s;
+}
+
+JsonSchema JsonSchema::Unsigned(std::uint64_t hi) {
+  JsonSchema s;
+  s.kind_ = Kind::kUnsigned;
+  s.uhi_ = hi;
+  return s;
+}
+
+JsonSchema JsonSchema::Object(std::vector<Field> fields) {
+  JsonSchema s;
+  s.kind_ = Kind::kObject;
+  s.fields_ = std::make_shared<const std::vector<Field>>(std::move(fields));
+  return s;
+}
+
+JsonSchema JsonSchema::Array(JsonSchema element) {
+  JsonSchema s;
+  s.kind_ = Kind::kArray;
+  s.element_ = std::make_shared<const JsonSchema>(std::move(element));
+  return s;
+}
+
+JsonSchema JsonSchema::Map(JsonSchema value) {
+  JsonSchema s;
+  s.kind_ = Kind::kMap;
+  s.element_ = std::make_shared<const JsonSchema>(std::move(value));
+  return s;
+}
+
+JsonSchema JsonSchema::OrNull() const {
+  JsonSchema s = *this;
+  s.nullable_ = true;
+  return s;
+}
+
+std::string JsonSchema::Describe() const {
+  std::string d;
+  switch (kind_) {
+    case Kind::kAny:
+      d = "any value";
+      break;
+    case Kind::kString:
+      d = "a string";
+      break;
+    case Kind::kBool:
+      d = "true or false";
+      break;
+    case Kind::kNumber:
+      d = lo_ == -std::numeric_limits<double>::max() && hi_ == std::numeric_limits<double>::max()
+              ? std::string("a finite number")
+              : fmt::format("a number in [{}, {}]", lo_, hi_);
+      break;
+    case Kind::kInteger:
+      d = fmt::format("an integer in [{}, {}]", ilo_, ihi_);
+      break;
+    case Kind::kUnsigned:
+      d = fmt::format("an integer in [0, {}]", uhi_);
+      break;
+    case Kind::kObject:
+    case Kind::kMap:
+      d = "an object";
+      break;
+    case Kind::kArray:
+      d = "an array";
+      break;
+  }
+  return nullable_ ? d + " or null" : d;
+}
+
+Status JsonSchema::Check(const nlohmann::json& j, std::string_view where) const {
+  std::string path;
+  return CheckAt(j, where, path);
+}
+
+Status JsonSchema::CheckAt(const nlohmann::json& j, std::string_view where,
+                           std::string& path) const {
+  auto bad = [&]() {
+    std::string got = j.is_structured() || j.is_string() ? std::string(j.type_name()) : j.dump();
+    if (got.size() > 40) got = got.substr(0, 37) + "...";
+    return MakeError("{}: '{}' must be {} (got {})", where, path.empty() ? "(top)" : path,
+                     Describe(), got);
+  };
+  if (j.is_null() && nullable_) return OkStatus();
+  switch (kind_) {
+    case Kind::kAny:
+      return OkStatus();
+    case Kind::kString:
+      return j.is_string() ? OkStatus() : Status(bad());
+    case Kind::kBool:
+      return j.is_boolean() ? OkStatus() : Status(bad());
+    case Kind::kNumber: {
+      if (!j.is_number()) return bad();
+      const double v = j.get<double>();
+      return std::isfinite(v) && v >= lo_ && v <= hi_ ? OkStatus() : Status(bad());
+    }
+    case Kind::kInteger:
+      if (j.is_number_unsigned()) {
+        const auto v = j.get<std::uint64_t>();
+        return ihi_ >= 0 && v <= static_cast<std::uint64_t>(ihi_) &&
+                       static_cast<std::int64_t>(v) >= ilo_
+                   ? OkStatus()
+                   : Status(bad());
+      }
+      if (j.is_number_integer()) {
+        const auto v = j.get<std::int64_t>();
+        return v >= ilo_ && v <= ihi_ ? OkStatus() : Status(bad());
+      }
+      return bad();
+    case Kind::kUnsigned:
+      return j.is_number_unsigned() && j.get<std::uint64_t>() <= uhi_ ? OkStatus() : Status(bad());
+    case Kind::kObject: {
+      if (!j.is_object()) return bad();
+      for (const auto& f : *fields_) {
+        const std::size_t keep = path.size();
+        path += path.empty() ? f.key : "." + f.key;
+        auto it = j.find(f.key);
+        if (it == j.end()) {
+          if (f.required) return MakeError("{}: '{}' is missing", where, path);
+        } else if (auto s = f.schema.CheckAt(*it, where, path); !s) {
+          return s;
+        }
+        path.resize(keep);
+      }
+      return OkStatus();
+    }
+    case Kind::kArray: {
+      if (!j.is_array()) return bad();
+      const std::size_t keep = path.size();
+      for (std::size_t i = 0; i < j.size(); ++i) {
+        path += fmt::format("[{}]", i);
+        if (auto s = element_->CheckAt(j[i], where, path); !s) return s;
+        path.resize(keep);
+      }
+      return OkStatus();
+    }
+    case Kind::kMap: {
+      if (!j.is_object()) return bad();
+      const std::size_t keep = path.size();
+      for (const auto& [k, v] : j.items()) {
+        path += path.empty() ? k : "." + k;
+        if (auto s = element_->CheckAt(v, where, path); !s) return s;
+        path.resize(keep);
+      }
+      return OkStatus();
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace vouch

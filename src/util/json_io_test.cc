@@ -1,0 +1,72 @@
+#include "util/json_io.h"
+
+#include <gtest/gtest.h>
+
+namespace vouch {
+namespace {
+
+using nlohmann::json;
+
+TEST(JsonIo, NumberOverflowIsAnErrorNamingTheFile) {
+  auto r = ParseJson(R"({"metrics": [{"value": 1E601}]})", "baseline.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("baseline.json: not valid JSON", 0), 0u) << r.error().message;
+  EXPECT_NE(r.error().message.find("1E601"), std::string::npos) << r.error().message;
+}
+
+TEST(JsonIo, DeepNestingIsRefusedBeforeParsing) {
+  std::string deep(100000, '[');
+  deep += std::string(100000, ']');
+  auto r = ParseJson(deep, "record.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "record.json: nested deeper than 128 levels (at byte 128); not a file vouch reads");
+  // Brackets inside strings do not count.
+  auto ok = ParseJson(R"({"a": "[[[[[[[[\"[[[["})", "x", 2);
+  EXPECT_TRUE(ok.ok());
+}
+
+TEST(JsonIo, SchemaNamesTheFieldPath) {
+  JsonSchema s = JsonSchema::Object(
+      {Must("metrics", JsonSchema::Array(JsonSchema::Object(
+                           {Must("name", JsonSchema::String()), Must("value", JsonSchema::Number()),
+                            May("readings", JsonSchema::Integer(0, 2147483647))}))),
+       May("note", JsonSchema::String().OrNull())});
+  auto doc =
+      json::parse(R"({"metrics": [{"name": "a", "value": 1}, {"name": "b", "value": "x"}]})");
+  auto st = s.Check(doc, "baseline.json");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "baseline.json: 'metrics[1].value' must be a finite number (got string)");
+
+  doc = json::parse(R"({"metrics": [{"name": "a", "value": 1, "readings": 4294969276}]})");
+  st = s.Check(doc, "w.json");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "w.json: 'metrics[0].readings' must be an integer in [0, 2147483647] (got 4294969276)");
+
+  doc = json::parse(R"({"metrics": [{"name": "a"}], "note": null})");
+  st = s.Check(doc, "w.json");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "w.json: 'metrics[0].value' is missing");
+
+  doc = json::parse(R"({"metrics": [{"name": "a", "value": 2.5, "readings": 3}], "note": null})");
+  EXPECT_TRUE(s.Check(doc, "w.json").ok());
+  // An integer field given a fraction is refused (a float-to-int cast would be undefined).
+  doc = json::parse(R"({"metrics": [{"name": "a", "value": 2.5, "readings": 1e300}]})");
+  EXPECT_FALSE(s.Check(doc, "w.json").ok());
+}
+
+TEST(JsonIo, DumpReplacesInvalidUtf8) {
+  json j = {{"kernel", std::string("gemm\xff\xfe")}};
+  EXPECT_EQ(DumpJson(j), "{\"kernel\":\"gemm\xEF\xBF\xBD\xEF\xBF\xBD\"}");
+  EXPECT_FALSE(IsValidUtf8("gemm\xff"));
+  EXPECT_FALSE(IsValidUtf8("\xc3"));          // cut short
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));      // overlong
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));  // surrogate
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_EQ(HexBytes("a\xff"), "61ff");
+}
+
+}  // namespace
+}  // namespace vouch
