@@ -182,8 +182,15 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
         fmt::print("  memory: {} free of {}\n",
                    HumanBytes(gj["memory"]["free_bytes"].get<double>()),
                    HumanBytes(gj["memory"]["total_bytes"].get<double>()));
+      std::vector<std::string> procs;
+      for (const auto& p : gj["processes"])
+        procs.push_back(
+            fmt::format("pid {} {}{}", p["pid"].get<std::uint32_t>(), p["name"].get<std::string>(),
+                        p["used_bytes"].is_number()
+                            ? fmt::format(" (holds {})", HumanBytes(p["used_bytes"].get<double>()))
+                            : std::string()));
       fmt::print("  compute processes: {}\n",
-                 gj["processes"].empty() ? "none" : DumpJson(gj["processes"]));
+                 procs.empty() ? std::string("none") : fmt::format("{}", fmt::join(procs, ", ")));
     }
     if (free_disk)
       fmt::print("disk: {} free under {}\n", HumanBytes(static_cast<double>(*free_disk)), dir);

@@ -122,7 +122,7 @@ int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
 
 int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
   CLI::App app{"Compare two profiles per component and per kernel", "trace diff"};
-  std::string a, b;
+  std::string a, b, markdown;
   Common c;
   std::vector<double> lengths;
   app.add_option("A", a, "the previous profile")->required();
@@ -133,6 +133,9 @@ int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
                  "and component "
                  "the time per unit length and what grows")
       ->expected(2);
+  app.add_option("--markdown", markdown,
+                 "also write the comparison as Markdown to FILE (for a pull request; - for "
+                 "stdout instead of the text)");
   if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
   auto rules = Rules(c);
   if (!rules) return kExitError;
@@ -147,8 +150,15 @@ int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
     fmt::print(stderr, "vouch trace diff: {}\n", d.error().message);
     return kExitUsage;
   }
+  if (!markdown.empty() && markdown != "-")
+    if (auto st = WriteFileAtomic(markdown, trace::RenderDiffMarkdown(*d, c.top)); !st) {
+      fmt::print(stderr, "vouch trace diff: {}\n", st.error().message);
+      return kExitError;
+    }
   if (c.json)
     fmt::print("{}\n", DumpJson(trace::DiffToJson(*d), 2));
+  else if (markdown == "-")
+    fmt::print("{}", trace::RenderDiffMarkdown(*d, c.top));
   else
     fmt::print("{}", trace::RenderDiffText(*d, c.top));
   return kExitOk;

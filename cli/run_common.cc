@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -45,6 +47,10 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_flag("--shell", shell, "run the command through /bin/sh -c");
   app.add_option("--output-cap-mib", output_cap_mib,
                  "keep at most this much of each output stream per leg");
+  app.add_option("--progress-every", progress_every_s,
+                 "when stderr is not a terminal (a CI log), a plain progress line every S seconds "
+                 "of a leg; 0: none (30)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "print the record as JSON at the end");
   app.add_flag("--overwrite", overwrite,
                "--out may hold an earlier run: replace it (its record.json and legs/ are "
@@ -124,6 +130,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                RunContext* ctx) {
   ctx->name = kind;
   ctx->keep_going = f.keep_going;
+  ctx->progress_every_s = f.progress_every_s;
   auto say = [&](const std::string& m) { fmt::print(stderr, "vouch {}: {}\n", kind, m); };
   for (const auto& a : arms)
     if (a.argv.empty()) {
@@ -243,24 +250,55 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   if (auto s = WriteRecord(ctx->dir, r); !s) return say(s.error().message), kExitError;
   if (auto s = ctx->journal.Open(ctx->dir); !s) return say(s.error().message), kExitError;
   if (ctx->device->Simulated()) say("SIMULATED DEVICE: " + ctx->device->Describe());
+  ctx->started = ctx->last_leg_end = std::chrono::steady_clock::now();
   return -1;
+}
+
+std::optional<double> RunEtaSeconds(const RunContext& ctx,
+                                    std::chrono::steady_clock::time_point now) {
+  const auto done = static_cast<int>(ctx.record.legs.size());
+  if (done == 0) return std::nullopt;
+  const double per_leg =
+      std::chrono::duration<double>(ctx.last_leg_end - ctx.started).count() / done;
+  const int left = std::max(0, ctx.record.planned_legs - done);
+  const double since_last = std::chrono::duration<double>(now - ctx.last_leg_end).count();
+  return std::max(0.0, left * per_leg - since_last);
 }
 
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   RunRecord& r = ctx.record;
   int index = static_cast<int>(r.legs.size());
-  bool tty = ::isatty(2) && !ctx.config.tee;
+  // On a terminal one line redrawn in place (not with --tee: the command's output would
+  // tear it); elsewhere (a CI log) a plain line every --progress-every seconds.
+  const bool tty = ::isatty(2) && !ctx.config.tee;
+  const bool plain = !::isatty(2) && ctx.progress_every_s > 0;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  double next_plain_s = ctx.progress_every_s;
+  auto eta_text = [&](std::chrono::steady_clock::time_point now) {
+    auto eta = RunEtaSeconds(ctx, now);
+    return eta ? fmt::format("run ETA {}", HumanDuration(*eta)) : std::string();
+  };
   ProgressFn progress = [&](const std::optional<Sample>& s, double elapsed) {
     auto now = std::chrono::steady_clock::now();
+    const std::string sm = s && s->sm_mhz ? fmt::format("{} MHz", *s->sm_mhz) : std::string("n/a");
+    const std::string eta = eta_text(now);
+    if (plain) {
+      if (elapsed < next_plain_s) return;
+      while (next_plain_s <= elapsed) next_plain_s += ctx.progress_every_s;
+      fmt::print(stderr, "leg {} of {} ({} {}): running, {} so far, SM clock {}{}\n", index + 1,
+                 r.planned_legs, arm.name, role, HumanDuration(elapsed), sm,
+                 eta.empty() ? "" : "; " + eta);
+      std::fflush(stderr);
+      return;
+    }
     if (now - last_print < std::chrono::milliseconds(250)) return;
     last_print = now;
-    fmt::print(stderr, "\r[leg {} of {}: {} {}] {:6.1f} s  SM clock {}   ", index + 1,
-               r.planned_legs, arm.name, role, elapsed,
-               s && s->sm_mhz ? fmt::format("{} MHz", *s->sm_mhz) : std::string("n/a"));
+    fmt::print(stderr, "\r[leg {} of {}: {} {}] {:6.1f} s  SM clock {}{}   ", index + 1,
+               r.planned_legs, arm.name, role, elapsed, sm, eta.empty() ? "" : "  " + eta);
   };
   auto leg = RunLeg(*ctx.device, ctx.executor, ctx.config, ctx.dir, arm, index, role,
-                    tty ? progress : ProgressFn());
+                    tty || plain ? progress : ProgressFn());
+  ctx.last_leg_end = std::chrono::steady_clock::now();
   if (tty) fmt::print(stderr, "\r\033[K");
   if (!leg) {
     r.caveats.push_back(leg.error().message);
@@ -292,12 +330,15 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   // A warm-up is discarded whatever its window says, but a failed command is still shown.
   const bool warmup = role == "warmup";
   const bool show_reasons = warmup ? !l.result.Succeeded() : !l.valid;
-  fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}\n", index + 1, r.planned_legs,
+  const bool more = static_cast<int>(r.legs.size()) < r.planned_legs;
+  const std::string eta = more ? eta_text(ctx.last_leg_end) : std::string();
+  fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}{}\n", index + 1, r.planned_legs,
              arm.name, role,
              warmup ? (l.result.Succeeded() ? "discarded (warmup)" : "discarded (warmup), FAILED")
                     : (l.valid ? "valid" : "INVALID"),
              static_cast<double>(l.result.wall_ns) / 1e9, clock,
-             show_reasons ? fmt::format(": {}", fmt::join(l.reasons, "; ")) : "");
+             show_reasons ? fmt::format(": {}", fmt::join(l.reasons, "; ")) : "",
+             eta.empty() ? "" : " (" + eta + ")");
   for (const auto& w : l.window.verdict.warnings)
     fmt::print(stderr, "vouch {}: warning: leg {}: {}\n", ctx.name, index + 1, w);
   for (const auto& e : l.evidence_errors)

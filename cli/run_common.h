@@ -2,6 +2,7 @@
 // the lock, the record written after every leg, the progress line and the final summary.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -28,6 +29,9 @@ struct RunFlags : WindowFlags {
   // refused unless --overwrite.
   std::string default_out;
   std::optional<double> output_cap_mib;
+  // When stderr is not a terminal (a CI log): a plain progress line every this many seconds
+  // of a leg (0: none). On a terminal the progress line is redrawn in place instead.
+  double progress_every_s = 30;
   PolicyFlags policy;
   StoreFlag store;  // --store: the result goes into the history store too
   // WITH_REPS: add --warmup/--reps (baseline has --trials instead; ab has --pairs).
@@ -46,6 +50,9 @@ struct RunContext {
   std::string name;  // "run", "baseline", ... for messages
   bool interrupted = false;
   bool keep_going = false;
+  double progress_every_s = 30;  // RunFlags::progress_every_s
+  // When the first leg was about to start and when the last one ended: the run's ETA.
+  std::chrono::steady_clock::time_point started, last_leg_end;
   // The run stopped at a leg whose command failed (no --keep-going): why, for the summary.
   std::string stopped_on_failure;
 };
@@ -60,6 +67,10 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
 // command failed (non-zero exit, signal, timeout) and --keep-going was not given: a broken
 // command is reported at its first leg, not run N more times.
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role);
+// The run's time left, from the legs finished so far (their mean wall time, the time between
+// legs included) and the planned legs left; nullopt before the first leg has ended.
+std::optional<double> RunEtaSeconds(const RunContext& ctx,
+                                    std::chrono::steady_clock::time_point now);
 // The plain protocol of run, baseline and gate: WARMUP discarded legs, then REPS measured.
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps);
 // "vouch-KIND-YYYYMMDD-HHMMSS", the default evidence directory.

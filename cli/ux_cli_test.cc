@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "test_util.h"
 
@@ -177,6 +178,128 @@ TEST_F(UxCli, AHeldLockIsNamedAtOnceWithTheWait) {
       << r.out;
   // Then, after the wait, the refusal.
   EXPECT_TRUE(Has(r.out, "waited 0.5 s. Wait for it to finish, or raise --lock-timeout")) << r.out;
+}
+
+TEST_F(UxCli, ACiLogGetsPlainProgressLinesAndTheRunItsEta) {
+  // stderr is a pipe here, as in a CI log: no carriage returns, a line every 0.15 s of a leg.
+  auto r = Vouch(
+      "run --min-busy-readings 3 --warmup 0 --reps 3 --progress-every 0.15 --out r -- sleep 0.5",
+      kCopy);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_FALSE(Has(r.out, "\r")) << r.out;
+  // The first leg: progress without an ETA (nothing finished yet), then its end with one.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 1 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
+                        "[0-9]+ MHz\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 1 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
+                        "MHz \\(run ETA [0-9.]+ s\\)\n")))
+      << r.out;
+  // The second: progress with the run's ETA; the last leg's end has nothing left to run.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 2 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
+                        "[0-9]+ MHz; run ETA [0-9.]+ m?s\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\nleg 3 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
+                        "MHz\n")))
+      << r.out;
+  auto quiet =
+      Vouch("run --min-busy-readings 3 --warmup 0 --reps 1 --progress-every 0 --out q -- sleep 0.4",
+            kCopy);
+  EXPECT_EQ(quiet.rc, 0) << quiet.out;
+  EXPECT_FALSE(Has(quiet.out, "running,")) << quiet.out;
+  auto bad = Vouch("run --progress-every -1 -- true", kCopy);
+  EXPECT_EQ(bad.rc, 64) << bad.out;
+}
+
+TEST_F(UxCli, DoctorNamesComputeProcessesInWords) {
+  fs::copy_file(kScenario, D("s.jsonl"));
+  std::ofstream(D("s.jsonl.static.json"))
+      << R"({"processes":{"0":[{"pid":999999,"name":"python3","used_bytes":1073741824},)"
+      << R"({"pid":4242,"name":"other-job"}]}})";
+  auto r = Vouch("doctor", "VOUCH_SIM=" + D("s.jsonl"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(
+      Has(r.out, "  compute processes: pid 999999 python3 (holds 1.0 GiB), pid 4242 other-job\n"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "\"pid\"")) << r.out;  // no raw JSON
+  auto j = Vouch("doctor --json", "VOUCH_SIM=" + D("s.jsonl"));
+  EXPECT_EQ(nlohmann::json::parse(j.out)["gpus"][0]["processes"][1]["pid"], 4242) << j.out;
+}
+
+TEST_F(UxCli, RunSummaryKeepsItsColumnsAndNoValidLegIsNotComplete) {
+  const std::string name(60, 'n');
+  Script("leg.sh", "sleep 0.4\necho '{\"name\":\"" + name +
+                       "\",\"value\":131.5,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> "
+                       "\"$VOUCH_METRICS\"\n");
+  auto r = Vouch("run --min-busy-readings 3 --warmup 0 --reps 2 --out r -- ./leg.sh", kCopy);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  // Every summary row's "median" starts at the same column, past the 60-character name.
+  std::vector<std::size_t> at;
+  for (std::size_t p = r.out.find("\n  ", r.out.find("summary over valid legs"));
+       p != std::string::npos; p = r.out.find("\n  ", p + 1))
+    if (std::size_t m = r.out.find(" median ", p);
+        m != std::string::npos && m < r.out.find('\n', p + 1))
+      at.push_back(m - p);
+  ASSERT_GE(at.size(), 3u) << r.out;
+  for (auto a : at) EXPECT_EQ(a, at.front()) << r.out;
+  EXPECT_TRUE(Has(r.out, "  " + name + " median        131.5 tok/s")) << r.out;
+  // Byte counts read as bytes.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("vouch.peak_rss_bytes +median +[0-9.]+ (KiB|MiB) "
+                                                  "+min [0-9.]+ (KiB|MiB) max")))
+      << r.out;
+  // Every planned leg ran and none is valid: not "complete".
+  auto none =
+      Vouch("run --min-busy-readings 100000 --warmup 0 --reps 1 --out n -- sleep 0.3", kCopy);
+  EXPECT_EQ(none.rc, 1) << none.out;
+  EXPECT_TRUE(Has(none.out, "run ended with NO VALID LEG (every planned leg ran) started "))
+      << none.out;
+  EXPECT_FALSE(Has(none.out, "run complete")) << none.out;
+  EXPECT_EQ(Json("n/record.json")["status"], "complete");  // the record's word is unchanged
+}
+
+TEST_F(UxCli, GateSaysSimulatedOnceInEveryFormAndBytesInUnits) {
+  Script("leg.sh",
+         "sleep 0.4\n"
+         "echo '{\"name\":\"tok_s\",\"value\":100,\"unit\":\"tok/s\",\"better\":\"higher\"}' >> "
+         "\"$VOUCH_METRICS\"\n"
+         "echo '{\"name\":\"weights\",\"value\":4400000000,\"unit\":\"bytes\",\"better\":"
+         "\"lower\"}' >> \"$VOUCH_METRICS\"\n");
+  auto b =
+      Vouch("baseline --min-busy-readings 3 --trials 2 --baseline base.json -- ./leg.sh", kCopy);
+  ASSERT_EQ(b.rc, 0) << b.out;
+  EXPECT_EQ(Json("base.json")["clock"]["simulated"], true);
+  auto g = Vouch(
+      "gate --min-busy-readings 3 --baseline base.json --warmup 0 --reps 1 --out g --markdown "
+      "pr.md -- ./leg.sh",
+      kCopy);
+  EXPECT_EQ(g.rc, 0) << g.out;
+  EXPECT_TRUE(Has(g.out, "weights  bytes  4.098 GiB  4.098 GiB  +0.00%")) << g.out;
+  EXPECT_FALSE(Has(g.out, "4400000000")) << g.out;
+  EXPECT_TRUE(Has(g.out,
+                  "caveat: SIMULATED: the baseline and this run were taken on a simulated device; "
+                  "the clocks are a replay, not a measurement\n"))
+      << g.out;
+  EXPECT_TRUE(Has(g.out,
+                  "gate: pass (2 pass, 0 warn, 0 fail); SIMULATED device, not a "
+                  "measurement\n"))
+      << g.out;
+  std::ifstream in(D("pr.md"));
+  std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(md.rfind("**vouch gate: pass (2 pass, 0 warn, 0 fail); SIMULATED device, not a "
+                     "measurement**",
+                     0),
+            0u)
+      << md;
+  EXPECT_TRUE(Has(md, "| weights | bytes | 4.098 GiB | 4.098 GiB |")) << md;
+  auto j = Vouch("gate --baseline base.json --json g");
+  EXPECT_EQ(j.rc, 0) << j.out;
+  auto gj = nlohmann::json::parse(j.out);
+  EXPECT_EQ(gj["simulated"], true);
+  EXPECT_EQ(gj["caveats"].size(), 1u) << j.out;
+  EXPECT_EQ(gj["rows"][1]["baseline"], 4400000000.0);  // JSON keeps the number
 }
 
 }  // namespace

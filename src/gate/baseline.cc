@@ -90,9 +90,12 @@ class Reader {
     return (*f)->get<long long>();
   }
 
-  Result<bool> Bool(const json& obj, const std::string& path, const char* key) const {
-    auto f = Field(obj, path, key);
+  // REQUIRED false: an absent field is false (files from before it).
+  Result<bool> Bool(const json& obj, const std::string& path, const char* key,
+                    bool required = true) const {
+    auto f = Field(obj, path, key, required);
     if (!f) return f.error();
+    if (*f == nullptr) return false;
     if (!(*f)->is_boolean())
       return Bad(Join(path, key), fmt::format("expected true or false, got {}", TypeName(**f)));
     return (*f)->get<bool>();
@@ -119,6 +122,7 @@ Result<ClockState> ParseClock(const Reader& r, const json& obj) {
     return r.Bad(path, fmt::format("expected an object, got {}", TypeName(obj)));
   ClockState c;
   VOUCH_TRY_ASSIGN(c.valid, r.Bool(obj, path, "valid"));
+  VOUCH_TRY_ASSIGN(c.simulated, r.Bool(obj, path, "simulated", false));
   // An invalid clock state may lack the figures (nothing attributed them).
   bool need = c.valid;
   VOUCH_TRY_ASSIGN(c.gpu_uuid, r.String(obj, path, "gpu_uuid", need));
@@ -193,6 +197,7 @@ ojson ClockToJson(const ClockState& c) {
   j["driver"] = c.driver;
   j["sm_median_mhz"] = c.sm_median_mhz;
   j["sm_mean_mhz"] = c.sm_mean_mhz;
+  if (c.simulated) j["simulated"] = true;
   return j;
 }
 

@@ -28,6 +28,7 @@ struct ClockState {
   double sm_median_mhz = 0;
   double sm_mean_mhz = 0;
   bool valid = false;
+  bool simulated = false;  // the clocks are a replay of a simulated device, not a measurement
 };
 
 struct BaselineMetric {

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "metrics/ratio.h"
+#include "util/strings.h"
 
 #include "util/json_io.h"
 
@@ -93,6 +95,20 @@ std::string FormatValue(double v) {
   return fmt::format("{:.4g}", v);
 }
 
+// A value in its unit: byte counts scaled to KiB/MiB/GiB/TiB with four significant digits
+// (4.098 GiB, not 4400000000), anything else as FormatValue.
+std::string FormatValue(double v, const std::string& unit) {
+  if (unit != "bytes" || !std::isfinite(v) || std::abs(v) < 1024) return FormatValue(v);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double x = v / 1024;
+  std::size_t u = 0;
+  while (std::abs(x) >= 1024 && u + 1 < std::size(units)) {
+    x /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.4g} {}", x, units[u]);
+}
+
 std::string FormatChange(const std::optional<double>& pct) {
   return pct ? fmt::format("{:+.2f}%", *pct) : "-";
 }
@@ -149,6 +165,7 @@ std::string OverallLine(const GateReport& r) {
   if (c.skipped) line += fmt::format(", {} skipped", c.skipped);
   line += ")";
   if (!r.clock_attributed) line += "; not clock-attributed";
+  if (r.simulated) line += "; SIMULATED device, not a measurement";
   return line;
 }
 
@@ -201,8 +218,8 @@ std::string NoiseLine(const GateReport& r) {
 std::vector<std::string> Cells(const GateRow& r) {
   return {r.metric,
           r.unit,
-          FormatValue(r.baseline),
-          r.now ? FormatValue(*r.now) : "-",
+          FormatValue(r.baseline, r.unit),
+          r.now ? FormatValue(*r.now, r.unit) : "-",
           FormatChange(r.change_pct),
           IntervalCell(r),
           RatioCell(r),
@@ -214,18 +231,7 @@ const std::vector<std::string> kHeader = {"metric",       "unit",      "baseline
                                           "now",          "change",    "interval",
                                           "now/baseline", "threshold", "verdict"};
 
-std::string MarkdownEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
+std::string MarkdownEscape(const std::string& s) { return MarkdownCell(s); }
 
 }  // namespace
 
@@ -258,38 +264,52 @@ EnvLookup ProcessEnv() {
 }
 
 std::vector<GateCaveat> ClockCaveats(const ClockState& base, const ClockState& now) {
+  // One caveat per cause, each said once: a reader sees why, not the same words twice.
   std::vector<GateCaveat> out;
-  if (!base.valid)
-    out.push_back({"clock_unattributed",
-                   "the baseline's clock state is not valid: the comparison is unattributed "
-                   "(re-pin the baseline under a valid clock window)"});
-  if (!now.valid)
-    out.push_back({"clock_unattributed",
-                   "this run's clock state is not valid: the comparison is unattributed"});
-  if (!base.valid || !now.valid) return out;
-  const std::string why =
-      "taken under different clock states: the comparison is not clock-attributed";
+  if (base.simulated || now.simulated)
+    out.push_back({"simulated", fmt::format("SIMULATED: {} on a simulated device; the clocks "
+                                            "are a replay, not a measurement",
+                                            base.simulated && now.simulated ? "the baseline and "
+                                                                              "this run were taken"
+                                            : base.simulated ? "the baseline was taken"
+                                                             : "this run was taken")});
+  if (!base.valid || !now.valid) {
+    out.push_back(
+        {"clock_unattributed",
+         fmt::format("{}: the comparison is unattributed{}",
+                     !base.valid && !now.valid
+                         ? "neither the baseline's nor this run's clock state is valid"
+                     : !base.valid ? "the baseline's clock state is not valid"
+                                   : "this run's clock state is not valid",
+                     !base.valid ? " (re-pin the baseline under a valid clock window)" : "")});
+    return out;
+  }
+  std::vector<std::string> why;
   if (base.boot_id != now.boot_id)
-    out.push_back({"clock_differs", fmt::format("{} (other boot: baseline boot id {}, now {})", why,
-                                                base.boot_id, now.boot_id)});
+    why.push_back(
+        fmt::format("other boot: baseline boot id {}, now {}", base.boot_id, now.boot_id));
   if (base.gpu_uuid != now.gpu_uuid)
-    out.push_back({"clock_differs", fmt::format("{} (other GPU: baseline {}, now {})", why,
-                                                base.gpu_uuid, now.gpu_uuid)});
+    why.push_back(fmt::format("other GPU: baseline {}, now {}", base.gpu_uuid, now.gpu_uuid));
   if (base.driver != now.driver)
-    out.push_back({"clock_differs", fmt::format("{} (other driver: baseline {}, now {})", why,
-                                                base.driver, now.driver)});
+    why.push_back(fmt::format("other driver: baseline {}, now {}", base.driver, now.driver));
   double med = OffsetPct(base.sm_median_mhz, now.sm_median_mhz);
   if (!(med <= kClockOffsetPct))
-    out.push_back({"clock_differs",
-                   fmt::format("{} (SM clock medians {:.0f} and {:.0f} MHz are {:.2f}% apart, "
-                               "more than {:g}%)",
-                               why, base.sm_median_mhz, now.sm_median_mhz, med, kClockOffsetPct)});
+    why.push_back(fmt::format("SM clock medians {:.0f} and {:.0f} MHz are {:.2f}% apart",
+                              base.sm_median_mhz, now.sm_median_mhz, med));
   double mean = OffsetPct(base.sm_mean_mhz, now.sm_mean_mhz);
   if (!(mean <= kClockOffsetPct))
-    out.push_back({"clock_differs",
-                   fmt::format("{} (SM clock means {:.1f} and {:.1f} MHz are {:.2f}% apart, "
-                               "more than {:g}%)",
-                               why, base.sm_mean_mhz, now.sm_mean_mhz, mean, kClockOffsetPct)});
+    why.push_back(fmt::format("SM clock means {:.1f} and {:.1f} MHz are {:.2f}% apart",
+                              base.sm_mean_mhz, now.sm_mean_mhz, mean));
+  if (!why.empty()) {
+    std::string limit =
+        !(med <= kClockOffsetPct) || !(mean <= kClockOffsetPct)
+            ? fmt::format("; more than {:g}% apart is another clock state", kClockOffsetPct)
+            : std::string();
+    out.push_back(
+        {"clock_differs", fmt::format("taken under different clock states: the comparison is not "
+                                      "clock-attributed ({}{})",
+                                      fmt::join(why, "; "), limit)});
+  }
   return out;
 }
 
@@ -378,7 +398,9 @@ GateReport CompareToBaseline(const Baseline& baseline,
     if (baseline.Find(name) == nullptr) report.not_in_baseline.push_back(name);
   }
   report.caveats = ClockCaveats(baseline.clock, current_clock);
-  report.clock_attributed = report.caveats.empty();
+  report.simulated = baseline.clock.simulated || current_clock.simulated;
+  report.clock_attributed = std::none_of(report.caveats.begin(), report.caveats.end(),
+                                         [](const GateCaveat& c) { return c.code != "simulated"; });
   bool any_trials = false;
   for (const auto& m : baseline.metrics) any_trials = any_trials || !m.trials.empty();
   if (!any_trials)
@@ -484,6 +506,7 @@ std::string RenderGateJson(const GateReport& report) {
   j["false_fail_rate"] = kGateFalseFailRate;
   j["alpha_per_metric"] = report.alpha_per_metric;
   j["clock_attributed"] = report.clock_attributed;
+  j["simulated"] = report.simulated;
   ojson caveats = ojson::array();
   for (const auto& c : report.caveats)
     caveats.push_back({{"code", c.code}, {"message", c.message}});

@@ -69,6 +69,7 @@ struct GateReport {
   std::vector<GateRow> rows;    // in the baseline's metric order
   std::vector<GateCaveat> caveats;
   bool clock_attributed = true;  // false when any clock caveat applies
+  bool simulated = false;        // the baseline or the run came from a simulated device
   // fail if any row fails, is missing or is an error; else inconclusive if any row is; else
   // warn or pass.
   GateVerdict overall = GateVerdict::kPass;

@@ -221,6 +221,8 @@ Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
 
 ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
   ClockState c;
+  if (auto env = rec.find("environment"); env != rec.end() && env->is_object())
+    c.simulated = env->value("simulated", false);
   std::vector<double> med, mean;
   for (const auto& l : rec["legs"]) {
     if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false))
@@ -253,8 +255,13 @@ std::string RenderRecordText(const nlohmann::json& rec) {
   const auto& env = rec["environment"];
   if (env.value("simulated", false))
     out += fmt::format("SIMULATED DEVICE: {}\n", env.value("device", ""));
+  // Every planned leg ran but none is valid: the run is not "complete" in any sense a reader
+  // takes from the word.
+  std::string status = rec.value("status", "?");
+  if (status == "complete" && rec.value("valid_legs", 0) == 0)
+    status = "ended with NO VALID LEG (every planned leg ran)";
   out += fmt::format("{} {} started {}: {} of {} measured legs valid\n", rec.value("kind", "run"),
-                     rec.value("status", "?"), rec.value("started", ""), rec.value("valid_legs", 0),
+                     status, rec.value("started", ""), rec.value("valid_legs", 0),
                      rec.value("measured_legs", 0));
   for (const auto& m : rec.value("missing", std::vector<std::string>{}))
     out += fmt::format("  missing: {}\n", m);
@@ -268,6 +275,9 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                        src != sel->end() && src->is_string() ? src->get<std::string>() : "?");
   }
   out += "legs:\n";
+  // Columns as wide as their longest entry: long arm names do not push the rows apart.
+  std::size_t arm_w = 6;
+  for (const auto& l : rec["legs"]) arm_w = std::max(arm_w, l.value("arm", "").size());
   for (const auto& l : rec["legs"]) {
     std::string clock = "";
     const auto& w = l["window"];
@@ -289,8 +299,8 @@ std::string RenderRecordText(const nlohmann::json& rec) {
     std::string state = l.value("role", "") == "warmup"
                             ? "discarded (warmup)"
                             : (l.value("valid", false) ? "valid" : "INVALID");
-    out += fmt::format("  {:>3} {:<6} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0) + 1,
-                       l.value("arm", ""), l.value("role", ""), state,
+    out += fmt::format("  {:>3} {:<{}} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0) + 1,
+                       l.value("arm", ""), arm_w, l.value("role", ""), state,
                        static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9,
                        clock);
     if (l.value("role", "") == "measured")
@@ -300,15 +310,27 @@ std::string RenderRecordText(const nlohmann::json& rec) {
   for (const auto& [arm, sums] : rec["summary"].items()) {
     out += fmt::format("summary over valid legs ({}):\n", arm);
     if (sums.empty()) out += "  no valid leg: no number can be quoted\n";
+    // Byte counts in KiB/MiB/GiB; the name and unit columns as wide as their longest entry.
+    auto value = [](const nlohmann::json& m, const char* key) {
+      const double v = m.value(key, 0.0);
+      return m.value("unit", "") == "bytes" ? HumanBytes(v) : fmt::format("{:.6g}", v);
+    };
+    auto unit = [](const nlohmann::json& m) {
+      return m.value("unit", "") == "bytes" ? std::string() : m.value("unit", "");
+    };
+    std::size_t name_w = 34, unit_w = 6;
+    for (const auto& s : sums) {
+      name_w = std::max(name_w, s.value("name", "").size());
+      unit_w = std::max(unit_w, unit(s).size());
+    }
     for (const auto& s : sums) {
       if (StartsWith(s.value("name", ""), "vouch.exit_status")) continue;
-      out += fmt::format("  {:<34} median {:>12.6g} {:<6} min {:.6g} max {:.6g} spread {} (n={})\n",
-                         s.value("name", ""), s.value("median", 0.0), s.value("unit", ""),
-                         s.value("min", 0.0), s.value("max", 0.0),
-                         s["spread_pct"].is_null()
-                             ? std::string("n/a")
-                             : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
-                         s.value("n", 0));
+      out += fmt::format(
+          "  {:<{}} median {:>12} {:<{}} min {} max {} spread {} (n={})\n", s.value("name", ""),
+          name_w, value(s, "median"), unit(s), unit_w, value(s, "min"), value(s, "max"),
+          s["spread_pct"].is_null() ? std::string("n/a")
+                                    : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
+          s.value("n", 0));
     }
   }
   // An A/B record: its verdict, as vouch ab printed it in short.

@@ -826,6 +826,39 @@ nlohmann::json DiffToJson(const Diff& d) {
   return j;
 }
 
+namespace {
+
+// A change in percent; 0 -> 0 is "unchanged" and only 0 -> something is "new".
+std::string PercentCell(double a, double b, std::optional<double> pct) {
+  if (pct) return fmt::format("{:+.2f} %", *pct);
+  return a == b ? "unchanged" : "new";
+}
+
+// A headline figure in its unit: durations in ns, s or min, counts whole, shares in %.
+std::string HeadlineValue(const std::string& name, double v, bool sign = false) {
+  const bool ns = name.size() > 3 && name.compare(name.size() - 3, 3, "_ns") == 0;
+  const bool percent = name.find("percent") != std::string::npos;
+  // A change of a share is in percentage points, not percent of the share.
+  std::string body = ns        ? HumanDuration(std::fabs(v) / 1e9)
+                     : percent ? fmt::format("{:.1f} {}", std::fabs(v), sign ? "pp" : "%")
+                               : fmt::format("{:.0f}", std::fabs(v));
+  if (v < 0) return "-" + body;
+  return sign && v > 0 ? "+" + body : body;
+}
+
+struct HeadlineCells {
+  std::string name, a, b, change, pct;
+};
+HeadlineCells Cells(const HeadlineRow& r) {
+  return {r.name, HeadlineValue(r.name, r.a), HeadlineValue(r.name, r.b),
+          HeadlineValue(r.name, r.change(), true), PercentCell(r.a, r.b, r.percent_change())};
+}
+std::string RowPercent(const DiffRow& r) {
+  return PercentCell(static_cast<double>(r.a_ns), static_cast<double>(r.b_ns), r.percent_change());
+}
+
+}  // namespace
+
 std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
   std::string o;
   Line(o, "A: {}  ({})", d.a.path, d.a.window.empty() ? "whole trace" : "window " + d.a.window);
@@ -834,14 +867,12 @@ std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
   Line(o, "   clock: {}", d.b.clock_window);
   if (d.length_a) Line(o, "two lengths: A at {}, B at {}", *d.length_a, *d.length_b);
   for (const auto& w : d.warnings) Line(o, "warning: {}", w);
-  auto pct = [](std::optional<double> p) {
-    return p ? fmt::format("{:+.2f} %", *p) : std::string("new");
-  };
   Line(o, "");
   Line(o, "  {:<22} {:>16} {:>16} {:>16} {:>10}", "", "A", "B", "change", "");
-  for (const auto& r : d.headline)
-    Line(o, "  {:<22} {:>16.1f} {:>16.1f} {:>+16.1f} {:>10}", r.name, r.a, r.b, r.change(),
-         pct(r.percent_change()));
+  for (const auto& r : d.headline) {
+    auto c = Cells(r);
+    Line(o, "  {:<22} {:>16} {:>16} {:>16} {:>10}", c.name, c.a, c.b, c.change, c.pct);
+  }
   auto table = [&](const char* title, const std::vector<DiffRow>& v, std::size_t limit) {
     Line(o, "");
     Line(o, "{}", title);
@@ -856,13 +887,13 @@ std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
       if (d.length_a)
         Line(o, "  {:>12} {:>12} {:>12} {:>10} {:>14.1f} {:>8}  {}",
              Ms(static_cast<double>(r.a_ns)), Ms(static_cast<double>(r.b_ns)),
-             Ms(static_cast<double>(r.change_ns())), pct(r.percent_change()),
+             Ms(static_cast<double>(r.change_ns())), RowPercent(r),
              r.ns_per_unit_length.value_or(0), r.growth, Shorten(r.name, 80));
       else
         Line(o, "  {:>12} {:>12} {:>12} {:>10} {:>7} {:>7}  {}{}", Ms(static_cast<double>(r.a_ns)),
-             Ms(static_cast<double>(r.b_ns)), Ms(static_cast<double>(r.change_ns())),
-             pct(r.percent_change()), r.a_count, r.b_count,
-             r.status == "both" ? "" : "[" + r.status + "] ", Shorten(r.name, 80));
+             Ms(static_cast<double>(r.b_ns)), Ms(static_cast<double>(r.change_ns())), RowPercent(r),
+             r.a_count, r.b_count, r.status == "both" ? "" : "[" + r.status + "] ",
+             Shorten(r.name, 80));
     }
   };
   table("components", d.components, d.components.size());
@@ -872,6 +903,70 @@ std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
   Line(o, "{} kernel(s) added, {} removed", d.added.size(), d.removed.size());
   for (const auto& n : d.added) Line(o, "  + {}", Shorten(n, 100));
   for (const auto& n : d.removed) Line(o, "  - {}", Shorten(n, 100));
+  return o;
+}
+
+std::string RenderDiffMarkdown(const Diff& d, std::size_t max_kernels) {
+  std::string o;
+  auto side = [](const Summary& s) {
+    return fmt::format(
+        "`{}` ({})", MarkdownCell(s.path),
+        s.window.empty() ? "whole trace" : "window `" + MarkdownCell(s.window) + "`");
+  };
+  Line(o, "**vouch trace diff**: A {} against B {}", side(d.a), side(d.b));
+  Line(o, "");
+  if (d.length_a) {
+    Line(o, "Two lengths: A at {}, B at {}.", *d.length_a, *d.length_b);
+    Line(o, "");
+  }
+  for (const auto& w : d.warnings) Line(o, "> warning: {}", MarkdownCell(w));
+  if (!d.warnings.empty()) Line(o, "");
+  Line(o, "| | A | B | change | % |");
+  Line(o, "|---|---:|---:|---:|---:|");
+  for (const auto& r : d.headline) {
+    auto c = Cells(r);
+    Line(o, "| {} | {} | {} | {} | {} |", c.name, c.a, c.b, c.change, c.pct);
+  }
+  auto table = [&](const std::string& title, const std::vector<DiffRow>& v, std::size_t limit) {
+    Line(o, "");
+    Line(o, "{}", title);
+    Line(o, "");
+    if (d.length_a) {
+      Line(o, "| name | A | B | change | % | ns/unit len | growth |");
+      Line(o, "|---|---:|---:|---:|---:|---:|---|");
+    } else {
+      Line(o, "| name | A | B | change | % | A n | B n |");
+      Line(o, "|---|---:|---:|---:|---:|---:|---:|");
+    }
+    for (std::size_t i = 0; i < std::min(limit, v.size()); ++i) {
+      const auto& r = v[i];
+      std::string name = "`" + MarkdownCell(Shorten(r.name, 120)) + "`" +
+                         (r.status == "both" ? "" : " (" + r.status + ")");
+      std::string a = Ms(static_cast<double>(r.a_ns)), b = Ms(static_cast<double>(r.b_ns)),
+                  ch = Ms(static_cast<double>(r.change_ns()));
+      if (d.length_a)
+        Line(o, "| {} | {} | {} | {} | {} | {:.1f} | {} |", name, a, b, ch, RowPercent(r),
+             r.ns_per_unit_length.value_or(0), r.growth);
+      else
+        Line(o, "| {} | {} | {} | {} | {} | {} | {} |", name, a, b, ch, RowPercent(r), r.a_count,
+             r.b_count);
+    }
+  };
+  table("Components", d.components, d.components.size());
+  table(fmt::format("Kernels (top {} of {}, {})", std::min(max_kernels, d.kernels.size()),
+                    d.kernels.size(),
+                    d.length_a ? "by growth per unit length" : "by absolute change"),
+        d.kernels, max_kernels);
+  if (!d.added.empty() || !d.removed.empty()) {
+    Line(o, "");
+    Line(o, "<details><summary>{} kernel(s) added, {} removed</summary>", d.added.size(),
+         d.removed.size());
+    Line(o, "");
+    for (const auto& n : d.added) Line(o, "- added `{}`", MarkdownCell(Shorten(n, 200)));
+    for (const auto& n : d.removed) Line(o, "- removed `{}`", MarkdownCell(Shorten(n, 200)));
+    Line(o, "");
+    Line(o, "</details>");
+  }
   return o;
 }
 

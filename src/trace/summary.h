@@ -169,6 +169,9 @@ void StreamSummaryJson(const Summary& s, const std::function<void(std::string_vi
 std::string RenderSummaryText(const Summary& s, std::size_t max_kernels = 15);
 nlohmann::json DiffToJson(const Diff& d);
 std::string RenderDiffText(const Diff& d, std::size_t max_kernels = 15);
+// The same comparison as Markdown (a pull request comment): the headline, components and the
+// top MAX_KERNELS kernels as tables, added and removed kernels folded.
+std::string RenderDiffMarkdown(const Diff& d, std::size_t max_kernels = 15);
 
 // Interval helpers (exposed for tests): length of the union of [start, end) intervals, and
 // of the intersection of two such unions.

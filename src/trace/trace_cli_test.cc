@@ -105,5 +105,62 @@ TEST(TraceCli, DiffAndNcuRun) {
   EXPECT_EQ(nlohmann::json::parse(out)["kernels"].size(), 6u);
 }
 
+TEST(TraceCli, DiffReadsInHumanUnitsAndAsMarkdown) {
+  int rc = -1;
+  // The same trace twice: 0 -> 0 instances is unchanged, not "new"; durations in their unit.
+  std::string out =
+      Vouch("trace diff " + DataPath("small.json") + " " + DataPath("small.json"), &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("  elapsed_ns                       2.1 ms           2.1 ms             0 ns "
+                     "   +0.00 %\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  instances                             0                0                0  "
+                     "unchanged\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find(" new\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find(".0 \n"), std::string::npos) << out;
+  // A window against another trace: changes with signs, a share's change in points.
+  out =
+      Vouch("trace diff " + kFixture + " " + DataPath("small.json") + " --window decode_step", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("  elapsed_ns                      75.2 ms         100.0 us         -75.1 ms "
+                     "  -99.87 %\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  busy_percent                     30.9 %           58.4 %         +27.5 pp "
+                     "  +88.81 %\n"),
+            std::string::npos)
+      << out;
+  // Markdown: to stdout with -, or into a file beside the text.
+  out = Vouch("trace diff " + kFixture + " " + DataPath("small.json") +
+                  " --window decode_step --top 3 --markdown -",
+              &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.rfind("**vouch trace diff**: A `", 0), 0u) << out;
+  EXPECT_NE(out.find("| elapsed_ns | 75.2 ms | 100.0 us | -75.1 ms | -99.87 % |\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| `gemm` | 18.550 ms | 0.022 ms | -18.528 ms | -99.88 % | 800 | 2 |\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Kernels (top 3 of "), std::string::npos) << out;
+  EXPECT_NE(out.find("<details><summary>"), std::string::npos) << out;
+  const std::string md = ::testing::TempDir() + "/vouch_trace_diff.md";
+  out = Vouch("trace diff " + kFixture + " " + DataPath("small.json") +
+                  " --window decode_step --markdown " + md,
+              &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("kernels (by absolute change)"), std::string::npos) << out;  // the text
+  int cat_rc = -1;
+  EXPECT_NE(RunCommand("cat " + md, &cat_rc).find("| `gemm` | 18.550 ms"), std::string::npos);
+  out = Vouch(
+      "trace diff " + kFixture + " " + DataPath("small.json") + " --markdown /nonexistent/dir/x.md",
+      &rc);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("/nonexistent/dir/x.md"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace vouch::trace

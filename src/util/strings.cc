@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace vouch {
 
@@ -89,6 +90,32 @@ std::string HumanBytes(double bytes) {
   }
   return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u])
                 : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+std::string MarkdownCell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string HumanDuration(double seconds) {
+  if (!std::isfinite(seconds)) return fmt::format("{} s", seconds);
+  if (seconds < 0) return "-" + HumanDuration(-seconds);
+  if (seconds < 1e-6) return fmt::format("{:.0f} ns", seconds * 1e9);
+  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.1f} ms", seconds * 1e3);
+  if (seconds < 59.95) return fmt::format("{:.1f} s", seconds);
+  const auto whole = static_cast<long long>(std::llround(seconds));
+  if (whole < 3600) return fmt::format("{} min {:02} s", whole / 60, whole % 60);
+  const long long minutes = (whole + 30) / 60;
+  return fmt::format("{} h {:02} min", minutes / 60, minutes % 60);
 }
 
 }  // namespace vouch

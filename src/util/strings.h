@@ -18,6 +18,11 @@ std::string ShellQuote(std::string_view arg);
 std::string ShellJoin(const std::vector<std::string>& argv);
 // Human-readable byte count (KiB, MiB, GiB).
 std::string HumanBytes(double bytes);
+// Human-readable duration of SECONDS: "12 ns", "3.4 us", "12.5 ms", "4.2 s", "2 min 05 s",
+// "1 h 03 min". Negative durations keep their sign.
+std::string HumanDuration(double seconds);
+// S as one cell of a Markdown table: '|' escaped, newlines as spaces.
+std::string MarkdownCell(std::string_view s);
 
 // The lines of a text, one at a time, without their '\n'. A last line with no newline is
 // returned too, marked unterminated (a writer that stopped mid-line).

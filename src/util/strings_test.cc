@@ -30,6 +30,20 @@ TEST(Strings, HumanBytes) {
   EXPECT_EQ(HumanBytes(3.0 * 1024 * 1024 * 1024), "3.0 GiB");
 }
 
+TEST(Strings, MarkdownCell) { EXPECT_EQ(MarkdownCell("a|b\nc"), "a\\|b c"); }
+
+TEST(Strings, HumanDuration) {
+  EXPECT_EQ(HumanDuration(12e-9), "12 ns");
+  EXPECT_EQ(HumanDuration(3.44e-6), "3.4 us");
+  EXPECT_EQ(HumanDuration(0.0125), "12.5 ms");
+  EXPECT_EQ(HumanDuration(4.2), "4.2 s");
+  EXPECT_EQ(HumanDuration(59.97), "1 min 00 s");  // not "60.0 s"
+  EXPECT_EQ(HumanDuration(125), "2 min 05 s");
+  EXPECT_EQ(HumanDuration(3780), "1 h 03 min");
+  EXPECT_EQ(HumanDuration(-0.5), "-500.0 ms");
+  EXPECT_EQ(HumanDuration(0), "0 ns");
+}
+
 }  // namespace vouch
 
 namespace vouch {
