@@ -1,10 +1,15 @@
-// Kineto (PyTorch profiler) Chrome trace, then the summary over it.
+// The GPU trace readers, then the summary over what they read: Kineto (PyTorch profiler)
+// Chrome trace JSON (pick 0) and vouch's CUPTI tracer's JSON lines (pick 1).
 #include "fuzz_util.h"
+#include "trace/cupti_reader.h"
 #include "trace/kineto_reader.h"
 #include "trace/summary.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto t = vouch::trace::ParseKinetoJson(vouch::fuzz::AsText(data, size), "fuzz.json", 4096);
+  // Built once per reader with VOUCH_FUZZ_PICK set (fuzz/CMakeLists.txt).
+  const auto text = vouch::fuzz::AsText(data, size);
+  auto t = VOUCH_FUZZ_PICK == 0 ? vouch::trace::ParseKinetoJson(text, "fuzz.json", 4096)
+                                : vouch::trace::ParseCuptiTrace(text, "gpu-trace.jsonl");
   if (t) {
     vouch::trace::SummaryOptions o;
     auto s = vouch::trace::Summarize(*t, o);

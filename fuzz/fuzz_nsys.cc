@@ -4,7 +4,7 @@
 #include "trace/summary.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  vouch::fuzz::TempInput in(data, size, ".sqlite");
+  vouch::fuzz::TempInput in(data, size, "trace.sqlite");
   auto t = vouch::trace::ReadNsysSqlite(in.path());
   if (t) {
     vouch::trace::SummaryOptions o;

@@ -12,10 +12,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto text = vouch::fuzz::AsText(data, size);
   switch (VOUCH_FUZZ_PICK) {
     case 0: {
-      auto j = vouch::ParseJson(text, "record.json");
-      if (j && vouch::CheckRecordShape(*j, "record.json")) {
+      // The reader `show` and `gate` use: bounded open, parse, version, journal, schema.
+      vouch::fuzz::TempInput in(data, size, "record.json");
+      auto j = vouch::ReadRecordJson(in.path());
+      if (j) {
         (void)vouch::RenderRecordText(*j);
-        (void)vouch::RecordMedians(*j, "run", "record.json");
+        (void)vouch::RecordMedians(*j, "run", in.path());
         (void)vouch::RecordClockState(*j, "run");
       }
       break;
@@ -36,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)vouch::ParseBaseline(text, "baseline.json");
       break;
     default: {
-      vouch::fuzz::TempInput in(data, size, ".jsonl");
+      vouch::fuzz::TempInput in(data, size, "samples.jsonl");
       auto s = vouch::ReadSampleStream(in.path());
       if (s) {
         vouch::Policy p;

@@ -1,88 +1,103 @@
 #!/usr/bin/env bash
-# Fuzzes every reader of untrusted input with libFuzzer (clang, ASan+UBSan) for SECONDS each:
+# Fuzzes every reader of untrusted input with libFuzzer (clang, ASan+UBSan) for SECONDS each,
+# one target after the other:
 #   bash scripts/fuzz.sh 60            # all targets, 60 s each
 #   bash scripts/fuzz.sh 10 ncu record # only these
-# The seed corpus is built from tests/data and tests/fixtures (nothing large is committed);
-# what a run adds stays in build-fuzz/corpus/<target> between runs. A crash leaves its input in
-# build-fuzz/crashes/ and fails the script. Prints one line per target: runs, seconds, corpus.
+# The seed corpus is made from files in the repository only (tests/data, tests/fixtures,
+# fuzz/seeds; nothing large is committed); what a run adds stays in build-fuzz/corpus/<target>
+# between runs (FUZZ_FRESH=1 starts from the seeds alone). A crash, a hang (10 s), a leak or a
+# UB report leaves its input in build-fuzz/crashes/ and fails the script. Prints one line per
+# target: executions, seconds, corpus size, and the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
-root=$PWD
-out=$root/build-fuzz
+out=$PWD/build-fuzz
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (bash scripts/setup.sh)"; exit 1; }
-cmake -S fuzz -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)" >/dev/null
-ninja -C "$out" >/dev/null
+mkdir -p "$out"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# No build type: the flags are fuzz/CMakeLists.txt's alone (-O1, asserts kept).
+cmake -S fuzz -B "$out" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" \
+  >"$out/cmake.log" 2>&1 || { cat "$out/cmake.log"; exit 1; }
+if ! ninja -C "$out" >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log"
+  echo "fuzz: the build failed (whole log: $out/build.log)"
+  exit 1
+fi
 
-all=(kineto nsys ncu llama_bench vllm gbench nvbench channel regex json_pointer record window
-  baseline samples)
+all=(kineto nsys ncu llama_bench vllm gbench nvbench hyperfine pytest channel regex json_pointer
+  record window baseline samples cupti)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds" "$out/crashes"
+mkdir -p "$out/crashes"
+for t in "${all[@]}"; do mkdir -p "$seeds/$t"; done
 seed() {  # seed TARGET FILE...: copies small files (at most 256 KiB) as seeds
-  local t=$1
+  local t=$1 i=0
   shift
-  mkdir -p "$seeds/$t"
   for f in "$@"; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 262144 ] && cp "$f" "$seeds/$t/" || true
+    i=$((i + 1))
+    if [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 262144 ]; then
+      cp "$f" "$seeds/$t/$i-$(basename "$f")"
+    fi
   done
 }
 d=tests/data
+# Every checked-in input of a reader is a seed, the invalid ones too (they reach the errors).
 seed kineto $d/trace/small.json $d/trace/no_kernels.json
-zcat tests/fixtures/kineto_lm_small.json.gz | head -c 200000 >"$seeds/kineto/lm_head.json"
-mkdir -p "$seeds/nsys"
-if command -v sqlite3 >/dev/null; then
-  cat $d/trace/nsys_schema.sql fuzz/seeds/nsys_rows.sql | sqlite3 "$seeds/nsys/seed.sqlite"
-fi
-seed ncu $d/ncu/raw_with_stalls.csv tests/fixtures/ncu_raw.csv tests/fixtures/ncu_details.csv
-seed llama_bench $d/metrics/llama_bench.json $d/metrics/llama_bench.jsonl
-seed vllm $d/metrics/vllm_bench_serve.json $d/metrics/vllm_bench_serve_llmd.json
-seed gbench $d/metrics/gbench.json $d/metrics/gbench_compare_input.json
+# A valid head of the real H200 trace (the whole one is 5 MB): its first 300 events.
+python3 - "$seeds/kineto/h200_head.json" <<'EOF'
+import gzip, json, sys
+d = json.load(gzip.open("tests/fixtures/kineto_lm_small.json.gz"))
+d["traceEvents"] = d["traceEvents"][:300]
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+sqlite3 "$seeds/nsys/seed.sqlite" <$d/trace/nsys_schema.sql
+sqlite3 "$seeds/nsys/seed.sqlite" <fuzz/seeds/nsys_rows.sql
+seed ncu $d/ncu/*.csv tests/fixtures/ncu_raw.csv tests/fixtures/ncu_details.csv
+seed llama_bench $d/metrics/llama_bench*.json*
+seed vllm $d/metrics/vllm_bench_serve*.json
+seed gbench $d/metrics/gbench*.json
 seed nvbench $d/metrics/nvbench.json
-mkdir -p "$seeds/channel" "$seeds/regex" "$seeds/json_pointer"
-printf '{"event":"begin","unix_s":1}\n{"name":"tok_s","value":101.5,"unit":"tok/s","better":"higher"}\n{"name":"sha","text":"ab12"}\n{"event":"end","unix_s":2}\n' >"$seeds/channel/seed.jsonl"
-printf 'warmup done\ntok_s=123.4 tok/s\n' >"$seeds/regex/seed.txt"
-printf '{"results":[{"tok_s":99.5}]}' >"$seeds/json_pointer/seed.json"
-seed record $(find $d -name 'record*.json' 2>/dev/null)
-seed window $(find $d -name 'window*.json' 2>/dev/null)
+seed hyperfine $d/metrics/hyperfine*.json
+seed pytest $d/metrics/pytest_benchmark.json
+seed channel $(find $d/store -name metrics.jsonl | sort | head -3) fuzz/seeds/channel.jsonl
+seed regex fuzz/seeds/regex.txt
+seed json_pointer fuzz/seeds/json_pointer.json $d/metrics/vllm_bench_serve.json
+seed record $(find $d/store -name record.json | sort)
+seed window $(find $d/store -name window.json | sort | head -6)
 seed baseline $d/gate/*.json
-head -200 tests/fixtures/nvml_h200_scenario.jsonl >"$seeds/samples.jsonl.tmp"
-seed samples $d/sim/h200x2_gpu0_idle.jsonl
-mv "$seeds/samples.jsonl.tmp" "$seeds/samples/scenario_head.jsonl"
-# Records and windows: made by the built vouch on the simulated device when it is there.
-if [ -x build/vouch ]; then
-  tmp=$(mktemp -d)
-  printf '#!/bin/sh\nsleep 0.6\necho "{\\"name\\":\\"tok_s\\",\\"value\\":100}" >> "$VOUCH_METRICS"\n' >"$tmp/leg.sh"
-  chmod +x "$tmp/leg.sh"
-  if (cd "$tmp" && VOUCH_LOCK_FILE=$tmp/lock VOUCH_SIM=$root/$d/sim/h200_copy_busy.jsonl \
-    "$root/build/vouch" run --min-busy-readings 5 --warmup 0 --reps 2 --out r -- ./leg.sh) >/dev/null 2>&1; then
-    cp "$tmp/r/record.json" "$seeds/record/"
-    cp "$tmp/r/legs/000-run-measured/window.json" "$seeds/window/"
-  fi
-  rm -rf "$tmp"
-fi
+head -200 tests/fixtures/nvml_h200_scenario.jsonl >"$seeds/samples/scenario_head.jsonl"
+seed samples $(find $d/store -name samples.jsonl | sort | head -3)
+seed cupti $d/trace/cupti_small.jsonl $d/trace/h200/*.jsonl
+# Inputs that once crashed, hung or leaked a reader (fuzz/regressions/<target>/): kept as seeds.
+for t in "${all[@]}"; do
+  [ -d fuzz/regressions/$t ] && seed "$t" fuzz/regressions/$t/*
+done
 
 status=0
-printf '%-13s %10s %8s %8s\n' target runs seconds corpus
+printf '%-13s %10s %8s %8s  %s\n' target executions seconds corpus result
 for t in "${targets[@]}"; do
-  mkdir -p "$out/corpus/$t" "$seeds/$t"
+  [ -x "$out/fuzz_$t" ] || { echo "fuzz: no target '$t' (targets: ${all[*]})"; exit 2; }
+  [ "${FUZZ_FRESH:-0}" = 1 ] && rm -rf "$out/corpus/$t"
+  mkdir -p "$out/corpus/$t"
   log=$out/$t.log
   start=$(date +%s.%N)
-  if ! "$out/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
-    -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 "$out/corpus/$t" "$seeds/$t" \
-    >"$log" 2>&1; then
-    echo "fuzz: $t FAILED; see $log and $out/crashes/"
-    grep -m5 -E 'ERROR|runtime error|SUMMARY' "$log" || true
+  result=ok
+  if ! ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_$t" -max_total_time="$secs" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=262144 -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
+    "$out/corpus/$t" "$seeds/$t" >"$log" 2>&1; then
+    result="FAILED: see $log and $out/crashes/"
     status=1
   fi
   end=$(date +%s.%N)
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  printf '%-13s %10s %8.1f %8s\n' "$t" "${runs:-?}" "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" \
-    "$(ls "$out/corpus/$t" | wc -l)"
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  printf '%-13s %10s %8.1f %8s  %s\n' "$t" "${runs:-?}" \
+    "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" "$(ls "$out/corpus/$t" | wc -l)" \
+    "$result"
+  [ "$result" = ok ] || grep -m5 -E 'ERROR|runtime error|SUMMARY|Test unit written' "$log" || true
 done
 exit $status

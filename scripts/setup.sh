@@ -8,7 +8,7 @@ pkgs=(
   libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev libre2-dev
   libgtest-dev libgmock-dev
   python3 sqlite3 hyperfine
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev lld ccache   # the fuzz targets (scripts/fuzz.sh)
   libpq-dev postgresql   # the history store's PostgreSQL engine and the test server
   chromium               # the report's browser test (headless)
   slurm-wlm munge

@@ -325,6 +325,21 @@ TEST(KinetoReader, ANameThatIsANumberIsKeptAsWritten) {
       << obj.error().message;
 }
 
+TEST(KinetoReader, AKernelWithoutANameIsKeptUnderAnEmptyName) {
+  // fuzz/regressions/kineto/nameless_kernel.json (the fuzzer's find): interning the name of a
+  // nameless event copied from a null pointer (UB); the cut array is still an error after it.
+  auto cut = ParseKinetoJson(R"([{"ph":"X","cat":"kernel","ts":0,"dur":5})", "cut.json");
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().message.find("cut.json"), std::string::npos) << cut.error().message;
+  auto t = ParseKinetoJson(R"([{"ph":"X","cat":"kernel","ts":0,"dur":5},)"
+                           R"({"ph":"X","cat":"kernel","name":"","ts":9,"dur":1}])",
+                           "nameless.json");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->ops.size(), 2u);
+  EXPECT_EQ(t->ops[0].name_id, t->ops[1].name_id);
+  EXPECT_EQ(t->Name(t->ops[0].name_id), "");
+}
+
 TEST(KinetoReader, TimesPast64BitsAreRefusedNotWrapped) {
   for (const char* fields : {R"("name": "k", "ts": 1e300, "dur": 2)",
                              R"("name": "k", "ts": 4000000000000000, "dur": 4000000000000000)",

@@ -12,6 +12,9 @@ namespace {
 std::size_t Slot(std::string_view name, std::size_t slots) {
   std::uint64_t a = 0, b = 0, c = 0;
   const std::size_t n = name.size();
+  // An empty view may have no data at all (a nameless event): memcpy from null is UB even
+  // for 0 bytes (found by fuzz/fuzz_kineto.cc).
+  if (n == 0) return 0;
   std::memcpy(&a, name.data(), std::min<std::size_t>(n, 8));
   if (n > 8) {
     std::memcpy(&b, name.data() + n - 8, 8);
