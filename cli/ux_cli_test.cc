@@ -371,5 +371,60 @@ TEST_F(UxCli, TheReproduceLineHasTheGlobalOptionsAndTheDirectory) {
   EXPECT_EQ(Json("r/record.json")["recipe"]["cwd"], fs::canonical(D()).string());
 }
 
+TEST_F(UxCli, PullRequestMarkdownFitsInAGitHubCommentWithWhatMattersFirst) {
+  // 700 metrics with long names (as nvbench writes them); the first five 10 % slower.
+  Script("leg.sh",
+         "sleep 0.4\ni=0\nwhile [ $i -lt 700 ]; do v=1; [ $i -lt 5 ] && v=$(cat slow); echo "
+         "\"{\\\"name\\\":\\\"bench_$i[Device=0,Elements=16777216].nv/cold/time/gpu/mean\\\","
+         "\\\"value\\\":$v,\\\"unit\\\":\\\"s\\\",\\\"better\\\":\\\"lower\\\"}\"; i=$((i+1)); "
+         "done >> \"$VOUCH_METRICS\"\n");
+  std::ofstream(D("slow")) << "1";
+  auto b =
+      Vouch("baseline --min-busy-readings 3 --trials 2 --baseline base.json -- ./leg.sh", kCopy);
+  ASSERT_EQ(b.rc, 0) << b.out.substr(0, 2000);
+  std::ofstream(D("slow")) << "1.1";
+  auto g = Vouch(
+      "gate --min-busy-readings 3 --baseline base.json --warmup 0 --reps 1 --out g --markdown "
+      "pr.md -- ./leg.sh",
+      kCopy);
+  EXPECT_EQ(g.rc, 1) << g.out.substr(0, 3000);
+  EXPECT_TRUE(Has(g.out,
+                  "is over GitHub's 65536 for a comment: pr.md holds the rows that matter "
+                  "first, pr.full.md every row"))
+      << g.out.substr(g.out.size() - 3000);
+  auto read = [&](const std::string& f) {
+    std::ifstream in(D(f));
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string md = read("pr.md"), full = read("pr.full.md");
+  EXPECT_LE(md.size(), 65536u);
+  EXPECT_GT(full.size(), 65536u);
+  EXPECT_EQ(md.rfind("**vouch gate: fail (695 pass, 4 warn, 1 fail); SIMULATED device", 0), 0u)
+      << md.substr(0, 300);
+  // The failing headline first, then the four warnings, then the fold of passing rows.
+  const auto table = md.find("|---|---|---:|");
+  ASSERT_NE(table, std::string::npos);
+  const std::string first = md.substr(md.find('\n', table) + 1, 40);
+  EXPECT_EQ(first.rfind("| bench_0[Device=0", 0), 0u) << first;
+  EXPECT_TRUE(Has(md, "| **FAIL** |")) << md.substr(0, 2000);
+  const auto warn4 = md.find("| bench_4[");
+  const auto fold = md.find("<details><summary>");
+  ASSERT_NE(warn4, std::string::npos);
+  ASSERT_NE(fold, std::string::npos);
+  EXPECT_LT(warn4, fold);
+  EXPECT_TRUE(std::regex_search(md, std::regex("of 695 passing or skipped metrics</summary>")))
+      << md.substr(fold, 200);
+  EXPECT_TRUE(std::regex_search(
+      md, std::regex("\n[0-9]+ of 700 rows not shown \\(0 of them failing, inconclusive or "
+                     "warning\\): a pull request comment holds at most 65536 characters; every "
+                     "row is in `pr.full.md`\n")))
+      << md.substr(md.size() - 1500);
+  std::size_t rows = 0;
+  for (std::size_t p = full.find("\n| bench_"); p != std::string::npos;
+       p = full.find("\n| bench_", p + 1))
+    ++rows;
+  EXPECT_EQ(rows, 700u);
+}
+
 }  // namespace
 }  // namespace vouch
