@@ -194,6 +194,21 @@ TEST_F(AbCli, SequentialModeStopsEarlyOnAClearEffect) {
   EXPECT_EQ(rec["planned_legs"].get<size_t>(), rec["legs"].size());
   EXPECT_NE(rec["extra"]["stopped_early"].get<std::string>().find("planned legs were not needed"),
             std::string::npos);
+  // The clock-normalised interval is at the look's corrected level, as the verdict's is.
+  const double level = v["decision"]["ratio"]["confidence"].get<double>();
+  EXPECT_GT(level, 0.95);
+  EXPECT_EQ(v["clock_normalised"]["ratio"]["confidence"].get<double>(), level) << v.dump();
+  const std::string ci = fmt::format("({:.0f} % CI ", 100 * level);
+  const auto ratio_line = r.out.find("  ratio     B/A ");
+  const auto clock_line = r.out.find("  clock-normalised B/A ");
+  ASSERT_NE(ratio_line, std::string::npos) << r.out;
+  ASSERT_NE(clock_line, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(ratio_line, r.out.find('\n', ratio_line) - ratio_line).find(ci),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.substr(clock_line, r.out.find('\n', clock_line) - clock_line).find(ci),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

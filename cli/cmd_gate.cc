@@ -193,7 +193,9 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   std::string baseline_path, record_path, markdown;
   app.add_option("--baseline", baseline_path, "baseline file (from vouch baseline)")->required();
   app.add_option("RECORD", record_path, "a record to gate instead of running a command");
-  app.add_option("--markdown", markdown, "also write the table as Markdown (for a pull request)");
+  app.add_option("--markdown", markdown,
+                 "also write the table as Markdown for a pull request (at most 65,536 characters: "
+                 "the rows that matter first; every row in FILE.full.md when they do not all fit)");
   std::vector<std::string> threshold_specs;
   ThresholdPolicy thresholds;
   AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
@@ -245,7 +247,22 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   else
     fmt::print("{}", RenderGateText(report));
   if (!markdown.empty()) {
-    if (auto s = WriteFileAtomic(markdown, RenderGateMarkdown(report)); !s)
+    // A comment GitHub accepts; when every row does not fit, all of them go beside it in
+    // FILE.full.md, which the comment names.
+    std::string full = RenderGateMarkdown(report, std::string::npos);
+    std::string full_path;
+    if (full.size() > kPullRequestCommentChars) {
+      full_path = std::filesystem::path(markdown).replace_extension(".full.md").string();
+      if (auto s = WriteFileAtomic(full_path, full); !s)
+        return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitError;
+      fmt::print(stderr,
+                 "vouch gate: the Markdown table ({} characters) is over GitHub's {} for a "
+                 "comment: {} holds the rows that matter first, {} every row\n",
+                 full.size(), kPullRequestCommentChars, markdown, full_path);
+    }
+    if (auto s = WriteFileAtomic(markdown,
+                                 RenderGateMarkdown(report, kPullRequestCommentChars, full_path));
+        !s)
       return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitError;
   }
   // The gate table goes with its record: into record.json when the gate ran the legs, and

@@ -52,7 +52,8 @@ TEST_F(RunCli, WarmupDiscardedMeasuredSummarizedAndShownAgain) {
   EXPECT_EQ(j["summary"]["run"][0]["median"], 100.0);
   EXPECT_EQ(j["summary"]["run"][0]["n"], 3);
   EXPECT_EQ(j["environment"]["simulated"], true);
-  EXPECT_TRUE(Has(j["recipe"]["reproduce"].get<std::string>(), "vouch run"));
+  EXPECT_TRUE(Has(j["recipe"]["reproduce"].get<std::string>(), " vouch --sim ")) << j["recipe"];
+  EXPECT_TRUE(Has(j["recipe"]["reproduce"].get<std::string>(), " run ")) << j["recipe"];
   EXPECT_TRUE(fs::exists(D("r/legs/002-run-measured/samples.jsonl")));
   EXPECT_TRUE(fs::exists(D("r/legs/002-run-measured/window.json")));
   auto show = Vouch("show r");

@@ -211,6 +211,20 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   r.vouch_argv = vouch_argv;
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
     if (const char* v = std::getenv(name)) r.reproduce_env.emplace_back(name, v);
+  // What the run depended on beyond its own arguments: the simulated device (and where its
+  // replay starts), a lock file other than the default, the directory it ran in.
+  namespace fs = std::filesystem;
+  std::error_code cwd_ec;
+  r.cwd = fs::current_path(cwd_ec).string();
+  if (!g.sim_path.empty()) {
+    r.global_argv = {"--sim", fs::absolute(g.sim_path, cwd_ec).lexically_normal().string()};
+    if (const char* v = std::getenv("VOUCH_SIM_START"))
+      r.reproduce_env.emplace_back("VOUCH_SIM_START", v);
+  }
+  if (g.lock_path != DefaultLockPath())
+    r.global_argv.insert(
+        r.global_argv.end(),
+        {"--lock-file", fs::absolute(g.lock_path, cwd_ec).lexically_normal().string()});
   r.arms = std::move(arms);
   r.started_unix_s = UnixNowSeconds();
   r.policy = f.policy.Apply(Policy{});
@@ -222,7 +236,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
       {"lock_file", g.lock_path},
       {"disk_budget_bytes", static_cast<std::uint64_t>(f.disk_budget_gib * (1ull << 30))}};
   r.environment = CaptureEnvironment(*ctx->device, *gpus);
-  r.revisions = CaptureRevisions(f.cwd, f.repos);
+  r.revisions = CaptureRevisions(f.cwd, f.repos, {ctx->dir, g.lock_path});
   r.artifacts = *hashes;
   r.contention = {{"start", CaptureContention(*ctx->device, *gpus)}};
   if (ctx->device->Simulated())

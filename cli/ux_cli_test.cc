@@ -302,5 +302,129 @@ TEST_F(UxCli, GateSaysSimulatedOnceInEveryFormAndBytesInUnits) {
   EXPECT_EQ(gj["rows"][1]["baseline"], 4400000000.0);  // JSON keeps the number
 }
 
+TEST_F(UxCli, VouchsOwnOutputDoesNotMakeACheckoutDirty) {
+  auto git = [&](const std::string& args) {
+    return testing_util::Shell(fmt::format(
+        "cd {} && git -c user.name=t -c user.email=t@t -c init.defaultBranch=main {}", D(), args));
+  };
+  ASSERT_EQ(git("init -q . && echo x > src.txt && git add src.txt && git commit -qm x").rc, 0);
+  const std::string run = "run --min-busy-readings 3 --warmup 0 --reps 1";
+  auto first = Vouch(run + " -- sleep 0.3", kCopy);  // the default --out, in the checkout
+  ASSERT_EQ(first.rc, 0) << first.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first.out, m, std::regex("record: (vouch-run-[0-9-]+)/record")))
+      << first.out;
+  const std::string first_dir = m[1].str();
+  auto second = Vouch(run + " -- sleep 0.3", kCopy);
+  ASSERT_EQ(second.rc, 0) << second.out;
+  ASSERT_TRUE(std::regex_search(second.out, m, std::regex("record: (vouch-run-[0-9-]+)/record")))
+      << second.out;
+  auto rev = Json(m[1].str() + "/record.json")["revisions"][0];
+  EXPECT_EQ(rev["dirty"], false) << rev.dump();
+  // The first run's folder and the lock file.
+  EXPECT_EQ(rev["vouch_output_ignored"], nlohmann::json({"lock", first_dir + "/"})) << rev.dump();
+  EXPECT_FALSE(rev.contains("dirty_paths")) << rev.dump();
+  // A baseline file and a gate's Markdown are vouch's too; a changed source file is not.
+  std::ofstream(D("base.json")) << "{\n  \"schema\": \"vouch.baseline\"\n}\n";
+  std::ofstream(D("pr.md")) << "**vouch gate: pass**\n";
+  std::ofstream(D("src.txt")) << "changed\n";
+  std::ofstream(D("notes.txt")) << "mine\n";
+  auto third = Vouch(run + " --out third -- sleep 0.3", kCopy);
+  ASSERT_EQ(third.rc, 0) << third.out;
+  rev = Json("third/record.json")["revisions"][0];
+  EXPECT_EQ(rev["dirty"], true) << rev.dump();
+  EXPECT_EQ(rev["dirty_paths"], nlohmann::json({"src.txt", "notes.txt"})) << rev.dump();
+  EXPECT_EQ(rev["vouch_output_ignored"].size(), 5u) << rev.dump();  // + 2nd run, base.json, pr.md
+}
+
+TEST_F(UxCli, ArmsAndClockPairSayOneThingInTheRightColumn) {
+  std::ofstream(D("a.bin")) << "same bytes";
+  std::ofstream(D("b.bin")) << "same bytes";
+  auto same = Vouch("arms --artifact-a a.bin --artifact-b b.bin");
+  EXPECT_EQ(same.rc, 1) << same.out;
+  EXPECT_TRUE(Has(same.out, "same_artifact")) << same.out;
+  EXPECT_FALSE(Has(same.out, "only the artifact hashes differ")) << same.out;  // no contradiction
+  std::ofstream(D("c.bin")) << "other bytes";
+  auto hash_only = Vouch("arms --artifact-a a.bin --artifact-b c.bin");
+  EXPECT_EQ(hash_only.rc, 1) << hash_only.out;
+  EXPECT_TRUE(Has(hash_only.out, "only the artifact hashes differ")) << hash_only.out;
+
+  auto s = Vouch("clock sample --min-busy-readings 3 --quiet --out w -- sleep 0.5", kCopy);
+  ASSERT_EQ(s.rc, 0) << s.out;
+  auto p = Vouch("clock pair w/window.json w/window.json --min-busy-readings 100000");
+  EXPECT_EQ(p.rc, 3) << p.out;
+  EXPECT_TRUE(Has(p.out, "  FAIL   window A valid ")) << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex("FAIL   window A valid +A: invalid  B: -\n")))
+      << p.out;
+  EXPECT_TRUE(std::regex_search(p.out, std::regex("FAIL   window B valid +A: -  B: invalid\n")))
+      << p.out;
+}
+
+TEST_F(UxCli, TheReproduceLineHasTheGlobalOptionsAndTheDirectory) {
+  auto r = Vouch("run --min-busy-readings 3 --warmup 0 --reps 1 --out r -- sleep 0.3", kCopy);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string line = Json("r/record.json")["recipe"]["reproduce"];
+  EXPECT_EQ(line, fmt::format("cd {0} && VOUCH_SIM_START=23.3 vouch --sim {1} --lock-file {0}/lock "
+                              "run --min-busy-readings 3 --warmup 0 --reps 1 --out r -- sleep 0.3",
+                              fs::canonical(D()).string(), kScenario));
+  EXPECT_TRUE(Has(r.out, "reproduce: " + line + "\n")) << r.out;
+  EXPECT_EQ(Json("r/record.json")["recipe"]["cwd"], fs::canonical(D()).string());
+}
+
+TEST_F(UxCli, PullRequestMarkdownFitsInAGitHubCommentWithWhatMattersFirst) {
+  // 700 metrics with long names (as nvbench writes them); the first five 10 % slower.
+  Script("leg.sh",
+         "sleep 0.4\ni=0\nwhile [ $i -lt 700 ]; do v=1; [ $i -lt 5 ] && v=$(cat slow); echo "
+         "\"{\\\"name\\\":\\\"bench_$i[Device=0,Elements=16777216].nv/cold/time/gpu/mean\\\","
+         "\\\"value\\\":$v,\\\"unit\\\":\\\"s\\\",\\\"better\\\":\\\"lower\\\"}\"; i=$((i+1)); "
+         "done >> \"$VOUCH_METRICS\"\n");
+  std::ofstream(D("slow")) << "1";
+  auto b =
+      Vouch("baseline --min-busy-readings 3 --trials 2 --baseline base.json -- ./leg.sh", kCopy);
+  ASSERT_EQ(b.rc, 0) << b.out.substr(0, 2000);
+  std::ofstream(D("slow")) << "1.1";
+  auto g = Vouch(
+      "gate --min-busy-readings 3 --baseline base.json --warmup 0 --reps 1 --out g --markdown "
+      "pr.md -- ./leg.sh",
+      kCopy);
+  EXPECT_EQ(g.rc, 1) << g.out.substr(0, 3000);
+  EXPECT_TRUE(Has(g.out,
+                  "is over GitHub's 65536 for a comment: pr.md holds the rows that matter "
+                  "first, pr.full.md every row"))
+      << g.out.substr(g.out.size() - 3000);
+  auto read = [&](const std::string& f) {
+    std::ifstream in(D(f));
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string md = read("pr.md"), full = read("pr.full.md");
+  EXPECT_LE(md.size(), 65536u);
+  EXPECT_GT(full.size(), 65536u);
+  EXPECT_EQ(md.rfind("**vouch gate: fail (695 pass, 4 warn, 1 fail); SIMULATED device", 0), 0u)
+      << md.substr(0, 300);
+  // The failing headline first, then the four warnings, then the fold of passing rows.
+  const auto table = md.find("|---|---|---:|");
+  ASSERT_NE(table, std::string::npos);
+  const std::string first = md.substr(md.find('\n', table) + 1, 40);
+  EXPECT_EQ(first.rfind("| bench_0[Device=0", 0), 0u) << first;
+  EXPECT_TRUE(Has(md, "| **FAIL** |")) << md.substr(0, 2000);
+  const auto warn4 = md.find("| bench_4[");
+  const auto fold = md.find("<details><summary>");
+  ASSERT_NE(warn4, std::string::npos);
+  ASSERT_NE(fold, std::string::npos);
+  EXPECT_LT(warn4, fold);
+  EXPECT_TRUE(std::regex_search(md, std::regex("of 695 passing or skipped metrics</summary>")))
+      << md.substr(fold, 200);
+  EXPECT_TRUE(std::regex_search(
+      md, std::regex("\n[0-9]+ of 700 rows not shown \\(0 of them failing, inconclusive or "
+                     "warning\\): a pull request comment holds at most 65536 characters; every "
+                     "row is in `pr.full.md`\n")))
+      << md.substr(md.size() - 1500);
+  std::size_t rows = 0;
+  for (std::size_t p = full.find("\n| bench_"); p != std::string::npos;
+       p = full.find("\n| bench_", p + 1))
+    ++rows;
+  EXPECT_EQ(rows, 700u);
+}
+
 }  // namespace
 }  // namespace vouch

@@ -8,7 +8,7 @@
 # on VOUCH_METRICS), torch.profiler's set-up and export outside it; the loops are host-bound by
 # design, so the window's busy floor is lowered to 10 % (--min-busy-pct), the clock rules stay. For each loop, two A/Bs of the same command:
 # untraced (A) against traced by libvouch_cupti.so (B), and untraced against torch.profiler
-# (the peer, in the same run). The headline is the loop's iters_per_s over the SECS-second (3) loop; the
+# (the peer, in the same run). The headline is the loop's iters_per_s over the SECS-second (4) loop; the
 # ratio B/A and its interval are the cost. Prints one line per A/B; the records stay in OUTDIR.
 # 2 + 2*PAIRS legs of ~7 s per A/B (about 100 s): LOOPS="short" (or short_5k, long) runs one loop's two A/Bs.
 set -u
@@ -19,7 +19,8 @@ VOUCH=${VOUCH:-$ROOT/build/vouch}
 LIB=${VOUCH_CUPTI_LIB:?set VOUCH_CUPTI_LIB to libvouch_cupti.so}
 PY=${PYTHON:-python3}
 PAIRS=${PAIRS:-6}
-SECS=${SECS:-3}  # each loop's measured seconds
+SECS=${SECS:-4}  # each loop's measured seconds (at least 3 s of busy readings at 100 ms)
+ARMS=" ${ARMS:-traced torchprof} "  # which A/Bs of each loop
 LOOPS=" ${LOOPS:-short short_5k long} "  # a subset keeps one run under a time limit
 LOAD="$PY $ROOT/tests/gpu/tracer_torch.py load --seconds $SECS"
 COMMON="--pairs $PAIRS --seed 11 --band 1 --min-busy-pct 10 --headline iters_per_s"
@@ -28,19 +29,24 @@ for loop in "short:--kind short" "short_5k:--kind short --host-us 200" "long:--k
   name=${loop%%:*}
   args=${loop#*:}
   case "$LOOPS" in *" $name "*) ;; *) continue ;; esac
+  r1=0 r2=0
+  case "$ARMS" in *" traced "*)
   "$VOUCH" ab --a-name untraced --b-name traced --a-env VOUCH_BENCH_ARM=untraced \
     --b-env CUDA_INJECTION64_PATH="$LIB" --b-env NVTX_INJECTION64_PATH="$LIB" \
     --b-env VOUCH_GPU_TRACE="$OUT/traces/$name.%p.jsonl" \
     $COMMON --out "$OUT/$name-traced" \
     --markdown "$OUT/$name-traced.md" -- $LOAD $args > "$OUT/$name-traced.txt" 2>&1
   r1=$?
-  rm -f "$OUT"/traces/$name.*.jsonl
+  rm -f "$OUT"/traces/$name.*.jsonl ;;
+  esac
+  case "$ARMS" in *" torchprof "*)
   "$VOUCH" ab --a-name untraced --b-name torch_profiler --a-env VOUCH_BENCH_ARM=untraced \
     --b-env TRACER_TORCH_PROFILER=1 $COMMON \
     --out "$OUT/$name-torchprof" --markdown "$OUT/$name-torchprof.md" -- $LOAD $args \
     > "$OUT/$name-torchprof.txt" 2>&1
-  r2=$?
-  for k in traced torchprof; do
+  r2=$? ;;
+  esac
+  for k in $ARMS; do
     find "$OUT/$name-$k" -name samples.jsonl -delete 2>/dev/null
     printf '%-9s %-10s ' "$name" "$k"
     grep -h "A/B verdict\|  ratio" "$OUT/$name-$k.txt" | tr '\n' ' '

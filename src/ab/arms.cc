@@ -134,6 +134,7 @@ Result<ArmsReport> CheckArms(const ArmInput& a, const ArmInput& b) {
   }
   const bool have_artifacts = !a.artifacts.empty() || !b.artifacts.empty();
   bool all_differ = have_artifacts;
+  bool same_artifact = false;  // said as fatal: no later finding contradicts it
   if (!have_artifacts) {
     add(ArmsSeverity::kInfo, "same_binary",
         "no artifacts given: a same-binary A/B (a runtime switch); the controls decide");
@@ -149,6 +150,7 @@ Result<ArmsReport> CheckArms(const ArmInput& a, const ArmInput& b) {
     const auto& hb = report.hashes_b[i];
     if (ha.sha256 == hb.sha256) {
       all_differ = false;
+      same_artifact = true;
       add(ArmsSeverity::kFatal, "same_artifact",
           fmt::format("arms {} and {} are one artifact: sha256 {} for both ({} and {})", la, lb,
                       ha.sha256, ha.path, hb.path));
@@ -282,7 +284,9 @@ Result<ArmsReport> CheckArms(const ArmInput& a, const ArmInput& b) {
     const bool any_control = !a.behavioural.empty() || !b.behavioural.empty() ||
                              !a.sources.empty() || !b.sources.empty();
     const char* what = any_control ? "no control moved" : "no control was given";
-    if (have_artifacts) {
+    if (same_artifact) {
+      // The arms are one artifact (fatal above): "only the hashes differ" would contradict it.
+    } else if (have_artifacts && all_differ) {
       add(ArmsSeverity::kRefuse, "hash_only",
           fmt::format("only the artifact hashes differ; {}: a different hash does not prove two "
                       "builds differ (the build root is embedded, RPATH, __FILE__); name a "

@@ -245,6 +245,9 @@ AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg, const Look
   if (out.better == Better::kNone)
     setup_reasons.push_back(
         fmt::format("metric '{}' has no direction (higher or lower is better)", out.headline));
+  // A sequential verdict is at its look's corrected level (98 %, not 95 %): the
+  // clock-normalised interval beside it is made at the same level, so the two read alike.
+  if (design && out.last_step) ab_opts.confidence = out.last_step->nominal_confidence;
   out.comparison = CompareArms(used, Direction(out.better), band, ab_opts, setup_reasons);
   out.decision = out.comparison.plain;
   if (design && out.last_step) {

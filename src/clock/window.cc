@@ -410,8 +410,9 @@ PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Po
     v.rules.push_back(std::move(r));
   };
   auto opt = [](const auto& o) { return o ? fmt::format("{}", *o) : std::string("n/a"); };
-  add("window A valid", ToString(a.verdict.status), "", a.verdict.status == WindowStatus::kValid);
-  add("window B valid", ToString(b.verdict.status), "", b.verdict.status == WindowStatus::kValid);
+  // Each window's own status under its own column; "-" where the rule says nothing.
+  add("window A valid", ToString(a.verdict.status), "-", a.verdict.status == WindowStatus::kValid);
+  add("window B valid", "-", ToString(b.verdict.status), b.verdict.status == WindowStatus::kValid);
   if (a.simulated != b.simulated)
     add("both simulated or both real", a.simulated ? "simulated" : "real",
         b.simulated ? "simulated" : "real", false);

@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "metrics/ratio.h"
-#include "util/strings.h"
-
 #include "util/json_io.h"
+#include "util/strings.h"
 
 namespace vouch {
 namespace {
@@ -462,36 +462,133 @@ std::string RenderGateText(const GateReport& report) {
   return out;
 }
 
-std::string RenderGateMarkdown(const GateReport& report) {
-  std::string out = "**vouch " + OverallLine(report) + "**\n\n";
+namespace {
+
+// What a reader must see first: failures of any kind, then inconclusive, then warnings.
+int MarkdownRank(GateVerdict v) {
+  switch (v) {
+    case GateVerdict::kFail:
+    case GateVerdict::kMissing:
+    case GateVerdict::kError:
+      return 0;
+    case GateVerdict::kInconclusive:
+      return 1;
+    case GateVerdict::kWarn:
+      return 2;
+    case GateVerdict::kPass:
+      return 3;
+    case GateVerdict::kSkipped:
+      return 4;
+  }
+  return 5;
+}
+
+std::string MarkdownRow(const GateRow& r) {
+  auto cells = Cells(r);
+  if (MarkdownRank(r.verdict) <= 1) cells.back() = "**" + cells.back() + "**";
+  std::string line = "|";
+  for (const auto& c : cells) line += " " + MarkdownEscape(c) + " |";
+  return line + "\n";
+}
+
+const char* kMarkdownHeader =
+    "| metric | unit | baseline | now | change | interval | now/baseline | threshold | verdict "
+    "|\n|---|---|---:|---:|---:|---:|---|---|---|\n";
+
+}  // namespace
+
+std::string RenderGateMarkdown(const GateReport& report, std::size_t max_chars,
+                               const std::string& full_path) {
+  std::string head = "**vouch " + OverallLine(report) + "**\n\n";
   if (!report.headline.empty())
-    out += "Headline: `" + MarkdownEscape(report.headline) + "` (" +
-           MarkdownEscape(report.headline_reason) + ")\n\n";
-  out +=
-      "| metric | unit | baseline | now | change | interval | now/baseline | threshold | verdict "
-      "|\n";
-  out += "|---|---|---:|---:|---:|---:|---|---|---|\n";
-  for (const auto& r : report.rows) {
-    auto cells = Cells(r);
-    if (r.verdict == GateVerdict::kFail || r.verdict == GateVerdict::kMissing ||
-        r.verdict == GateVerdict::kError || r.verdict == GateVerdict::kInconclusive)
-      cells.back() = "**" + cells.back() + "**";
-    out += "|";
-    for (const auto& c : cells) out += " " + MarkdownEscape(c) + " |";
-    out += "\n";
-  }
+    head += "Headline: `" + MarkdownEscape(report.headline) + "` (" +
+            MarkdownEscape(report.headline_reason) + ")\n\n";
+  std::string tail;
   if (!report.caveats.empty()) {
-    out += "\nCaveats:\n";
-    for (const auto& c : report.caveats) out += "- " + MarkdownEscape(c.message) + "\n";
+    tail += "\nCaveats:\n";
+    for (const auto& c : report.caveats) tail += "- " + MarkdownEscape(c.message) + "\n";
   }
-  if (std::string hint = WarnHint(report); !hint.empty()) out += "\nNote: " + hint + "\n";
-  if (std::string n = NoiseLine(report); !n.empty()) out += "\nNoise: " + MarkdownEscape(n) + "\n";
+  if (std::string hint = WarnHint(report); !hint.empty()) tail += "\nNote: " + hint + "\n";
+  if (std::string n = NoiseLine(report); !n.empty()) tail += "\nNoise: " + MarkdownEscape(n) + "\n";
   if (std::string n = NotJudgedLine(report); !n.empty())
-    out += "\nNoise: " + MarkdownEscape(n) + "\n";
+    tail += "\nNoise: " + MarkdownEscape(n) + "\n";
+
+  // The rows that matter first (failing, inconclusive, warning), the largest change in the
+  // bad direction first within each; passing and skipped rows after them.
+  std::vector<const GateRow*> rows;
+  for (const auto& r : report.rows) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](const GateRow* x, const GateRow* y) {
+    if (MarkdownRank(x->verdict) != MarkdownRank(y->verdict))
+      return MarkdownRank(x->verdict) < MarkdownRank(y->verdict);
+    return x->change_in_bad_direction_pct.value_or(-1e300) >
+           y->change_in_bad_direction_pct.value_or(-1e300);
+  });
+  std::string all_rows;
+  for (const auto* r : rows) all_rows += MarkdownRow(*r);
+  std::string not_gated;
   if (!report.not_in_baseline.empty()) {
-    out += "\nNot gated (not in the baseline):";
-    for (const auto& n : report.not_in_baseline) out += " `" + n + "`";
-    out += "\n";
+    not_gated = "\nNot gated (not in the baseline):";
+    for (const auto& n : report.not_in_baseline) not_gated += " `" + MarkdownEscape(n) + "`";
+    not_gated += "\n";
+  }
+  // Everything fits: one table, as it always was (in the order that matters).
+  std::string whole = head + kMarkdownHeader + all_rows + tail + not_gated;
+  if (whole.size() <= max_chars) return whole;
+
+  // Too long for one comment (GitHub refuses one over 65,536 characters): the rows that
+  // matter in the table, the passing ones folded, and what still does not fit left out and
+  // counted, with where every row is.
+  const std::string where = full_path.empty()
+                                ? std::string("`vouch gate --json` lists every row")
+                                : "every row is in `" + MarkdownEscape(full_path) + "`";
+  const std::size_t reserve = 400;  // the "not shown" line and the fold's own markup
+  std::size_t budget = max_chars > head.size() + tail.size() + reserve
+                           ? max_chars - head.size() - tail.size() - reserve
+                           : 0;
+  std::string table = kMarkdownHeader, folded;
+  std::size_t shown_matter = 0, shown_rest = 0, matter = 0, rest = 0;
+  for (const auto* r : rows) (MarkdownRank(r->verdict) <= 2 ? matter : rest) += 1;
+  std::size_t used = table.size();
+  for (const auto* r : rows) {
+    const bool important = MarkdownRank(r->verdict) <= 2;
+    std::string line = MarkdownRow(*r);
+    if (!important && folded.empty()) {
+      const std::string open = "\n<details><summary>passing and skipped</summary>\n\n";
+      if (used + open.size() + std::strlen(kMarkdownHeader) + line.size() > budget) break;
+      folded = open + kMarkdownHeader;
+      used += folded.size();
+    }
+    if (used + line.size() > budget) break;
+    used += line.size();
+    if (important) {
+      table += line;
+      ++shown_matter;
+    } else {
+      folded += line;
+      ++shown_rest;
+    }
+  }
+  std::string out = head + table;
+  if (!folded.empty()) {
+    // The summary names what the fold holds, now that it is known.
+    const std::string summary =
+        fmt::format("{} of {} passing or skipped metrics", shown_rest, rest);
+    folded.replace(folded.find("passing and skipped"), std::strlen("passing and skipped"), summary);
+    out += folded + "\n</details>\n";
+  }
+  const std::size_t left = (matter - shown_matter) + (rest - shown_rest);
+  if (left > 0)
+    out += fmt::format(
+        "\n{} of {} rows not shown ({} of them failing, inconclusive or warning): a pull request "
+        "comment holds at most {} characters; {}\n",
+        left, rows.size(), matter - shown_matter, max_chars, where);
+  out += tail;
+  if (!report.not_in_baseline.empty()) {
+    if (out.size() + not_gated.size() <= max_chars)
+      out += not_gated;
+    else if (out.size() + 120 <= max_chars)
+      out += fmt::format("\nNot gated (not in the baseline): {} metrics; {}\n",
+                         report.not_in_baseline.size(), where);
   }
   return out;
 }

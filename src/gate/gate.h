@@ -99,9 +99,16 @@ GateReport CompareToBaseline(const Baseline& baseline,
 std::vector<GateCaveat> ClockCaveats(const ClockState& baseline, const ClockState& now);
 
 // Renderers over one report.
-std::string RenderGateText(const GateReport& report);      // aligned columns
-std::string RenderGateMarkdown(const GateReport& report);  // pull request comment
-std::string RenderGateJson(const GateReport& report);      // schema "vouch.gate", version 1
+std::string RenderGateText(const GateReport& report);  // aligned columns
+// A pull request comment of at most MAX_CHARS (GitHub refuses one over 65,536): failing,
+// inconclusive and warning rows first, the largest bad change first; when all of it does not
+// fit, the passing rows are folded (<details>) and what still does not fit is counted and
+// said to be in FULL_PATH (or in `vouch gate --json` when none is given).
+inline constexpr std::size_t kPullRequestCommentChars = 65536;
+std::string RenderGateMarkdown(const GateReport& report,
+                               std::size_t max_chars = kPullRequestCommentChars,
+                               const std::string& full_path = "");
+std::string RenderGateJson(const GateReport& report);  // schema "vouch.gate", version 1
 
 // 0 for pass or warn, 1 for fail, 2 for inconclusive.
 inline constexpr int kGateExitInconclusive = 2;

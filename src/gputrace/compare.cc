@@ -223,7 +223,8 @@ Result<GpuComparison> CompareArms(const std::vector<LegGpuTrace>& a,
       std::int64_t total_k = 0;
       for (const auto& [k, n] : *fa.multiset) total_k += n;
       c.summary = fmt::format(
-          "identity: arms {} and {} ran the same kernels, {} of {} names, with equal counts {} "
+          "identity: arms {} and {} ran the same kernels, {} kernels of {} names, with equal "
+          "counts {} "
           "({}); equal counts are identity: the change is not on the GPU, or it did not take "
           "effect",
           a_label, b_label, total_k, fa.multiset->size(), unit, c.basis);

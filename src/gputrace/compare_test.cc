@@ -31,7 +31,7 @@ TEST(GpuCompare, EqualMultisetsAreIdentity) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->identity, Identity::kIdentity);
   EXPECT_EQ(c->basis, "per instance of NVTX range 'step'");
-  EXPECT_NE(c->summary.find("identity: arms A and B ran the same kernels, 32 of 2 names"),
+  EXPECT_NE(c->summary.find("identity: arms A and B ran the same kernels, 32 kernels of 2 names"),
             std::string::npos)
       << c->summary;
   for (const auto& r : c->rows) EXPECT_EQ(r.status, "same");

@@ -9,6 +9,7 @@
 
 #include "clock/window.h"
 #include "record/journal.h"
+#include "util/bounded_file.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/host.h"
@@ -28,7 +29,8 @@ const char* kRelevantVars[] = {
     "NCCL_NVLS_ENABLE",     "PYTORCH_CUDA_ALLOC_CONF",    "LD_LIBRARY_PATH",
     "CUDA_MODULE_LOADING",  "CUDA_DEVICE_MAX_CONNECTIONS"};
 
-std::string Popen(const std::string& cmd, int* rc) {
+// The command's stdout (at most 1 MiB), trimmed unless TRIM is false.
+std::string Popen(const std::string& cmd, int* rc, bool trim = true) {
   std::string out;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) {
@@ -39,7 +41,7 @@ std::string Popen(const std::string& cmd, int* rc) {
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0 && out.size() < (1 << 20)) out.append(buf, n);
   *rc = ::pclose(p);
-  return Trim(out);
+  return trim ? Trim(out) : out;
 }
 
 }  // namespace
@@ -117,29 +119,98 @@ nlohmann::json CaptureEnvironment(Device& device, const std::vector<int>& gpus) 
           {"variables", vars}};
 }
 
-nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos) {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether P is what vouch wrote: a run directory (record.json or the journal at its top),
+// a folder holding nothing but such directories, a baseline/gate/record JSON file, vouch's
+// Markdown, or one of OWN (this run's directory, its lock file) or inside it. DEPTH bounds
+// the walk.
+bool IsVouchOutput(const fs::path& p, const std::vector<std::string>& own, int depth = 0) {
+  std::error_code ec;
+  for (const auto& o : own) {
+    if (o.empty()) continue;
+    auto a = fs::weakly_canonical(p, ec);
+    if (ec) break;
+    auto b = fs::weakly_canonical(o, ec);
+    if (ec) continue;
+    auto rel = a.lexically_relative(b);
+    if (!rel.empty() && *rel.begin() != "..") return true;  // this run's directory, the lock
+  }
+  const auto st = fs::symlink_status(p, ec);
+  if (ec) return false;
+  if (fs::is_directory(st)) {
+    if (fs::exists(p / "record.json", ec) || fs::exists(p / kLegJournalFile, ec)) return true;
+    if (depth >= 2) return false;
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(p, ec)) {
+      if (++n > 1000 || !IsVouchOutput(e.path(), own, depth + 1)) return false;
+    }
+    return n > 0 && !ec;
+  }
+  if (!fs::is_regular_file(st)) return false;
+  auto f = BoundedFile::Open(p.string(), kNoSizeCap);
+  if (!f) return false;
+  char head[512];
+  const ssize_t got = ::read(f->fd(), head, sizeof head);
+  if (got <= 0) return false;
+  const std::string_view h(head, static_cast<std::size_t>(got));
+  if (StartsWith(h, "**vouch ") || StartsWith(h, "### vouch ")) return true;  // --markdown
+  if (!StartsWith(Trim(h), "{")) return false;
+  return h.find("\"schema\": \"vouch.") != std::string_view::npos ||
+         h.find("\"schema\":\"vouch.") != std::string_view::npos;
+}
+
+}  // namespace
+
+nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos,
+                                const std::vector<std::string>& own_paths) {
   nlohmann::json out = nlohmann::json::array();
   std::vector<std::string> all = {cwd.empty() ? std::filesystem::current_path().string() : cwd};
   all.insert(all.end(), repos.begin(), repos.end());
   for (const auto& r : all) {
-    int rc1 = 0, rc2 = 0;
+    int rc1 = 0, rc2 = 0, rc4 = 0;
     std::string commit =
         Popen(fmt::format("git -C {} rev-parse HEAD 2>/dev/null", ShellQuote(r)), &rc1);
-    std::string dirty = Popen(
-        fmt::format("git -C {} status --porcelain 2>/dev/null | head -50", ShellQuote(r)), &rc2);
     if (rc1 != 0 || commit.empty()) {
       out.push_back({{"path", r}, {"git", false}});
       continue;
     }
+    std::string top =
+        Popen(fmt::format("git -C {} rev-parse --show-toplevel 2>/dev/null", ShellQuote(r)), &rc4);
+    // -z: paths as they are (no quoting); an entry is "XY PATH", a rename or copy is followed
+    // by its source path.
+    std::string status = Popen(
+        fmt::format("git -C {} status --porcelain=v1 -z 2>/dev/null", ShellQuote(r)), &rc2, false);
+    std::vector<std::string> dirty_paths, ignored;
+    std::vector<std::string> entries = Split(status, '\0');
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      const std::string& e = entries[k];
+      if (e.size() < 4) continue;
+      const std::string path = e.substr(3);
+      if (e[0] == 'R' || e[0] == 'C') ++k;  // the source path
+      // An untracked file or folder vouch wrote (an earlier run's default --out, a baseline)
+      // is not a change to the code being measured.
+      if (e.compare(0, 2, "??") == 0 && rc4 == 0 &&
+          IsVouchOutput(fs::path(top) / path, own_paths)) {
+        if (ignored.size() < 20) ignored.push_back(path);
+        continue;
+      }
+      if (dirty_paths.size() < 20) dirty_paths.push_back(path);
+    }
     int rc3 = 0;  // the branch, for the history store's trends (null on a detached HEAD)
     std::string branch = Popen(
         fmt::format("git -C {} symbolic-ref --short -q HEAD 2>/dev/null", ShellQuote(r)), &rc3);
-    out.push_back(
-        {{"path", r},
-         {"git", true},
-         {"commit", commit},
-         {"dirty", !dirty.empty()},
-         {"branch", rc3 == 0 && !branch.empty() ? nlohmann::json(branch) : nlohmann::json()}});
+    nlohmann::json rev = {
+        {"path", r},
+        {"git", true},
+        {"commit", commit},
+        {"dirty", !dirty_paths.empty()},
+        {"branch", rc3 == 0 && !branch.empty() ? nlohmann::json(branch) : nlohmann::json()}};
+    if (!dirty_paths.empty()) rev["dirty_paths"] = dirty_paths;
+    if (!ignored.empty()) rev["vouch_output_ignored"] = ignored;
+    out.push_back(std::move(rev));
   }
   return out;
 }
@@ -197,6 +268,20 @@ nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSumma
   return summary;
 }
 
+namespace {
+
+// Who writes this record, so that a reader can tell a run in progress from one whose vouch
+// was killed (SIGKILL, out of memory) or whose machine stopped: both leave "running".
+nlohmann::json WriterJson() {
+  static const ProcessStamp self = SelfProcessStamp();
+  return {{"pid", self.pid},
+          {"host", self.host},
+          {"boot_id", self.boot_id},
+          {"start_ticks", self.start_ticks}};
+}
+
+}  // namespace
+
 nlohmann::json ToJson(const RunRecord& r) {
   nlohmann::json arms = nlohmann::json::array();
   for (const auto& a : r.arms) {
@@ -227,7 +312,8 @@ nlohmann::json ToJson(const RunRecord& r) {
       ++measured;
       valid += l.valid;
     }
-  std::string reproduce;  // NAME=VALUE ... vouch ARGS, as a shell would read it
+  // cd DIR && NAME=VALUE ... vouch GLOBAL-OPTIONS ARGS, as a shell would read it
+  std::string reproduce = r.cwd.empty() ? std::string() : "cd " + ShellQuote(r.cwd) + " && ";
   int hidden = 0;
   for (const auto& [k, v] : r.reproduce_env) {
     hidden += IsSecretName(k);
@@ -235,7 +321,9 @@ nlohmann::json ToJson(const RunRecord& r) {
   }
   std::vector<std::string> argv = {"vouch"};
   int hidden_args = 0;
-  for (auto& a : RedactArgv(r.vouch_argv, &hidden_args)) argv.push_back(std::move(a));
+  std::vector<std::string> typed = r.global_argv;
+  typed.insert(typed.end(), r.vouch_argv.begin(), r.vouch_argv.end());
+  for (auto& a : RedactArgv(typed, &hidden_args)) argv.push_back(std::move(a));
   hidden += hidden_args;
   reproduce += ShellJoin(argv);
   // The line alone would not reproduce the run: say what it lacks.
@@ -248,6 +336,7 @@ nlohmann::json ToJson(const RunRecord& r) {
           {"schema_version", kRecordSchemaVersion},
           {"kind", r.kind},
           {"status", r.status},
+          {"writer", WriterJson()},
           {"missing", r.missing},
           {"started", IsoTimeUtc(r.started_unix_s)},
           {"started_unix_s", r.started_unix_s},
@@ -255,6 +344,7 @@ nlohmann::json ToJson(const RunRecord& r) {
           {"recipe",
            {{"arms", arms},
             {"reproduce", reproduce},
+            {"cwd", r.cwd},
             {"reproduce_note",
              reproduce_note.empty() ? nlohmann::json() : nlohmann::json(reproduce_note)}}},
           {"revisions", r.revisions},

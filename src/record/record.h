@@ -37,6 +37,10 @@ struct RunRecord {
   // Variables of vouch's own environment that change what it does (CUDA_VISIBLE_DEVICES
   // chooses the GPUs), written before the command in the reproduce line.
   std::vector<std::pair<std::string, std::string>> reproduce_env;
+  // vouch's global options that the run depended on (--sim FILE, --lock-file FILE), written
+  // before the command's name, and the directory vouch ran in (the line starts "cd DIR &&").
+  std::vector<std::string> global_argv;
+  std::string cwd;
   std::vector<Arm> arms;
   std::vector<LegRecord> legs;
   int planned_legs = 0;
@@ -51,7 +55,12 @@ struct RunRecord {
 };
 
 nlohmann::json CaptureEnvironment(Device& device, const std::vector<int>& gpus);
-nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos);
+// The git commit, branch and dirty flag of CWD and of REPOS. Untracked files and folders that
+// vouch wrote (run directories, OWN_PATHS such as this run's directory and lock file,
+// baselines, vouch's Markdown) do not make a checkout dirty: they are listed in
+// "vouch_output_ignored"; what does is in "dirty_paths" (20 at most of each).
+nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos,
+                                const std::vector<std::string>& own_paths = {});
 Result<nlohmann::json> HashArtifacts(const std::vector<std::string>& paths);
 nlohmann::json CaptureContention(Device& device, const std::vector<int>& gpus);
 
