@@ -11,6 +11,7 @@
 #include "metrics/summary.h"
 #include "record/record.h"
 #include "util/fs.h"
+#include "util/host.h"
 #include "util/json_io.h"
 
 namespace vouch {
@@ -183,10 +184,38 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
   j["summary"] = SummaryToJson(sums);
   nlohmann::json missing =
       j.contains("missing") && j["missing"].is_array() ? j["missing"] : nlohmann::json::array();
-  missing.push_back(
-      fmt::format("record.json was not finalised (the run was killed, or is still running): its {} "
-                  "finished legs are read from the journal {}",
-                  j["legs"].size(), kLegJournalFile));
+  // Still running, or killed? The writer's pid, boot and start time answer it on this host.
+  ProcessStamp w;
+  if (auto it = j.find("writer"); it != j.end() && it->is_object()) {
+    if (auto p = it->find("pid"); p != it->end() && p->is_number_integer()) w.pid = p->get<int>();
+    w.host = StringOf(*it, "host");
+    w.boot_id = StringOf(*it, "boot_id");
+    if (auto t = it->find("start_ticks"); t != it->end() && t->is_number_unsigned())
+      w.start_ticks = t->get<std::uint64_t>();
+  }
+  std::string why;
+  switch (ProcessLiveness(w)) {
+    case Liveness::kGone:
+      j["status"] = "killed";
+      why = fmt::format(
+          "the vouch that wrote it (pid {} on {}) is gone: it was killed (SIGKILL, out of "
+          "memory) or the machine stopped, so this run will not finish",
+          w.pid, w.host);
+      break;
+    case Liveness::kAlive:
+      why = fmt::format("the run is still in progress (pid {})", w.pid);
+      break;
+    case Liveness::kUnknown:
+      why = w.pid > 0 ? fmt::format(
+                            "written by pid {} on {}: this host cannot tell whether it "
+                            "still runs",
+                            w.pid, w.host)
+                      : std::string("no writer recorded: killed, or still running");
+      break;
+  }
+  missing.push_back(fmt::format(
+      "record.json was not finalised ({}): its {} finished legs are read from the journal {}", why,
+      j["legs"].size(), kLegJournalFile));
   for (auto& n : notes) missing.push_back(std::move(n));
   j["missing"] = std::move(missing);
   return OkStatus();

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "record/record.h"
 
@@ -77,6 +78,59 @@ TEST_F(Journal, AKilledRunIsReadBackWithEveryFinishedLeg) {
       << (*rec)["missing"].dump();
   std::string text = RenderRecordText(*rec);
   EXPECT_NE(text.find("2 of 3 measured legs valid"), std::string::npos) << text;
+}
+
+// A run whose vouch was SIGKILLed leaves "running" forever; the writer's pid, boot and start
+// time tell it from one in progress.
+TEST_F(Journal, ARunWhoseWriterIsGoneIsKilledNotRunning) {
+  LegJournal j;
+  ASSERT_TRUE(j.Open(dir_.string()).ok());
+  ASSERT_TRUE(j.Append(Leg(0, 100, true)).ok());
+  ASSERT_TRUE(j.Close().ok());
+  auto alive = ReadRecordJson(dir_.string());  // written by this test: still running
+  ASSERT_TRUE(alive.ok()) << alive.error().message;
+  EXPECT_EQ((*alive)["status"], "running");
+  EXPECT_NE((*alive)["missing"].dump().find("the run is still in progress (pid"), std::string::npos)
+      << (*alive)["missing"].dump();
+
+  auto rewrite = [&](const std::string& key, const nlohmann::json& v) {
+    std::ifstream in(dir_ / "record.json");
+    auto rec = nlohmann::json::parse(in);
+    rec["writer"][key] = v;
+    std::ofstream(dir_ / "record.json") << rec.dump(2);
+    return rec;
+  };
+  auto start = (*alive)["writer"]["start_ticks"].get<std::uint64_t>();
+  ASSERT_GT(start, 0u);
+  rewrite("start_ticks", start + 1);  // the pid now belongs to another process
+  auto reused = ReadRecordJson(dir_.string());
+  ASSERT_TRUE(reused.ok()) << reused.error().message;
+  EXPECT_EQ((*reused)["status"], "killed");
+  EXPECT_NE((*reused)["missing"].dump().find("is gone: it was killed (SIGKILL, out of memory)"),
+            std::string::npos)
+      << (*reused)["missing"].dump();
+  EXPECT_NE(RenderRecordText(*reused).find("run killed started"), std::string::npos)
+      << RenderRecordText(*reused);
+
+  rewrite("start_ticks", start);
+  rewrite("boot_id", "00000000-0000-0000-0000-000000000000");  // the machine booted since
+  auto rebooted = ReadRecordJson(dir_.string());
+  ASSERT_TRUE(rebooted.ok());
+  EXPECT_EQ((*rebooted)["status"], "killed");
+
+  rewrite("host", "another-node");  // not this machine's to judge
+  auto elsewhere = ReadRecordJson(dir_.string());
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_EQ((*elsewhere)["status"], "running");
+  EXPECT_NE((*elsewhere)["missing"].dump().find("on another-node: this host cannot tell"),
+            std::string::npos)
+      << (*elsewhere)["missing"].dump();
+
+  rewrite("pid", "12");  // of the wrong type: refused by name, not guessed
+  auto bad = ReadRecordJson(dir_.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("'writer.pid' must be"), std::string::npos)
+      << bad.error().message;
 }
 
 TEST_F(Journal, ATornLastLineIsLeftOutByName) {

@@ -268,6 +268,20 @@ nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSumma
   return summary;
 }
 
+namespace {
+
+// Who writes this record, so that a reader can tell a run in progress from one whose vouch
+// was killed (SIGKILL, out of memory) or whose machine stopped: both leave "running".
+nlohmann::json WriterJson() {
+  static const ProcessStamp self = SelfProcessStamp();
+  return {{"pid", self.pid},
+          {"host", self.host},
+          {"boot_id", self.boot_id},
+          {"start_ticks", self.start_ticks}};
+}
+
+}  // namespace
+
 nlohmann::json ToJson(const RunRecord& r) {
   nlohmann::json arms = nlohmann::json::array();
   for (const auto& a : r.arms) {
@@ -322,6 +336,7 @@ nlohmann::json ToJson(const RunRecord& r) {
           {"schema_version", kRecordSchemaVersion},
           {"kind", r.kind},
           {"status", r.status},
+          {"writer", WriterJson()},
           {"missing", r.missing},
           {"started", IsoTimeUtc(r.started_unix_s)},
           {"started_unix_s", r.started_unix_s},

@@ -1,12 +1,15 @@
 #include "util/host.h"
 
+#include <signal.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "util/strings.h"
@@ -50,6 +53,45 @@ std::string IsoTimeUtc(double unix_s) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+namespace {
+
+// Field 22 of /proc/PID/stat (starttime, clock ticks after boot); 0 when unreadable.
+std::uint64_t StartTicks(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  return 0;
+}
+
+}  // namespace
+
+ProcessStamp SelfProcessStamp() {
+  HostInfo h = ReadHostInfo();
+  ProcessStamp p;
+  p.pid = static_cast<int>(::getpid());
+  p.host = h.hostname;
+  p.boot_id = h.boot_id;
+  p.start_ticks = StartTicks(p.pid);
+  return p;
+}
+
+Liveness ProcessLiveness(const ProcessStamp& p) {
+  HostInfo h = ReadHostInfo();
+  if (p.pid <= 0 || p.host != h.hostname || p.boot_id.empty() || h.boot_id.empty())
+    return Liveness::kUnknown;
+  if (p.boot_id != h.boot_id) return Liveness::kGone;  // the machine booted since
+  if (::kill(p.pid, 0) != 0 && errno == ESRCH) return Liveness::kGone;
+  std::uint64_t now = StartTicks(p.pid);
+  if (now == 0) return Liveness::kGone;  // exited between the two looks
+  return p.start_ticks == 0 || now == p.start_ticks ? Liveness::kAlive : Liveness::kGone;
 }
 
 }  // namespace vouch

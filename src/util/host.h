@@ -1,6 +1,7 @@
 // Facts about the host that a record needs: boot id, kernel, hostname, CPU, load.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace vouch {
@@ -20,5 +21,18 @@ double LoadAverage1m();
 double UnixNowSeconds();
 // ISO-8601 UTC time for records.
 std::string IsoTimeUtc(double unix_s);
+
+// A process named so that a later reader can tell whether it still runs: its pid, the boot
+// it ran in and its start time in clock ticks since that boot (a reused pid starts later).
+struct ProcessStamp {
+  int pid = 0;
+  std::string host, boot_id;
+  std::uint64_t start_ticks = 0;
+};
+ProcessStamp SelfProcessStamp();
+enum class Liveness { kAlive, kGone, kUnknown };
+// kGone: same host, and another boot, or no process with that pid and start time now;
+// kUnknown: another host (or no boot id), which this machine cannot see.
+Liveness ProcessLiveness(const ProcessStamp& p);
 
 }  // namespace vouch
