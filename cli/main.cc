@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -136,5 +138,18 @@ int Main(std::vector<std::string> args) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  return vouch::cli::Main(std::move(args));
+  // The last line of defence: every reader validates its input and returns an error naming
+  // the file, so an exception here is a bug in vouch; it ends with a message and exit 1,
+  // never an abort, and what the run wrote so far stays on disk.
+  try {
+    return vouch::cli::Main(std::move(args));
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "vouch: out of memory\n");
+  } catch (const std::exception& e) {
+    fmt::print(stderr,
+               "vouch: internal error: {} (a bug in vouch: please report it with the command "
+               "line; files written so far are kept)\n",
+               e.what());
+  }
+  return vouch::cli::kExitError;
 }

@@ -426,5 +426,24 @@ TEST_F(UxCli, PullRequestMarkdownFitsInAGitHubCommentWithWhatMattersFirst) {
   EXPECT_EQ(rows, 700u);
 }
 
+TEST_F(UxCli, ATerminalGetsOneRedrawnLineWithTheRunsEta) {
+  // script(1) gives vouch a terminal for stderr.
+  auto r = testing_util::Shell(fmt::format(
+      "cd {0} && VOUCH_LOCK_FILE={0}/lock script -qec \"{1} {2} run --min-busy-readings 3 "
+      "--warmup 0 --reps 2 --out r -- sleep 0.6 >/dev/null\" /dev/null",
+      D(), kCopy, VOUCH_BINARY));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\r\\[leg 1 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz   \r")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\r\\[leg 2 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz  run "
+                        "ETA [0-9.]+ m?s   \r")))
+      << r.out;
+  // The live line is cleared before the leg's own line, and no plain progress line is printed.
+  EXPECT_TRUE(Has(r.out, "\r\033[Kleg 1 of 2 (run measured): valid, ")) << r.out;
+  EXPECT_FALSE(Has(r.out, "running,")) << r.out;
+}
+
 }  // namespace
 }  // namespace vouch

@@ -590,6 +590,14 @@ std::string RenderGateMarkdown(const GateReport& report, std::size_t max_chars,
       out += fmt::format("\nNot gated (not in the baseline): {} metrics; {}\n",
                          report.not_in_baseline.size(), where);
   }
+  // Caveats and notes longer than the comment itself: cut at a line, and say so.
+  if (out.size() > max_chars) {
+    const std::string cut = fmt::format("\n(cut at {} characters; {})\n", max_chars, where);
+    const std::size_t keep = max_chars > cut.size() ? max_chars - cut.size() : 0;
+    const std::size_t nl = out.rfind('\n', keep);
+    out = out.substr(0, nl == std::string::npos ? keep : nl) + cut;
+    if (out.size() > max_chars) out.resize(max_chars);
+  }
   return out;
 }
 

@@ -481,5 +481,23 @@ TEST(GateTest, ThresholdSpecParsing) {
   EXPECT_NE(twice.error().message.find("'a' is given twice"), std::string::npos);
 }
 
+TEST(GateTest, MarkdownKeepsWithinItsLimitWithWhatMattersFirst) {
+  ClockState now = Clock();
+  auto r = CompareToBaseline(SeedBaseline(), Now(96, 4700, 1e9, 50), now, NoEnv());
+  const std::string whole = RenderGateMarkdown(r);
+  EXPECT_EQ(whole, RenderGateMarkdown(r, std::string::npos));  // it fits: nothing cut
+  // The failing row is the first of the table, whatever the baseline's order.
+  const auto table = whole.find("|---|");
+  ASSERT_NE(table, std::string::npos);
+  const auto row = whole.find('\n', table) + 1;
+  EXPECT_NE(whole.substr(row, whole.find('\n', row) - row).find("**FAIL**"), std::string::npos)
+      << whole;
+  for (std::size_t limit : {whole.size() - 1, std::size_t{700}, std::size_t{120}}) {
+    const std::string md = RenderGateMarkdown(r, limit, "pr.full.md");
+    EXPECT_LE(md.size(), limit) << md;
+    EXPECT_NE(md.find("pr.full.md"), std::string::npos) << md;
+  }
+}
+
 }  // namespace
 }  // namespace vouch
