@@ -1,5 +1,6 @@
 #include "run_common.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -307,8 +308,14 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     }
     if (now - last_print < std::chrono::milliseconds(250)) return;
     last_print = now;
-    fmt::print(stderr, "\r[leg {} of {}: {} {}] {:6.1f} s  SM clock {}{}   ", index + 1,
-               r.planned_legs, arm.name, role, elapsed, sm, eta.empty() ? "" : "  " + eta);
+    std::string line =
+        fmt::format("[leg {} of {}: {} {}] {:6.1f} s  SM clock {}{}", index + 1, r.planned_legs,
+                    arm.name, role, elapsed, sm, eta.empty() ? "" : "  " + eta);
+    // Never wider than the terminal: a wrapped line cannot be redrawn with '\r'.
+    struct winsize ws {};
+    if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.size() >= ws.ws_col)
+      line.resize(ws.ws_col - 1u);
+    fmt::print(stderr, "\r{}\033[K", line);
   };
   auto leg = RunLeg(*ctx.device, ctx.executor, ctx.config, ctx.dir, arm, index, role,
                     tty || plain ? progress : ProgressFn());

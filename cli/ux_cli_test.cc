@@ -434,12 +434,20 @@ TEST_F(UxCli, ATerminalGetsOneRedrawnLineWithTheRunsEta) {
       D(), kCopy, VOUCH_BINARY));
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("\r\\[leg 1 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz   \r")))
+      r.out,
+      std::regex("\r\\[leg 1 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz\033\\[K\r")))
       << r.out;
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex("\r\\[leg 2 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz  run "
-                        "ETA [0-9.]+ m?s   \r")))
+                        "ETA [0-9.]+ m?s\033\\[K\r")))
       << r.out;
+  // On a narrow terminal the line is cut to fit (a wrapped line cannot be redrawn).
+  auto narrow = testing_util::Shell(fmt::format(
+      "cd {0} && VOUCH_LOCK_FILE={0}/lock script -qec \"stty cols 30; {1} {2} run "
+      "--min-busy-readings 3 --warmup 0 --reps 1 --out n -- sleep 0.6 >/dev/null\" /dev/null",
+      D(), kCopy, VOUCH_BINARY));
+  EXPECT_EQ(narrow.rc, 0) << narrow.out;
+  EXPECT_TRUE(Has(narrow.out, "\r[leg 1 of 1: run measured]   \033[K")) << narrow.out;  // 29
   // The live line is cleared before the leg's own line, and no plain progress line is printed.
   EXPECT_TRUE(Has(r.out, "\r\033[Kleg 1 of 2 (run measured): valid, ")) << r.out;
   EXPECT_FALSE(Has(r.out, "running,")) << r.out;
