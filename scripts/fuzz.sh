@@ -7,7 +7,8 @@
 # fuzz/seeds; nothing large is committed); what a run adds stays in build-fuzz/corpus/<target>
 # between runs (FUZZ_FRESH=1 starts from the seeds alone). A crash, a hang (10 s), a leak or a
 # UB report leaves its input in build-fuzz/crashes/ and fails the script. Prints one line per
-# target: executions, seconds, corpus size, and the result. FUZZ_OPT=-O0 builds faster (CI).
+# target: executions, seconds, corpus size, and the result. FUZZ_OPT=-O0 builds faster (CI);
+# FUZZ_SEED (default 1) is libFuzzer's -seed, so that a run can be repeated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -88,7 +89,7 @@ for t in "${targets[@]}"; do
   log=$out/$t.log
   start=$(date +%s.%N)
   result=ok
-  if ! ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_$t" -max_total_time="$secs" -timeout=10 \
+  if ! ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_$t" -max_total_time="$secs" -timeout=10 -seed="${FUZZ_SEED:-1}" \
     -rss_limit_mb=2048 -max_len=262144 -artifact_prefix="$out/crashes/$t-" -print_final_stats=1 \
     "$out/corpus/$t" "$seeds/$t" >"$log" 2>&1; then
     result="FAILED: see $log and $out/crashes/"

@@ -152,7 +152,8 @@ void LegSections(const json& rec, Page& p) {
     p.body += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        state == "INVALID" ? "bad" : "", At(l, "index").is_number() ? DumpJson(l["index"]) : "?",
+        state == "INVALID" ? "bad" : "",
+        At(l, "index").is_number() ? HtmlEscape(DumpJson(l["index"])) : "?",
         HtmlEscape(Str(l, "arm")), HtmlEscape(Str(l, "role")), state,
         Dbl(At(l, "result"), "wall_ns") / 1e9, clock, reasons);
   }
@@ -179,9 +180,11 @@ void LegSections(const json& rec, Page& p) {
         marks["regions"].push_back(
             {s["t_s"].front(), s["t_s"].back(), verdict == "valid" ? kValid : kInvalid});
       std::string title = fmt::format(
-          "leg {} {} {}{}: window {}", At(l, "index").is_number() ? DumpJson(l["index"]) : "?",
-          Str(l, "arm"), Str(l, "role"),
-          series.size() > 1 ? fmt::format(" GPU {}", DumpJson(At(s, "gpu"))) : "", verdict);
+          "leg {} {} {}{}: window {}",
+          At(l, "index").is_number() ? HtmlEscape(DumpJson(l["index"])) : "?", Str(l, "arm"),
+          Str(l, "role"),
+          series.size() > 1 ? fmt::format(" GPU {}", HtmlEscape(DumpJson(At(s, "gpu")))) : "",
+          verdict);
       p.body += p.Chart(
           "leg", title, s["t_s"],
           json::array(
@@ -268,7 +271,7 @@ void SummaryTable(const json& rec, Page& p) {
             Num(Dbl(s, "min")), Num(Dbl(s, "max")),
             At(s, "spread_pct").is_number() ? fmt::format("{:.2f} %", s["spread_pct"].get<double>())
                                             : "n/a",
-            DumpJson(At(s, "n")));
+            HtmlEscape(DumpJson(At(s, "n"))));
     p.body += "</table>\n";
   }
   p.body += "</section>\n";
@@ -283,7 +286,8 @@ void AbSection(const json& rec, Page& p) {
       HtmlEscape(Str(v, "verdict", "?")));
   p.body += fmt::format("<p>headline <code>{}</code> ({} is better); {} pairs used, {} refused",
                         HtmlEscape(Str(v, "headline", "?")), HtmlEscape(Str(v, "better", "?")),
-                        DumpJson(At(v, "pairs_used")), DumpJson(At(v, "pairs_refused")));
+                        HtmlEscape(DumpJson(At(v, "pairs_used"))),
+                        HtmlEscape(DumpJson(At(v, "pairs_refused"))));
   if (ratio.is_object())
     p.body += fmt::format("; ratio B/A {:.4f} ({:.0f} % CI {:.4f} .. {:.4f})", Dbl(ratio, "mean"),
                           100 * Dbl(ratio, "confidence", 0.95), Dbl(ratio, "lo"), Dbl(ratio, "hi"));
@@ -420,7 +424,8 @@ Result<std::string> RenderRecordReport(const json& rec, const ReportAssets& a) {
     p.body += fmt::format(
         "<section class=\"verdict\"><h2>Run: <span id=\"verdict\">{} of {} measured legs "
         "valid</span></h2></section>\n",
-        DumpJson(At(rec, "valid_legs")), DumpJson(At(rec, "measured_legs")));
+        HtmlEscape(DumpJson(At(rec, "valid_legs"))),
+        HtmlEscape(DumpJson(At(rec, "measured_legs"))));
   }
   ArmsChart(rec, p);
   SummaryTable(rec, p);
@@ -537,7 +542,7 @@ Result<std::string> RenderTraceReport(const json& sum, const ReportAssets& a) {
     p.body +=
         fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.1f} %</td><td>{}</td><td>{}</td></tr>\n",
                     HtmlEscape(name), Dbl(c, "milliseconds"), Dbl(c, "percent_of_kernel_time"),
-                    DumpJson(At(c, "launches")), HtmlEscape(Str(c, "top_kernel")));
+                    HtmlEscape(DumpJson(At(c, "launches"))), HtmlEscape(Str(c, "top_kernel")));
     x.push_back(i);
     ms.push_back(Dbl(c, "milliseconds"));
     labels.push_back(name);
@@ -557,8 +562,9 @@ Result<std::string> RenderTraceReport(const json& sum, const ReportAssets& a) {
     p.body += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f} "
         "%</td><td>{:.2f}</td></tr>\n",
-        HtmlEscape(Str(k, "name")), HtmlEscape(Str(k, "component")), DumpJson(At(k, "count")),
-        Dbl(k, "total_ns") / 1e6, Dbl(k, "percent_of_kernel_time"), Dbl(k, "median_ns") / 1e3);
+        HtmlEscape(Str(k, "name")), HtmlEscape(Str(k, "component")),
+        HtmlEscape(DumpJson(At(k, "count"))), Dbl(k, "total_ns") / 1e6,
+        Dbl(k, "percent_of_kernel_time"), Dbl(k, "median_ns") / 1e3);
   }
   p.body += "</table></section>\n";
   return p.Html(a);

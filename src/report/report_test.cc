@@ -92,6 +92,14 @@ TEST(Report, TextIsEscapedAndTheDataCannotCloseItsScript) {
   EXPECT_EQ(html->find("<script>alert(1)"), std::string::npos);
   EXPECT_NE(html->find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);
   EXPECT_EQ(HtmlEscape("a<b & \"c\"'"), "a&lt;b &amp; &quot;c&quot;&#39;");
+  // A number a hand replaced by markup is escaped like text.
+  rec["valid_legs"] = "<img src=x onerror=alert(2)>";
+  rec["summary"]["run"][0]["n"] = "<b>n</b>";
+  html = RenderRecordReport(rec, Fake());
+  ASSERT_TRUE(html.ok());
+  EXPECT_EQ(html->find("<img src=x"), std::string::npos);
+  EXPECT_EQ(html->find("<b>n</b>"), std::string::npos);
+  EXPECT_NE(html->find("&lt;img src=x onerror=alert(2)&gt;"), std::string::npos);
 }
 
 TEST(Report, ATrendDrawsItsStepsOrSaysWhyNot) {
