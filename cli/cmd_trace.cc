@@ -93,11 +93,13 @@ std::optional<trace::Rules> Rules(const Common& c) {
 int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
   CLI::App app{"Summarise a profile: busy time, launch gaps, components, bottleneck ranking",
                "trace summarize"};
-  std::string file;
+  std::string file, markdown;
   Common c;
   app.add_option("FILE", file, "Kineto trace (.json / .json.gz) or Nsight Systems SQLite export")
       ->required();
   AddCommon(app, c);
+  app.add_option("--markdown", markdown,
+                 "also write the summary as Markdown to FILE (- for stdout instead of the text)");
   app.footer(
       "Exit status: 0 summary printed, 1 unreadable input or unknown window, 2 no GPU work in the "
       "window, 64 usage.");
@@ -106,10 +108,17 @@ int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
   if (!rules) return kExitError;
   auto s = Load(file, c, *rules);
   if (!s) return kExitError;
+  if (!markdown.empty() && markdown != "-")
+    if (auto st = WriteFileAtomic(markdown, trace::RenderSummaryMarkdown(*s, c.top)); !st) {
+      fmt::print(stderr, "vouch trace summarize: {}\n", st.error().message);
+      return kExitError;
+    }
   if (c.json) {
     trace::StreamSummaryJson(
         *s, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
     std::fputc('\n', stdout);
+  } else if (markdown == "-") {
+    fmt::print("{}", trace::RenderSummaryMarkdown(*s, c.top));
   } else {
     fmt::print("{}", trace::RenderSummaryText(*s, c.top));
     // The phase warning also goes to stderr so that it is seen when stdout is piped.

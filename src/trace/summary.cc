@@ -781,6 +781,68 @@ std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
   return o;
 }
 
+std::string RenderSummaryMarkdown(const Summary& s, std::size_t max_kernels) {
+  std::string o;
+  Line(o, "**vouch trace summarize**: `{}` ({}), {}", MarkdownCell(s.path), s.format,
+       s.window.empty() ? std::string("whole trace")
+                        : fmt::format("window `{}`, {} instance(s)", MarkdownCell(s.window),
+                                      s.instances.size()));
+  Line(o, "");
+  Line(o, "clock: {}", MarkdownCell(s.clock_window));
+  for (const auto& w : s.warnings) Line(o, "\n> warning: {}", MarkdownCell(w));
+  if (s.empty()) {
+    Line(o, "");
+    Line(o, "No GPU work: nothing to summarise.");
+    return o;
+  }
+  const Figures& f = s.total;
+  Line(o, "");
+  Line(o, "| {} | value |", s.instances.empty() ? "whole trace" : "sum over instances");
+  Line(o, "|---|---:|");
+  Line(o, "| elapsed | {} |", Ms(static_cast<double>(f.elapsed_ns)));
+  Line(o, "| GPU span | {} |", Ms(static_cast<double>(f.gpu_span_ns)));
+  Line(o, "| kernel time (sum) | {} |", Ms(static_cast<double>(f.kernel_sum_ns)));
+  Line(o, "| kernel time (union) | {} |", Ms(static_cast<double>(f.kernel_union_ns)));
+  Line(o, "| busy | {:.2f} % of span |", f.busy_percent());
+  Line(o, "| GPU operations | {} ({} kernels, {} copies, {} sets) |", f.gpu_op_count,
+       f.kernel_count, f.memcpy_count, f.memset_count);
+  Line(o, "| launch gaps | {} gaps, {} total, {} max |", f.gaps.count,
+       Us(static_cast<double>(f.gaps.total_ns)), Us(static_cast<double>(f.gaps.max_ns)));
+  Line(o, "");
+  Line(o, "Components (rules: {})", MarkdownCell(s.rules_source));
+  Line(o, "");
+  Line(o, "| component | time | share | launches |");
+  Line(o, "|---|---:|---:|---:|");
+  for (const auto& c : s.components)
+    Line(o, "| {} | {} | {:.2f} % | {} |", MarkdownCell(c.name),
+         Ms(static_cast<double>(c.total_ns)), c.percent_of_kernel_time, c.launches);
+  Line(o, "");
+  Line(o, "Bottleneck ranking");
+  Line(o, "");
+  int rank = 0;
+  for (const auto& r : s.ranking) {
+    if (r.percent_of_kernel_time)
+      Line(o, "{}. {}: {}, {:.2f} % of kernel time", ++rank, MarkdownCell(r.name),
+           Ms(static_cast<double>(r.total_ns)), *r.percent_of_kernel_time);
+    else
+      Line(o, "{}. {}: {}, {:.2f} % of span", ++rank, MarkdownCell(r.name),
+           Ms(static_cast<double>(r.total_ns)), r.percent_of_span);
+  }
+  Line(o, "");
+  Line(o, "Kernels (top {} of {})", std::min(max_kernels, s.kernels.size()), s.kernels.size());
+  Line(o, "");
+  Line(o, "| count | total | share | mean | median | max | name |");
+  Line(o, "|---:|---:|---:|---:|---:|---:|---|");
+  for (std::size_t i = 0; i < std::min(max_kernels, s.kernels.size()); ++i) {
+    const auto& k = s.kernels[i];
+    Line(o, "| {} | {} | {:.1f} % | {} | {} | {} | {}`{}` |", k.count,
+         Ms(static_cast<double>(k.total_ns)), k.percent_of_kernel_time, Us(k.mean_ns),
+         Us(k.median_ns), Us(static_cast<double>(k.max_ns)), k.mixture ? "[mixture] " : "",
+         MarkdownCell(Shorten(k.name, 120)));
+  }
+  return o;
+}
+
 nlohmann::json DiffToJson(const Diff& d) {
   nlohmann::json j;
   j["a"] = {{"path", d.a.path},

@@ -167,6 +167,9 @@ nlohmann::json SummaryToJson(const Summary& s);
 // per-instance objects formatted one at a time (no tree of every instance in memory).
 void StreamSummaryJson(const Summary& s, const std::function<void(std::string_view)>& sink);
 std::string RenderSummaryText(const Summary& s, std::size_t max_kernels = 15);
+// The same summary as Markdown (a pull request or a notebook): the totals, components,
+// bottleneck ranking and the top kernels as tables.
+std::string RenderSummaryMarkdown(const Summary& s, std::size_t max_kernels = 15);
 nlohmann::json DiffToJson(const Diff& d);
 std::string RenderDiffText(const Diff& d, std::size_t max_kernels = 15);
 // The same comparison as Markdown (a pull request comment): the headline, components and the

@@ -1,6 +1,9 @@
 // Drives the real vouch binary: exit codes, messages, JSON.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "trace/test_util.h"
@@ -160,6 +163,33 @@ TEST(TraceCli, DiffReadsInHumanUnitsAndAsMarkdown) {
       &rc);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("/nonexistent/dir/x.md"), std::string::npos) << out;
+}
+
+TEST(TraceCli, SummarizeAsMarkdownOnStdoutAndToAFile) {
+  int rc = -1;
+  std::string out =
+      Vouch("trace summarize " + kFixture + " --window decode_step --markdown -", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("**vouch trace summarize**: `"), std::string::npos) << out;
+  EXPECT_NE(out.find("window `decode_step`"), std::string::npos) << out;
+  EXPECT_NE(out.find("| component | time | share | launches |\n|---|---:|---:|---:|\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| count | total | share | mean | median | max | name |"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("bottleneck ranking\n"), std::string::npos) << out;  // not the text form
+  std::string file = ::testing::TempDir() + "/vouch_summary.md";
+  std::remove(file.c_str());
+  out = Vouch("trace summarize " + DataPath("small.json") + " --markdown " + file, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("bottleneck ranking"), std::string::npos) << out;  // the text stays on stdout
+  std::ifstream in(file);
+  std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("| elapsed | "), std::string::npos) << md;
+  // A folder that does not exist: an error naming it, exit 1.
+  out = Vouch("trace summarize " + DataPath("small.json") + " --markdown /nonexistent/x.md", &rc);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("/nonexistent/x.md"), std::string::npos) << out;
 }
 
 }  // namespace
