@@ -149,11 +149,12 @@ TEST_F(RunCli, MeasuredRegionMarkersRescueALegThatIdlesFirst) {
 }
 
 TEST_F(RunCli, InterruptedRunKeepsFinishedLegsAndSaysWhatIsMissing) {
-  auto r =
-      Sh(fmt::format("cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 "
-                     "--reps 5 --out r -- sleep 1 "
-                     "& p=$!; sleep 2.6; kill -INT $p; wait $p; echo rc=$?)",
-                     D(), kBusy, VOUCH_BINARY, kFast));
+  auto r = Sh(
+      fmt::format("cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 "
+                  "--reps 5 --out r -- sleep 1 & p=$!; "
+                  "for i in $(seq 300); do [ \"$(cat r/legs.jsonl 2>/dev/null | wc -l)\" -ge 2 ] "
+                  "&& break; sleep 0.1; done; kill -INT $p; wait $p; echo rc=$?)",
+                  D(), kBusy, VOUCH_BINARY, kFast));
   EXPECT_TRUE(Has(r.out, "rc=130")) << r.out;
   auto j = Record("r");
   EXPECT_EQ(j["status"], "interrupted");

@@ -165,8 +165,8 @@ TEST_F(UxCli, AHeldLockIsNamedAtOnceWithTheWait) {
                            << std::time(nullptr) - 30 << R"(,"host":"gpu-box"})"
                            << "\n";
   auto r =
-      testing_util::Shell(fmt::format("cd {0} && (flock lock sleep 1.5 >/dev/null 2>&1 &) && sleep "
-                                      "0.3 && VOUCH_LOCK_FILE={0}/lock {1} {2} run "
+      testing_util::Shell(fmt::format("cd {0} && (flock lock sleep 8 >/dev/null 2>&1 &) && sleep "
+                                      "0.5 && VOUCH_LOCK_FILE={0}/lock {1} {2} run "
                                       "--lock-timeout 0.5 -- true",
                                       D(), kCopy, VOUCH_BINARY));
   EXPECT_EQ(r.rc, 1) << r.out;
