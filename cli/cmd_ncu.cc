@@ -3,25 +3,35 @@
 
 #include "command.h"
 #include "ncu/ncu_csv.h"
+#include "util/fs.h"
 #include "util/json_io.h"
 
 namespace vouch::cli {
 
 int CmdNcu(const GlobalOptions&, std::vector<std::string> args) {
   CLI::App app{"Per-kernel table from an Nsight Compute CSV export (raw or details page)", "ncu"};
-  std::string file;
+  std::string file, markdown;
   bool json = false;
   app.add_option("FILE", file, "ncu --csv output (details page) or ncu --csv --page raw output")
       ->required();
   app.add_flag("--json", json, "print JSON for machines");
+  app.add_option("--markdown", markdown,
+                 "also write the table as Markdown to FILE (- for stdout instead of the text)");
   if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
   auto r = ncu::ReadNcuCsv(file);
   if (!r.ok()) {
     fmt::print(stderr, "vouch ncu: {}\n", r.error().message);
     return kExitError;
   }
+  if (!markdown.empty() && markdown != "-")
+    if (auto st = WriteFileAtomic(markdown, ncu::RenderNcuMarkdown(*r)); !st) {
+      fmt::print(stderr, "vouch ncu: {}\n", st.error().message);
+      return kExitError;
+    }
   if (json)
     fmt::print("{}\n", DumpJson(ncu::NcuToJson(*r), 2));
+  else if (markdown == "-")
+    fmt::print("{}", ncu::RenderNcuMarkdown(*r));
   else
     fmt::print("{}", ncu::RenderNcuText(*r));
   return kExitOk;

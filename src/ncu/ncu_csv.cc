@@ -406,4 +406,29 @@ std::string RenderNcuText(const NcuReport& r) {
   return o;
 }
 
+std::string RenderNcuMarkdown(const NcuReport& r) {
+  std::string o = fmt::format(
+      "**vouch ncu**: `{}` (Nsight Compute, {} page, {} kernel(s); {} line(s) of program output "
+      "skipped)\n\nclock: {}\n",
+      MarkdownCell(r.path), r.layout, r.kernels.size(), r.skipped_lines, kNcuClockWindow);
+  for (const auto& w : r.warnings) o += "\n> warning: " + MarkdownCell(w) + "\n";
+  o += "\n| id | duration | SM MHz | regs | occup % | issue % | sm % | mem % | L2 hit % | spills | "
+       "kernel | grid x block | top stalls |\n";
+  o += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n";
+  for (const auto& k : r.kernels) {
+    std::vector<std::string> parts;
+    for (const auto& s : k.top_stalls)
+      parts.push_back(fmt::format("{} {:.2f}", s.reason, s.warps_per_issue_active));
+    o += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | `{}` | {} x {} | {} |\n",
+                     k.id, k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
+                     Fmt(k.sm_frequency_mhz, "{:.0f}"), Fmt(k.registers_per_thread, "{:.0f}"),
+                     Fmt(k.achieved_occupancy_percent), Fmt(k.issue_active_percent),
+                     Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
+                     Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
+                     MarkdownCell(k.name), MarkdownCell(k.grid_size), MarkdownCell(k.block_size),
+                     MarkdownCell(fmt::format("{}", fmt::join(parts, ", "))));
+  }
+  return o;
+}
+
 }  // namespace vouch::ncu

@@ -72,5 +72,7 @@ inline constexpr const char* kNcuClockWindow =
 
 nlohmann::json NcuToJson(const NcuReport& r);
 std::string RenderNcuText(const NcuReport& r);
+// The same table as Markdown (a pull request or a notebook).
+std::string RenderNcuMarkdown(const NcuReport& r);
 
 }  // namespace vouch::ncu

@@ -192,5 +192,19 @@ TEST(TraceCli, SummarizeAsMarkdownOnStdoutAndToAFile) {
   EXPECT_NE(out.find("/nonexistent/x.md"), std::string::npos) << out;
 }
 
+TEST(TraceCli, NcuAsMarkdown) {
+  int rc = -1;
+  const std::string csv = std::string(VOUCH_FIXTURES_DIR) + "/ncu_raw.csv";
+  std::string out = Vouch("ncu " + csv + " --markdown -", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("**vouch ncu**: `"), std::string::npos) << out;
+  EXPECT_NE(out.find("| id | duration | SM MHz |"), std::string::npos) << out;
+  EXPECT_NE(out.find("|---:|---:|---:|"), std::string::npos) << out;
+  EXPECT_NE(out.find(" us | "), std::string::npos) << out;  // a duration cell
+  out = Vouch("ncu " + csv + " --markdown /nonexistent/n.md", &rc);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("/nonexistent/n.md"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace vouch::trace
