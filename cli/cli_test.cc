@@ -124,6 +124,11 @@ TEST(Cli, SampleValidWindowThenCheckAndPair) {
   auto cross = Vouch(fmt::format("clock pair {0}/w/window.json {0}/other.json", dir));
   EXPECT_EQ(cross.rc, 3) << cross.out;
   EXPECT_TRUE(Has(cross.out, "FAIL   boot id")) << cross.out;
+  auto md = Vouch(fmt::format("clock pair {0}/w/window.json {0}/other.json --markdown -", dir));
+  EXPECT_EQ(md.rc, 3) << md.out;  // the same exit status as the text
+  EXPECT_TRUE(Has(md.out, "| rule | verdict | A | B |\n|---|---|---|---|\n")) << md.out;
+  EXPECT_TRUE(Has(md.out, "| boot id | **FAIL** | ")) << md.out;
+  EXPECT_TRUE(Has(md.out, "**pair: REFUSED**")) << md.out;
   auto waived =
       Vouch(fmt::format("clock pair {0}/w/window.json {0}/other.json --allow-cross-boot", dir));
   EXPECT_EQ(waived.rc, 0) << waived.out;

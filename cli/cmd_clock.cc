@@ -213,6 +213,9 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
   app.add_flag("--allow-cross-boot", cross,
                "waive the boot id (only the boot id), stamping a caveat");
   app.add_flag("--json", json, "JSON output");
+  std::string markdown;
+  app.add_option("--markdown", markdown,
+                 "also write the rules as Markdown to FILE (- for stdout instead of the text)");
   pf.Add(app);
   if (int rc = Parse(app, args); rc >= 0) return rc;
   auto wa = ReadWindowSummary(a);
@@ -226,12 +229,21 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
   wa->verdict = JudgeWindow(wa->gpus, p, wa->gpu_source);
   wb->verdict = JudgeWindow(wb->gpus, p, wb->gpu_source);
   auto v = PairWindows(*wa, *wb, p, cross);
+  const std::string md = fmt::format("**vouch clock pair**: A `{}`, B `{}`\n\n{}", MarkdownCell(a),
+                                     MarkdownCell(b), RenderPairMarkdown(v));
+  if (!markdown.empty() && markdown != "-")
+    if (auto st = WriteFileAtomic(markdown, md); !st) {
+      fmt::print(stderr, "vouch clock pair: {}\n", st.error().message);
+      return kExitError;
+    }
   if (json) {
     auto j = ToJson(v);
     j["a"] = a;
     j["b"] = b;
     j["policy"] = ToJson(p);
     fmt::print("{}\n", DumpJson(j, 2));
+  } else if (markdown == "-") {
+    fmt::print("{}", md);
   } else {
     fmt::print("A: {}\nB: {}\n{}", a, b, RenderPairText(v));
   }

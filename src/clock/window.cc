@@ -10,6 +10,7 @@
 #include "util/bounded_file.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/strings.h"
 
 namespace vouch {
 namespace {
@@ -515,6 +516,18 @@ std::string RenderPairText(const PairVerdict& p) {
                        r.waived ? "WAIVED" : (r.pass ? "pass" : "FAIL"), r.rule, w, r.a, r.b);
   for (const auto& c : p.caveats) out += fmt::format("  caveat: {}\n", c);
   out += p.paired ? "pair: comparable\n" : "pair: REFUSED (the windows are not comparable)\n";
+  return out;
+}
+
+std::string RenderPairMarkdown(const PairVerdict& p) {
+  std::string out = "| rule | verdict | A | B |\n|---|---|---|---|\n";
+  for (const auto& r : p.rules)
+    out += fmt::format("| {} | {} | {} | {} |\n", MarkdownCell(r.rule),
+                       r.waived ? "WAIVED" : (r.pass ? "pass" : "**FAIL**"), MarkdownCell(r.a),
+                       MarkdownCell(r.b));
+  for (const auto& c : p.caveats) out += fmt::format("\n> caveat: {}\n", MarkdownCell(c));
+  out += p.paired ? "\n**pair: comparable**\n"
+                  : "\n**pair: REFUSED** (the windows are not comparable)\n";
   return out;
 }
 

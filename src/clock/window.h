@@ -102,6 +102,8 @@ PairVerdict PairWindows(const WindowSummary& a, const WindowSummary& b, const Po
                         bool allow_cross_boot);
 nlohmann::json ToJson(const PairVerdict& p);
 std::string RenderPairText(const PairVerdict& p);
+// The same rules as a Markdown table (a pull request or a notebook).
+std::string RenderPairMarkdown(const PairVerdict& p);
 
 // |a - b| relative to the lower of the two (a 2470 vs 2190 MHz pair is 12.79 % apart).
 double RelativeOffset(double a, double b);
