@@ -11,6 +11,7 @@
 #include "gate/noise.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/median.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -217,14 +218,6 @@ bool IsVramMetric(std::string_view name, std::string_view unit) {
   static const std::set<std::string> kByteUnits = {"bytes", "byte", "b",  "kib", "mib",
                                                    "gib",   "kb",   "mb", "gb"};
   return n.find("peak") != std::string::npos && kByteUnits.count(Lower(unit)) > 0;
-}
-
-std::optional<double> Median(std::vector<double> values) {
-  if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  if (n % 2 == 1) return values[n / 2];
-  return (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
 Result<std::pair<std::string, ThresholdOverride>> ParseThresholdSpec(std::string_view spec) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "metrics/metric.h"
+#include "util/median.h"
 #include "util/result.h"
 
 namespace vouch {
@@ -115,9 +116,6 @@ struct BaselineOptions {
 // True for peak-memory metrics: the name holds "vram" or "device_mem", or it holds "peak"
 // and the unit is a byte unit (bytes, B, KiB, MiB, GiB, MB, GB).
 bool IsVramMetric(std::string_view name, std::string_view unit);
-
-// Median of VALUES (mean of the two middle ones for an even count); nullopt when empty.
-std::optional<double> Median(std::vector<double> values);
 
 // Builds a baseline with default thresholds: the headline fails at headline_fail_pct,
 // VRAM metrics fail at vram_fail_pct, every other metric warns at secondary_warn_pct.

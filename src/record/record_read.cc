@@ -13,18 +13,11 @@
 #include "record/record.h"
 #include "util/bounded_file.h"
 #include "util/json_io.h"
+#include "util/median.h"
 #include "util/strings.h"
 
 namespace vouch {
-namespace {
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 const JsonSchema& LegRecordSchema() {
   const JsonSchema str = JsonSchema::String();

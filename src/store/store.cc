@@ -12,6 +12,7 @@
 #include "util/hash.h"
 #include "util/host.h"
 #include "util/json_io.h"
+#include "util/median.h"
 
 namespace vouch {
 namespace {
@@ -262,12 +263,6 @@ void AttachLegSeries(nlohmann::json& rec, const std::string& dir) {
 namespace {
 
 std::string Day(double unix_s) { return IsoTimeUtc(unix_s).substr(0, 10); }
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string JoinUnique(const nlohmann::json& gpus, const char* key) {
   std::vector<std::string> seen;

@@ -7,14 +7,10 @@
 #include <map>
 #include <set>
 
+#include "util/median.h"
+
 namespace vouch {
 namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string ShortCommit(const std::string& c) { return c.substr(0, 10); }
 
@@ -81,8 +77,8 @@ TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, 
     if (p.clock_sm_median_mhz) clocks[it->second].push_back(*p.clock_sm_median_mhz);
   }
   for (size_t i = 0; i < s.points.size(); ++i) {
-    s.points[i].value = Median(values[i]);
-    if (!clocks[i].empty()) s.points[i].clock_sm_median_mhz = Median(clocks[i]);
+    s.points[i].value = MedianOf(values[i]);
+    if (!clocks[i].empty()) s.points[i].clock_sm_median_mhz = MedianOf(clocks[i]);
     if (!s.points[i].attributed) ++s.unattributed;
   }
   s.gpus.assign(gpus.begin(), gpus.end());
@@ -98,7 +94,7 @@ TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, 
     if (p.clock_sm_median_mhz) c.push_back(*p.clock_sm_median_mhz);
   if (!c.empty()) {
     auto [lo, hi] = std::minmax_element(c.begin(), c.end());
-    double med = Median(c);
+    double med = MedianOf(c);
     if (med > 0 && (*hi - *lo) / med * 100 > kTrendClockStatePct)
       s.mixed.push_back(fmt::format(
           "the series mixes clock states (SM clock medians {:.0f} .. {:.0f} MHz, {:.1f} % apart, "
@@ -130,8 +126,8 @@ void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
     st.index = i;
     st.before = s.points[static_cast<size_t>(i - 1)].label;
     st.after = s.points[static_cast<size_t>(i)].label;
-    st.before_value = Median(std::vector<double>(v.begin() + from, v.begin() + i));
-    st.after_value = Median(std::vector<double>(v.begin() + i, v.begin() + to));
+    st.before_value = MedianOf(std::vector<double>(v.begin() + from, v.begin() + i));
+    st.after_value = MedianOf(std::vector<double>(v.begin() + i, v.begin() + to));
     st.size_pct = st.before_value != 0 ? (st.after_value / st.before_value - 1) * 100 : 0;
     st.p_value = cps[k].p_value;
     s.steps.push_back(st);
