@@ -120,6 +120,13 @@ Writer* g_writer = nullptr;
 pid_t g_pid = 0;
 std::atomic<bool> g_finished{false};
 std::size_t g_buffer_bytes = 8u << 20;
+// Built with -DVOUCH_CUPTI_DISCARD (bench/cupti/screen.sh only): records are counted, never
+// formatted or written, to measure what the formatting costs the traced process.
+#ifdef VOUCH_CUPTI_DISCARD
+constexpr bool kDiscard = true;
+#else
+constexpr bool kDiscard = false;
+#endif
 constexpr int kSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT};
 struct sigaction g_old[65];
 
@@ -328,6 +335,10 @@ void Writer::Buffer(CUcontext ctx, std::uint32_t stream, std::uint8_t* buf, std:
   ++counts_.buffers;
   CUpti_Activity* rec = nullptr;
   while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+    if (kDiscard) {
+      ++counts_.other;
+      continue;
+    }
     Record(rec);
     if (out_.size() > (1u << 20)) WriteOut();
   }
@@ -486,6 +497,12 @@ int EnableLaunchApis() {
   return enabled;
 }
 
+// VOUCH_GPU_TRACE_<name>: the tracer's switches, each recorded in the header.
+bool EnvIs(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, value) == 0;
+}
+
 std::string CommandLineJson() {
   // /proc/self/cmdline: arguments, each ended by a NUL.
   std::string raw = ReadSmallFile("/proc/self/cmdline");
@@ -518,9 +535,27 @@ VOUCH_EXPORT int InitializeInjection(void) {
     delete w;
     return 0;
   }
+  // VOUCH_GPU_TRACE_API=off: no launch-API records (the reader then counts launches by the
+  // kernels' correlation ids and attributes kernels to ranges by when they ran).
+  bool want_api = !EnvIs("VOUCH_GPU_TRACE_API", "off");
+  // VOUCH_GPU_TRACE_CLOCK=cupti: CUPTI's own clock, the offset to CLOCK_REALTIME measured once
+  // here and applied by the reader, instead of a callback on every timestamp.
+  bool want_ts_cb = !EnvIs("VOUCH_GPU_TRACE_CLOCK", "cupti");
+  bool per_thread = false;
+#ifdef VOUCH_CUPTI_HAS_PER_THREAD
+  // VOUCH_GPU_TRACE_PER_THREAD=1: one activity buffer per thread (CUPTI 12.3+), no lock
+  // shared between the launching threads and the thread that hands buffers back.
+  if (EnvIs("VOUCH_GPU_TRACE_PER_THREAD", "1")) {
+    std::uint8_t on = 1;
+    std::size_t sz = sizeof on;
+    per_thread = Check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
+                                                 &sz, &on),
+                       "per-thread activity buffers");
+  }
+#endif
   // The clock first (before any kind is enabled, as CUPTI requires).
-  bool ts_cb = Check(cuptiActivityRegisterTimestampCallback(TimestampCallback),
-                     "cuptiActivityRegisterTimestampCallback");
+  bool ts_cb = want_ts_cb && Check(cuptiActivityRegisterTimestampCallback(TimestampCallback),
+                                   "cuptiActivityRegisterTimestampCallback");
   std::uint64_t r0 = RealtimeNs(), cts = 0;
   cuptiGetTimestamp(&cts);
   std::uint64_t r1 = RealtimeNs();
@@ -537,7 +572,7 @@ VOUCH_EXPORT int InitializeInjection(void) {
   ok = ok && Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable MEMSET");
   bool markers = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable MARKER");
   bool devices = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "enable DEVICE");
-  int launch_apis = ok ? EnableLaunchApis() : 0;
+  int launch_apis = ok && want_api ? EnableLaunchApis() : 0;
   long flush_ms = 1000;
   if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
     flush_ms = std::strtol(f, nullptr, 10);
@@ -554,7 +589,10 @@ VOUCH_EXPORT int InitializeInjection(void) {
       ",\"kinds\":[\"CONCURRENT_KERNEL\",\"MEMCPY\",\"MEMSET\"" + (markers ? ",\"MARKER\"" : "") +
       (devices ? ",\"DEVICE\"" : "") + "],\"launch_apis\":" + std::to_string(launch_apis) +
       ",\"flush_period_ms\":" + std::to_string(flush_ms) +
-      ",\"buffer_bytes\":" + std::to_string(g_buffer_bytes) + ",\"ok\":" + (ok ? "true" : "false") +
+      ",\"buffer_bytes\":" + std::to_string(g_buffer_bytes) +
+      ",\"api\":" + (want_api ? "\"launch\"" : "\"off\"") +
+      ",\"per_thread_buffers\":" + (per_thread ? "true" : "false") +
+      ",\"discard\":" + (kDiscard ? "true" : "false") + ",\"ok\":" + (ok ? "true" : "false") +
       "}";
   w->Line(h);
   if (!ok) {
