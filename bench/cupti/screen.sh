@@ -24,6 +24,9 @@ DEFS=""
 if grep -rqs CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER "$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include"; then
   DEFS="-DVOUCH_CUPTI_HAS_PER_THREAD"
 fi
+if grep -rqs cuptiActivityEnableHWTrace "$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include"; then
+  DEFS="$DEFS -DVOUCH_CUPTI_HAS_HW_TRACE"
+fi
 build_lib() {  # OUTPUT EXTRA_FLAGS
   nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden $DEFS $2 -o "$1" \
     "$ROOT/src/cupti/tracer.cc" $INC $LIBS -Xlinker -rpath,"$CUDA_HOME/lib64" \
@@ -43,10 +46,12 @@ CONFIGS=(
   "api_off|$T VOUCH_GPU_TRACE_API=off"
   "clock_cupti|$T VOUCH_GPU_TRACE_CLOCK=cupti"
   "flush_off|$T VOUCH_GPU_TRACE_FLUSH_MS=0"
+  "flush_cupti|$T VOUCH_GPU_TRACE_FLUSH=cupti"
   "per_thread|$T VOUCH_GPU_TRACE_PER_THREAD=1"
+  "hw|$T VOUCH_GPU_TRACE_HW=1"
   "buf_1mb|$T VOUCH_GPU_TRACE_BUFFER_MB=1"
   "discard|CUDA_INJECTION64_PATH=$OUT/libvouch_cupti_discard.so"
-  "lean|$T VOUCH_GPU_TRACE_API=off VOUCH_GPU_TRACE_CLOCK=cupti VOUCH_GPU_TRACE_PER_THREAD=1"
+  "lean|$T VOUCH_GPU_TRACE_API=off VOUCH_GPU_TRACE_FLUSH_MS=0"
 )
 [ -n "${ONLY:-}" ] && mapfile -t CONFIGS < <(printf '%s\n' "${CONFIGS[@]}" | grep -E "^(untraced|${ONLY})\|")
 

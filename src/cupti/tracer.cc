@@ -553,6 +553,13 @@ VOUCH_EXPORT int InitializeInjection(void) {
                        "per-thread activity buffers");
   }
 #endif
+  bool hw_trace = false;
+#ifdef VOUCH_CUPTI_HAS_HW_TRACE
+  // VOUCH_GPU_TRACE_HW=1: kernel timestamps from the GPU's hardware event system (CUPTI 12.8+,
+  // Blackwell and later; elsewhere CUPTI says no and the software path stays).
+  if (EnvIs("VOUCH_GPU_TRACE_HW", "1"))
+    hw_trace = Check(cuptiActivityEnableHWTrace(1), "hardware event tracing");
+#endif
   // The clock first (before any kind is enabled, as CUPTI requires).
   bool ts_cb = want_ts_cb && Check(cuptiActivityRegisterTimestampCallback(TimestampCallback),
                                    "cuptiActivityRegisterTimestampCallback");
@@ -576,6 +583,11 @@ VOUCH_EXPORT int InitializeInjection(void) {
   long flush_ms = 1000;
   if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
     flush_ms = std::strtol(f, nullptr, 10);
+  // VOUCH_GPU_TRACE_FLUSH=cupti: CUPTI's worker thread flushes every flush_ms
+  // (cuptiActivityFlushPeriod) instead of a thread of ours calling cuptiActivityFlushAll.
+  bool cupti_flush = flush_ms > 0 && EnvIs("VOUCH_GPU_TRACE_FLUSH", "cupti") &&
+                     Check(cuptiActivityFlushPeriod(static_cast<std::uint32_t>(flush_ms)),
+                           "cuptiActivityFlushPeriod");
 
   std::string h =
       "{\"type\":\"header\",\"format\":\"vouch-gpu-trace\",\"version\":" +
@@ -592,6 +604,8 @@ VOUCH_EXPORT int InitializeInjection(void) {
       ",\"buffer_bytes\":" + std::to_string(g_buffer_bytes) +
       ",\"api\":" + (want_api ? "\"launch\"" : "\"off\"") +
       ",\"per_thread_buffers\":" + (per_thread ? "true" : "false") +
+      ",\"hw_trace\":" + (hw_trace ? "true" : "false") +
+      ",\"flusher\":" + (flush_ms <= 0 ? "\"none\"" : cupti_flush ? "\"cupti\"" : "\"thread\"") +
       ",\"discard\":" + (kDiscard ? "true" : "false") + ",\"ok\":" + (ok ? "true" : "false") +
       "}";
   w->Line(h);
@@ -604,7 +618,7 @@ VOUCH_EXPORT int InitializeInjection(void) {
   pthread_atfork(nullptr, nullptr, AtForkChild);
   std::atexit(Finish);
   InstallSignalHandlers();
-  if (flush_ms > 0) std::thread(Flusher, flush_ms).detach();
+  if (flush_ms > 0 && !cupti_flush) std::thread(Flusher, flush_ms).detach();
   return 1;
 }
 
