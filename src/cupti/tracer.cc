@@ -119,7 +119,10 @@ class Writer {
 Writer* g_writer = nullptr;
 pid_t g_pid = 0;
 std::atomic<bool> g_finished{false};
-std::size_t g_buffer_bytes = 8u << 20;
+// 2 MiB: CUPTI hands a full buffer back from its own worker thread, so a process that is
+// killed (SIGKILL, which no handler sees) keeps every buffer that filled; at 5,000 launches/s
+// one fills about every second.
+std::size_t g_buffer_bytes = 2u << 20;
 // Built with -DVOUCH_CUPTI_DISCARD (bench/cupti/screen.sh only): records are counted, never
 // formatted or written, to measure what the formatting costs the traced process.
 #ifdef VOUCH_CUPTI_DISCARD
@@ -580,7 +583,10 @@ VOUCH_EXPORT int InitializeInjection(void) {
   bool markers = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable MARKER");
   bool devices = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "enable DEVICE");
   int launch_apis = ok && want_api ? EnableLaunchApis() : 0;
-  long flush_ms = 1000;
+  // The periodic forced flush (partly filled buffers too) is off by default: on the H200 it
+  // cost the traced process 1-2 % at 5,000 launches/s (docs/evidence/2026-12-01-h200-tracer-cost).
+  // VOUCH_GPU_TRACE_FLUSH_MS=N turns it on for a program expected to be killed.
+  long flush_ms = 0;
   if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
     flush_ms = std::strtol(f, nullptr, 10);
   // VOUCH_GPU_TRACE_FLUSH=cupti: CUPTI's worker thread flushes every flush_ms
