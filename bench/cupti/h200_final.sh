@@ -8,7 +8,7 @@ set -u
 OUT=${1:?usage: h200_final.sh OUTDIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
-W=$(mktemp -d)
+W=${FINAL_WORK:-$(mktemp -d)}
 mkdir -p "$W/final"
 nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$W/libvouch_cupti.so" \
   "$ROOT/src/cupti/tracer.cc" -I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" \
