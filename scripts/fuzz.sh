@@ -29,7 +29,7 @@ if ! ninja -C "$out" >"$out/build.log" 2>&1; then
 fi
 
 all=(kineto nsys ncu llama_bench vllm gbench nvbench hyperfine pytest channel regex json_pointer
-  record window baseline samples cupti)
+  record window baseline samples cupti journal)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
@@ -75,6 +75,19 @@ seed baseline $d/gate/*.json
 head -200 tests/fixtures/nvml_h200_scenario.jsonl >"$seeds/samples/scenario_head.jsonl"
 seed samples $(find $d/store -name samples.jsonl | sort | head -3)
 seed cupti $d/trace/cupti_small.jsonl $d/trace/h200/*.jsonl
+# The journal: a stored record made "running" again (as at a run's start), the marker line, then
+# its legs one per line, as the leg journal holds them; and the same with its last line torn.
+python3 - "$seeds/journal" $d/store/ab/record.json $d/store/gate/record.json <<'EOF'
+import json, sys
+out = sys.argv[1]
+for i, path in enumerate(sys.argv[2:]):
+    rec = json.load(open(path))
+    legs = rec.get("legs", [])
+    rec.update(status="running", legs=[])
+    body = json.dumps(rec) + "\n--legs.jsonl--\n" + "".join(json.dumps(l) + "\n" for l in legs)
+    open(f"{out}/{i}-journal.txt", "w").write(body)
+    open(f"{out}/{i}-torn.txt", "w").write(body[: len(body) - 40])
+EOF
 # Inputs that once crashed, hung or leaked a reader (fuzz/regressions/<target>/): kept as seeds.
 for t in "${all[@]}"; do
   [ -d fuzz/regressions/$t ] && seed "$t" fuzz/regressions/$t/*

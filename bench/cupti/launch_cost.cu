@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e_ = (x);                                                         \
-    if (e_ != cudaSuccess) {                                                      \
+#define CHECK(x)                                                                 \
+  do {                                                                           \
+    cudaError_t e_ = (x);                                                        \
+    if (e_ != cudaSuccess) {                                                     \
       std::fprintf(stderr, "launch_cost: %s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                               \
-    }                                                                             \
+      std::exit(2);                                                              \
+    }                                                                            \
   } while (0)
 
 __global__ void Empty(int* p) {
@@ -48,12 +48,17 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(argv[i], "--host-us")) host_us = std::atof(next());
-    else if (!std::strcmp(argv[i], "--launches")) launches = std::atol(next());
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(next());
-    else if (!std::strcmp(argv[i], "--label")) label = next();
+    if (!std::strcmp(argv[i], "--host-us"))
+      host_us = std::atof(next());
+    else if (!std::strcmp(argv[i], "--launches"))
+      launches = std::atol(next());
+    else if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(next());
+    else if (!std::strcmp(argv[i], "--label"))
+      label = next();
     else {
-      std::fprintf(stderr, "usage: launch_cost [--host-us H] [--launches N | --seconds S] [--label L]\n");
+      std::fprintf(stderr,
+                   "usage: launch_cost [--host-us H] [--launches N | --seconds S] [--label L]\n");
       return 2;
     }
   }
@@ -86,14 +91,18 @@ int main(int argc, char** argv) {
   CHECK(cudaGetLastError());
   std::vector<double> s = call_ns;
   std::sort(s.begin(), s.end());
-  auto q = [&](double f) { return s.empty() ? 0.0 : s[static_cast<std::size_t>(f * (s.size() - 1))]; };
+  auto q = [&](double f) {
+    return s.empty() ? 0.0 : s[static_cast<std::size_t>(f * (s.size() - 1))];
+  };
   double mean = 0;
   for (double v : s) mean += v;
   mean = s.empty() ? 0 : mean / static_cast<double>(s.size());
   std::printf(
-      "{\"label\":\"%s\",\"host_us\":%.1f,\"launches\":%ld,\"seconds\":%.4f,\"launches_per_s\":%.1f,"
+      "{\"label\":\"%s\",\"host_us\":%.1f,\"launches\":%ld,\"seconds\":%.4f,\"launches_per_s\":%."
+      "1f,"
       "\"call_ns_median\":%.0f,\"call_ns_mean\":%.1f,\"call_ns_p90\":%.0f,\"call_ns_p99\":%.0f}\n",
-      label.c_str(), host_us, n, wall, static_cast<double>(n) / wall, q(0.5), mean, q(0.9), q(0.99));
+      label.c_str(), host_us, n, wall, static_cast<double>(n) / wall, q(0.5), mean, q(0.9),
+      q(0.99));
   CHECK(cudaFree(p));
   return 0;
 }

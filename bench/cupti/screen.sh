@@ -21,12 +21,6 @@ CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 INC="-I$CUDA_HOME/include -I$CUDA_HOME/extras/CUPTI/include"
 LIBS="-L$CUDA_HOME/lib64 -L$CUDA_HOME/extras/CUPTI/lib64 -lcupti -ldl"
 DEFS=""
-if grep -rqs CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER "$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include"; then
-  DEFS="-DVOUCH_CUPTI_HAS_PER_THREAD"
-fi
-if grep -rqs cuptiActivityEnableHWTrace "$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include"; then
-  DEFS="$DEFS -DVOUCH_CUPTI_HAS_HW_TRACE"
-fi
 build_lib() {  # OUTPUT EXTRA_FLAGS
   nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden $DEFS $2 -o "$1" \
     "$ROOT/src/cupti/tracer.cc" $INC $LIBS -Xlinker -rpath,"$CUDA_HOME/lib64" \
@@ -39,19 +33,18 @@ echo "built (defines: ${DEFS:-none})"
 
 LIB=$OUT/libvouch_cupti.so
 T="CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB"
-# name|environment (space-separated assignments; VOUCH_GPU_TRACE is added per run)
+# name|environment (space-separated assignments; VOUCH_GPU_TRACE is added per run). "shipped" is
+# the tracer's defaults; "before" the defaults until 2026-12-01 (a forced flush every second,
+# 8 MiB buffers). ONLY="shipped|api_off" runs a subset (untraced always).
 CONFIGS=(
   "untraced|"
-  "default|$T"
+  "shipped|$T"
+  "before|$T VOUCH_GPU_TRACE_FLUSH_MS=1000 VOUCH_GPU_TRACE_BUFFER_MB=8"
+  "flush_1s|$T VOUCH_GPU_TRACE_FLUSH_MS=1000"
   "api_off|$T VOUCH_GPU_TRACE_API=off"
   "clock_cupti|$T VOUCH_GPU_TRACE_CLOCK=cupti"
-  "flush_off|$T VOUCH_GPU_TRACE_FLUSH_MS=0"
-  "flush_cupti|$T VOUCH_GPU_TRACE_FLUSH=cupti"
-  "per_thread|$T VOUCH_GPU_TRACE_PER_THREAD=1"
-  "hw|$T VOUCH_GPU_TRACE_HW=1"
-  "buf_1mb|$T VOUCH_GPU_TRACE_BUFFER_MB=1"
+  "buf_8mb|$T VOUCH_GPU_TRACE_BUFFER_MB=8"
   "discard|CUDA_INJECTION64_PATH=$OUT/libvouch_cupti_discard.so"
-  "lean|$T VOUCH_GPU_TRACE_API=off VOUCH_GPU_TRACE_FLUSH_MS=0"
 )
 [ -n "${ONLY:-}" ] && mapfile -t CONFIGS < <(printf '%s\n' "${CONFIGS[@]}" | grep -E "^(untraced|${ONLY})\|")
 

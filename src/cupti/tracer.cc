@@ -544,25 +544,6 @@ VOUCH_EXPORT int InitializeInjection(void) {
   // VOUCH_GPU_TRACE_CLOCK=cupti: CUPTI's own clock, the offset to CLOCK_REALTIME measured once
   // here and applied by the reader, instead of a callback on every timestamp.
   bool want_ts_cb = !EnvIs("VOUCH_GPU_TRACE_CLOCK", "cupti");
-  bool per_thread = false;
-#ifdef VOUCH_CUPTI_HAS_PER_THREAD
-  // VOUCH_GPU_TRACE_PER_THREAD=1: one activity buffer per thread (CUPTI 12.3+), no lock
-  // shared between the launching threads and the thread that hands buffers back.
-  if (EnvIs("VOUCH_GPU_TRACE_PER_THREAD", "1")) {
-    std::uint8_t on = 1;
-    std::size_t sz = sizeof on;
-    per_thread = Check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
-                                                 &sz, &on),
-                       "per-thread activity buffers");
-  }
-#endif
-  bool hw_trace = false;
-#ifdef VOUCH_CUPTI_HAS_HW_TRACE
-  // VOUCH_GPU_TRACE_HW=1: kernel timestamps from the GPU's hardware event system (CUPTI 12.8+,
-  // Blackwell and later; elsewhere CUPTI says no and the software path stays).
-  if (EnvIs("VOUCH_GPU_TRACE_HW", "1"))
-    hw_trace = Check(cuptiActivityEnableHWTrace(1), "hardware event tracing");
-#endif
   // The clock first (before any kind is enabled, as CUPTI requires).
   bool ts_cb = want_ts_cb && Check(cuptiActivityRegisterTimestampCallback(TimestampCallback),
                                    "cuptiActivityRegisterTimestampCallback");
@@ -589,11 +570,6 @@ VOUCH_EXPORT int InitializeInjection(void) {
   long flush_ms = 0;
   if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
     flush_ms = std::strtol(f, nullptr, 10);
-  // VOUCH_GPU_TRACE_FLUSH=cupti: CUPTI's worker thread flushes every flush_ms
-  // (cuptiActivityFlushPeriod) instead of a thread of ours calling cuptiActivityFlushAll.
-  bool cupti_flush = flush_ms > 0 && EnvIs("VOUCH_GPU_TRACE_FLUSH", "cupti") &&
-                     Check(cuptiActivityFlushPeriod(static_cast<std::uint32_t>(flush_ms)),
-                           "cuptiActivityFlushPeriod");
 
   std::string h =
       "{\"type\":\"header\",\"format\":\"vouch-gpu-trace\",\"version\":" +
@@ -609,11 +585,8 @@ VOUCH_EXPORT int InitializeInjection(void) {
       ",\"flush_period_ms\":" + std::to_string(flush_ms) +
       ",\"buffer_bytes\":" + std::to_string(g_buffer_bytes) +
       ",\"api\":" + (want_api ? "\"launch\"" : "\"off\"") +
-      ",\"per_thread_buffers\":" + (per_thread ? "true" : "false") +
-      ",\"hw_trace\":" + (hw_trace ? "true" : "false") +
-      ",\"flusher\":" + (flush_ms <= 0 ? "\"none\"" : cupti_flush ? "\"cupti\"" : "\"thread\"") +
-      ",\"discard\":" + (kDiscard ? "true" : "false") + ",\"ok\":" + (ok ? "true" : "false") +
-      "}";
+
+      ",\"discard\":" + (kDiscard ? "true" : "false") + ",\"ok\":" + (ok ? "true" : "false") + "}";
   w->Line(h);
   if (!ok) {
     // The header says ok:false and no footer follows: the reader refuses the file by name.
@@ -624,7 +597,7 @@ VOUCH_EXPORT int InitializeInjection(void) {
   pthread_atfork(nullptr, nullptr, AtForkChild);
   std::atexit(Finish);
   InstallSignalHandlers();
-  if (flush_ms > 0 && !cupti_flush) std::thread(Flusher, flush_ms).detach();
+  if (flush_ms > 0) std::thread(Flusher, flush_ms).detach();
   return 1;
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "stats/ab_stats.h"
 #include "trace/cupti_reader.h"
@@ -100,8 +101,22 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
     }
   }
   g.active_ns = trace::UnionLength(std::move(region_kernels));
-  for (const auto& a : t.api)
-    if (a.is_launch && in_region(a.start_ns)) ++g.launches;
+  bool any_launch_api =
+      std::any_of(t.api.begin(), t.api.end(), [](const auto& a) { return a.is_launch; });
+  if (any_launch_api) {
+    for (const auto& a : t.api)
+      if (a.is_launch && in_region(a.start_ns)) ++g.launches;
+  } else {
+    // No launch-API records (the tracer ran with VOUCH_GPU_TRACE_API=off, or another tool
+    // wrote the trace): one launch per correlation id among the region's kernels; a graph
+    // launch's kernels share its id, so it counts once, as its launch call would.
+    g.launches_from = "kernel correlation ids (the trace has no launch-API records)";
+    std::unordered_set<std::uint64_t> seen;
+    for (const auto& o : t.ops) {
+      if (o.kind != GpuOpKind::kKernel || !in_region(o.start_ns)) continue;
+      if (o.correlation < 0 || seen.insert(Key(o.pid, o.correlation)).second) ++g.launches;
+    }
+  }
 
   // NVTX ranges (host ranges) inside the region, by name.
   std::map<std::string, std::vector<const trace::Range*>> by_name;
@@ -256,6 +271,7 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
           {"kernels", g.kernels},
           {"graph_kernels", g.graph_kernels},
           {"launches", g.launches},
+          {"launches_from", g.launches_from},
           {"memcpys", g.memcpys},
           {"memsets", g.memsets},
           {"by_kernel", kernels},
@@ -279,6 +295,7 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
     g.kernels = j.at("kernels").get<std::int64_t>();
     g.graph_kernels = j.at("graph_kernels").get<std::int64_t>();
     g.launches = j.at("launches").get<std::int64_t>();
+    g.launches_from = j.value("launches_from", g.launches_from);  // absent before 2026-12-01
     g.memcpys = j.at("memcpys").get<std::int64_t>();
     g.memsets = j.at("memsets").get<std::int64_t>();
     for (const auto& [k, v] : j.at("by_kernel").items())
@@ -308,10 +325,11 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
 std::string RenderLegGpuTraceText(const LegGpuTrace& g, const std::string& attribution) {
   std::string o = fmt::format("GPU trace ({}; {})\n", fmt::join(g.files, ", "), attribution);
   o += fmt::format(
-      "  {}: {} kernels ({} from CUDA graphs), {} launch calls, {} copies, {} sets; GPU-active "
+      "  {}: {} kernels ({} from CUDA graphs), {} launch{}, {} copies, {} sets; GPU-active "
       "{:.3f} ms\n",
       g.region_marked ? "measured region" : "whole trace", g.kernels, g.graph_kernels, g.launches,
-      g.memcpys, g.memsets, static_cast<double>(g.active_ns) / 1e6);
+      g.launches_from == kLaunchesFromApi ? " calls" : "es (by kernel correlation id)", g.memcpys,
+      g.memsets, static_cast<double>(g.active_ns) / 1e6);
   for (const auto& r : g.ranges)
     o += fmt::format(
         "  range '{}': {} instances, GPU-active per instance median {:.1f} us (p10 {:.1f}, p90 "

@@ -52,6 +52,8 @@ struct RangeFigures {
   std::string attribution;  // how kernels were tied to instances
 };
 
+inline constexpr const char* kLaunchesFromApi = "launch-API records";
+
 struct LegGpuTrace {
   std::vector<std::string> files;  // the trace files read (one per traced process)
   bool partial = false;
@@ -61,8 +63,9 @@ struct LegGpuTrace {
   std::int64_t region_begin_ns = 0, region_end_ns = 0;
   std::int64_t active_ns = 0;  // union of the region's kernels
   std::int64_t kernels = 0, graph_kernels = 0, launches = 0, memcpys = 0, memsets = 0;
-  std::map<std::string, KernelAgg> by_kernel;  // the region's kernels by name
-  std::vector<RangeFigures> ranges;            // by name
+  std::string launches_from = kLaunchesFromApi;  // or kernel correlation ids, with no API records
+  std::map<std::string, KernelAgg> by_kernel;    // the region's kernels by name
+  std::vector<RangeFigures> ranges;              // by name
 };
 
 struct RegionNs {

@@ -79,6 +79,42 @@ TEST(LegGpuTrace, FallsBackWhenRangeAndApiThreadsDiffer) {
   EXPECT_DOUBLE_EQ(g.ranges[0].median_ns, 26000);
 }
 
+TEST(LegGpuTrace, WithoutLaunchApiRecordsLaunchesAreCountedByCorrelationId) {
+  // VOUCH_GPU_TRACE_API=off: the same trace without its launch-API lines.
+  std::string text = trace::testing::Slurp(trace::testing::DataPath("cupti_small.jsonl"));
+  std::string kept;
+  int dropped = 0;
+  for (std::size_t p = 0; p < text.size();) {
+    std::size_t e = text.find('\n', p);
+    if (e == std::string::npos) e = text.size();
+    std::string line = text.substr(p, e - p);
+    if (line.find("\"t\":\"a\"") != std::string::npos)
+      ++dropped;
+    else
+      kept += line + "\n";
+    p = e + 1;
+  }
+  ASSERT_EQ(dropped, 6);
+  auto t = trace::ParseCuptiTrace(kept, "x");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  LegGpuTrace g = AnalyzeTrace(*t, std::nullopt);
+  EXPECT_EQ(g.kernels, 6);
+  // Kernels of correlation ids 10, 12, 20, 21 and the graph launch 31 (two kernels): 5, as
+  // the launch calls counted.
+  EXPECT_EQ(g.launches, 5);
+  EXPECT_NE(g.launches_from.find("correlation"), std::string::npos);
+  ASSERT_EQ(g.ranges.size(), 1u);
+  EXPECT_NE(g.ranges[0].attribution.find("start inside"), std::string::npos);
+  EXPECT_NE(RenderLegGpuTraceText(g, "x").find("5 launches (by kernel correlation id)"),
+            std::string::npos);
+  auto back = LegGpuTraceFromJson(ToJson(g), "leg 1");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->launches_from, g.launches_from);
+  // With the launch calls, the text says so.
+  EXPECT_NE(RenderLegGpuTraceText(AnalyzeTrace(Small(), std::nullopt), "x").find("5 launch calls"),
+            std::string::npos);
+}
+
 TEST(LegGpuTrace, MetricsAndJsonRoundTrip) {
   LegGpuTrace g = AnalyzeTrace(Small(), std::nullopt);
   g.files = {"gpu-trace.4242.jsonl"};

@@ -14,7 +14,8 @@ std::string_view QuantityOf(std::string_view unit) {
 
 std::string_view RatioWord(double ratio, Better better, std::string_view unit) {
   if (better == Better::kNone || !std::isfinite(ratio)) return "";
-  if (std::abs(ratio - 1) <= 1e-12) return "same";
+  // A ratio printed as 1.0000 never reads "faster" or "slower": the word follows the digits.
+  if (std::abs(ratio - 1) < 5e-5) return "same";
   bool up = ratio > 1;
   bool good = better == Better::kHigher ? up : !up;
   bool speed = QuantityOf(unit) != "value";

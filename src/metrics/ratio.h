@@ -16,7 +16,8 @@ namespace vouch {
 std::string_view QuantityOf(std::string_view unit);
 
 // The word for NUM/DEN = RATIO of a metric with direction BETTER: "faster"/"slower" for times
-// and rates, "better"/"worse" otherwise, "same" at exactly 1 (within 1e-12). "" for kNone.
+// and rates, "better"/"worse" otherwise, "same" when it prints as 1.0000 (within 5e-5 of 1).
+// "" for kNone.
 std::string_view RatioWord(double ratio, Better better, std::string_view unit);
 
 // "B/A time 1.1070 (B slower)": NUM and DEN name the sides ("B", "A", "now", "baseline").

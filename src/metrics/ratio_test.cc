@@ -18,6 +18,13 @@ TEST(Ratio, SaysWhichWayItReads) {
   EXPECT_EQ(RatioReading("now", "baseline", 1.0, Better::kLower, "ns"),
             "now/baseline time 1.0000 (equal)");
   EXPECT_EQ(RatioReading("B", "A", 2, Better::kNone, ""), "B/A value 2.0000");
+  // Printed as 1.0000, it says neither faster nor slower; 1.0001 does.
+  EXPECT_EQ(RatioReading("now", "baseline", 1.00004, Better::kHigher, "1/s"),
+            "now/baseline throughput 1.0000 (equal)");
+  EXPECT_EQ(RatioReading("now", "baseline", 0.99996, Better::kHigher, "1/s"),
+            "now/baseline throughput 1.0000 (equal)");
+  EXPECT_EQ(RatioReading("now", "baseline", 1.0001, Better::kHigher, "1/s"),
+            "now/baseline throughput 1.0001 (now faster)");
   EXPECT_EQ(QuantityOf("items/s"), "throughput");
   EXPECT_EQ(QuantityOf("fraction"), "value");
 }

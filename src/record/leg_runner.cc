@@ -296,7 +296,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     for (const auto& [k, v] : arm.env)
       if (k == "CUDA_INJECTION64_PATH" || k == "NVTX_INJECTION64_PATH" || k == "VOUCH_GPU_TRACE")
         return MakeError("leg {} ({} {}): --gpu-trace sets {} itself, and the arm sets it too ({})",
-                         index, arm.name, role, k, v);
+                         index + 1, arm.name, role, k, v);
     spec.env.emplace_back("CUDA_INJECTION64_PATH", config.gpu_trace_lib);
     spec.env.emplace_back("NVTX_INJECTION64_PATH", config.gpu_trace_lib);
     spec.env.emplace_back("VOUCH_GPU_TRACE", (fs::absolute(dir) / "gpu-trace.%p.jsonl").string());

@@ -111,7 +111,9 @@ assert r['plain']['kernels_by_time'] == w['plain_kernels'] and t['graph_launch_c
 
 fi
 
-# (p) Partial traces: SIGTERM (flushed by the handler) and SIGKILL (what the periodic flush left).
+# (p) Partial traces: SIGTERM (flushed by the handler) and SIGKILL (the buffers that filled; at
+# ~5,000 launches/s a 2 MiB buffer fills about every second; VOUCH_GPU_TRACE_FLUSH_MS=N adds the
+# partly filled ones).
 want p && for sig in TERM KILL; do
   # exec: $! is the traced Python process itself, not a subshell around it.
   ( exec env CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" VOUCH_GPU_TRACE="$F/killed_$sig.%p.jsonl" \
