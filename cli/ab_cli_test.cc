@@ -186,6 +186,8 @@ TEST_F(AbCli, SequentialModeStopsEarlyOnAClearEffect) {
   EXPECT_EQ(v["mode"], "sequential");
   EXPECT_LT(v["pairs_used"].get<int>(), 16)
       << "a 10 % effect at 0.2 % noise must stop at an early look";
+  // The legs planned are the most it may run: its ETA says so.
+  EXPECT_TRUE(Has(r.out, "(run ETA at most ")) << r.out;
   // Stopping early is how the design completes, not a failure.
   std::ifstream in(D("r/record.json"));
   auto rec = nlohmann::json::parse(in);

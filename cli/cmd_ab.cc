@@ -206,6 +206,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   if (int rc = PrepareRun(g, f, {a, b}, "ab", argv, &ctx); rc >= 0) return rc;
   plan.policy = ctx.record.policy;
   ctx.record.planned_legs = AbPlannedLegs(plan);
+  ctx.planned_is_max = plan.max_pairs.has_value();  // a sequential look may stop it early
   ctx.record.extra["seed"] = plan.seed;
   ctx.record.extra["arms_check"] = arms_json;
   ctx.record.extra["arms_files"] = arms_files_json;

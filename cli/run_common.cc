@@ -291,7 +291,9 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   double next_plain_s = ctx.progress_every_s;
   auto eta_text = [&](std::chrono::steady_clock::time_point now) {
     auto eta = RunEtaSeconds(ctx, now);
-    return eta ? fmt::format("run ETA {}", HumanDuration(*eta)) : std::string();
+    return eta ? fmt::format("run ETA {}{}", ctx.planned_is_max ? "at most " : "",
+                             HumanDuration(*eta))
+               : std::string();
   };
   ProgressFn progress = [&](const std::optional<Sample>& s, double elapsed) {
     auto now = std::chrono::steady_clock::now();

@@ -51,6 +51,8 @@ struct RunContext {
   bool interrupted = false;
   bool keep_going = false;
   double progress_every_s = 30;  // RunFlags::progress_every_s
+  // planned_legs is an upper bound (a sequential A/B may decide early): the ETA says "at most".
+  bool planned_is_max = false;
   // When the first leg was about to start and when the last one ended: the run's ETA.
   std::chrono::steady_clock::time_point started, last_leg_end;
   // The run stopped at a leg whose command failed (no --keep-going): why, for the summary.
