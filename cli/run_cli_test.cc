@@ -343,12 +343,33 @@ TEST_F(RunCli, SlowPollingReportsTheReadingsItMisses) {
   ASSERT_FALSE(f["driver_samples"].empty()) << f;
   EXPECT_GT(f["driver_samples"][0]["missed"].get<int>(), 0) << f;
   EXPECT_TRUE(Has(f["driver_samples_errors"].dump(), "Not Found")) << f;
-  // At the default 10 ms nothing is missed and nothing is said.
+  // At the default 10 ms nothing is missed and nothing is said, unless the sampler itself was
+  // starved for a driver period (a loaded CI machine can stall a thread 100 ms): then the miss
+  // is real and is reported, as it must be. The polls' own timestamps tell which.
   auto fast = Vouch("clock sample --min-busy-readings 5 --quiet --out d -- sleep 2");
-  EXPECT_FALSE(Has(fast.out, "the polls missed")) << fast.out;
-  EXPECT_FALSE(Has(fast.out, "readings were missed")) << fast.out;
+  std::ifstream polls(D("d/samples.jsonl"));
+  double prev = 0, max_gap = 0;
+  for (std::string line; std::getline(polls, line);) {
+    auto p = nlohmann::json::parse(line);
+    if (!p.contains("sm_mhz")) continue;  // the process-list lines
+    const double t = p["unix_s"].get<double>();
+    if (prev > 0) max_gap = std::max(max_gap, t - prev);
+    prev = t;
+  }
+  ASSERT_GT(prev, 0) << "no polls in d/samples.jsonl";
   auto d = Json("d/window.json");
-  for (const auto& x : d["gpus"][0]["fold"]["driver_samples"]) EXPECT_EQ(x["missed"], 0) << x;
+  if (max_gap < 0.05) {  // no reading of the 100 ms stream can fall between two polls
+    EXPECT_FALSE(Has(fast.out, "the polls missed")) << fast.out;
+    EXPECT_FALSE(Has(fast.out, "readings were missed")) << fast.out;
+    for (const auto& x : d["gpus"][0]["fold"]["driver_samples"]) EXPECT_EQ(x["missed"], 0) << x;
+  } else {
+    // Starved: whatever was missed is said.
+    for (const auto& x : d["gpus"][0]["fold"]["driver_samples"]) {
+      if (x["missed"].get<int>() > 0) {
+        EXPECT_TRUE(Has(fast.out, "the polls missed")) << fast.out;
+      }
+    }
+  }
 }
 
 TEST_F(RunCli, BadBaselinesAreClearErrors) {

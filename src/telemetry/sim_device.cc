@@ -33,6 +33,7 @@ class SimDevice final : public Device {
         lock_allowed_(lock_allowed),
         start_s_(start_s),
         t0_(std::chrono::steady_clock::now()),
+        unix0_(UnixNowSeconds()),
         locked_(per_gpu_.size(), 0) {}
 
   bool Simulated() const override { return true; }
@@ -112,7 +113,6 @@ class SimDevice final : public Device {
       return std::nullopt;
     };
     const auto& s = per_gpu_.at(static_cast<size_t>(gpu));
-    const double now_unix = UnixNowSeconds();
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
     const double t0 = s.front().t_s;
@@ -120,8 +120,12 @@ class SimDevice final : public Device {
     const double t = start_s_ + elapsed;  // stream time now, before looping
     std::vector<DriverSample> out;
     const double first_loop = std::floor(std::max(0.0, t - kDriverBufferS) / loop);
+    // The value before this fetch's first loop, so that a loop's first sample is a reading
+    // only when the value changed across the wrap, as every other reading.
+    std::optional<double> prev;
+    if (first_loop > 0)
+      for (auto it = s.rbegin(); it != s.rend() && !prev; ++it) prev = value(*it);
     for (double l = first_loop; l * loop <= t; l += 1) {
-      std::optional<double> prev;
       for (const auto& x : s) {
         std::optional<double> v = value(x);
         bool change = v && (!prev || *v != *prev);
@@ -129,7 +133,7 @@ class SimDevice final : public Device {
         if (!change) continue;
         double at = l * loop + (x.t_s - t0);
         if (at > t || at <= t - kDriverBufferS) continue;
-        auto us = static_cast<std::uint64_t>((now_unix - (t - at)) * 1e6);
+        auto us = static_cast<std::uint64_t>((unix0_ + (at - start_s_)) * 1e6);
         if (us > since_us) out.push_back({us, *v});
       }
     }
@@ -171,6 +175,10 @@ class SimDevice final : public Device {
   bool lock_allowed_;
   double start_s_;
   std::chrono::steady_clock::time_point t0_;
+  // Unix time at t0_: a driver reading's stamp is unix0_ + its stream time since start_s_, the
+  // same at every fetch (stamps taken from the clocks at each fetch moved by their jitter and
+  // drift, and a reading fetched twice came back as two readings microseconds apart).
+  double unix0_;
   std::mutex mu_;
   std::vector<int> locked_;
 };
