@@ -129,6 +129,14 @@ TEST(Cli, SampleValidWindowThenCheckAndPair) {
   EXPECT_TRUE(Has(md.out, "| rule | verdict | A | B |\n|---|---|---|---|\n")) << md.out;
   EXPECT_TRUE(Has(md.out, "| boot id | **FAIL** | ")) << md.out;
   EXPECT_TRUE(Has(md.out, "**pair: REFUSED**")) << md.out;
+  // A --markdown FILE that cannot be written is named as asked, with exit 1.
+  auto nowhere = Vouch(fmt::format(
+      "clock pair {0}/w/window.json {0}/other.json --markdown {0}/no/such/dir/pair.md", dir));
+  EXPECT_EQ(nowhere.rc, 1) << nowhere.out;
+  EXPECT_TRUE(Has(nowhere.out, fmt::format("vouch clock pair: cannot write {}/no/such/dir/pair.md: "
+                                           "No such file or directory",
+                                           dir)))
+      << nowhere.out;
   auto waived =
       Vouch(fmt::format("clock pair {0}/w/window.json {0}/other.json --allow-cross-boot", dir));
   EXPECT_EQ(waived.rc, 0) << waived.out;

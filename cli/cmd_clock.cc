@@ -214,8 +214,7 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
                "waive the boot id (only the boot id), stamping a caveat");
   app.add_flag("--json", json, "JSON output");
   std::string markdown;
-  app.add_option("--markdown", markdown,
-                 "also write the rules as Markdown to FILE (- for stdout instead of the text)");
+  AddMarkdownOption(app, markdown, "the rules");
   pf.Add(app);
   if (int rc = Parse(app, args); rc >= 0) return rc;
   auto wa = ReadWindowSummary(a);
@@ -231,11 +230,9 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
   auto v = PairWindows(*wa, *wb, p, cross);
   const std::string md = fmt::format("**vouch clock pair**: A `{}`, B `{}`\n\n{}", MarkdownCell(a),
                                      MarkdownCell(b), RenderPairMarkdown(v));
-  if (!markdown.empty() && markdown != "-")
-    if (auto st = WriteFileAtomic(markdown, md); !st) {
-      fmt::print(stderr, "vouch clock pair: {}\n", st.error().message);
-      return kExitError;
-    }
+  if (!WriteMarkdownFile(
+          markdown, [&] { return md; }, "clock pair"))
+    return kExitError;
   if (json) {
     auto j = ToJson(v);
     j["a"] = a;

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "common.h"
 #include "ncu/ncu_csv.h"
-#include "util/fs.h"
 #include "util/json_io.h"
 
 namespace vouch::cli {
@@ -15,19 +15,16 @@ int CmdNcu(const GlobalOptions&, std::vector<std::string> args) {
   app.add_option("FILE", file, "ncu --csv output (details page) or ncu --csv --page raw output")
       ->required();
   app.add_flag("--json", json, "print JSON for machines");
-  app.add_option("--markdown", markdown,
-                 "also write the table as Markdown to FILE (- for stdout instead of the text)");
+  AddMarkdownOption(app, markdown, "the table");
   if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
   auto r = ncu::ReadNcuCsv(file);
   if (!r.ok()) {
     fmt::print(stderr, "vouch ncu: {}\n", r.error().message);
     return kExitError;
   }
-  if (!markdown.empty() && markdown != "-")
-    if (auto st = WriteFileAtomic(markdown, ncu::RenderNcuMarkdown(*r)); !st) {
-      fmt::print(stderr, "vouch ncu: {}\n", st.error().message);
-      return kExitError;
-    }
+  if (!WriteMarkdownFile(
+          markdown, [&] { return ncu::RenderNcuMarkdown(*r); }, "ncu"))
+    return kExitError;
   if (json)
     fmt::print("{}\n", DumpJson(ncu::NcuToJson(*r), 2));
   else if (markdown == "-")

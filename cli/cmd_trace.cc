@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "command.h"
+#include "common.h"
 #include "record/leg_runner.h"
 #include "trace/reader.h"
 #include "trace/summary.h"
@@ -98,8 +99,7 @@ int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
   app.add_option("FILE", file, "Kineto trace (.json / .json.gz) or Nsight Systems SQLite export")
       ->required();
   AddCommon(app, c);
-  app.add_option("--markdown", markdown,
-                 "also write the summary as Markdown to FILE (- for stdout instead of the text)");
+  AddMarkdownOption(app, markdown, "the summary");
   app.footer(
       "Exit status: 0 summary printed, 1 unreadable input or unknown window, 2 no GPU work in the "
       "window, 64 usage.");
@@ -108,11 +108,9 @@ int CmdTraceSummarize(const GlobalOptions&, std::vector<std::string> args) {
   if (!rules) return kExitError;
   auto s = Load(file, c, *rules);
   if (!s) return kExitError;
-  if (!markdown.empty() && markdown != "-")
-    if (auto st = WriteFileAtomic(markdown, trace::RenderSummaryMarkdown(*s, c.top)); !st) {
-      fmt::print(stderr, "vouch trace summarize: {}\n", st.error().message);
-      return kExitError;
-    }
+  if (!WriteMarkdownFile(
+          markdown, [&] { return trace::RenderSummaryMarkdown(*s, c.top); }, "trace summarize"))
+    return kExitError;
   if (c.json) {
     trace::StreamSummaryJson(
         *s, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
@@ -142,9 +140,7 @@ int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
                  "and component "
                  "the time per unit length and what grows")
       ->expected(2);
-  app.add_option("--markdown", markdown,
-                 "also write the comparison as Markdown to FILE (for a pull request; - for "
-                 "stdout instead of the text)");
+  AddMarkdownOption(app, markdown, "the comparison (for a pull request)");
   if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
   auto rules = Rules(c);
   if (!rules) return kExitError;
@@ -159,11 +155,9 @@ int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
     fmt::print(stderr, "vouch trace diff: {}\n", d.error().message);
     return kExitUsage;
   }
-  if (!markdown.empty() && markdown != "-")
-    if (auto st = WriteFileAtomic(markdown, trace::RenderDiffMarkdown(*d, c.top)); !st) {
-      fmt::print(stderr, "vouch trace diff: {}\n", st.error().message);
-      return kExitError;
-    }
+  if (!WriteMarkdownFile(
+          markdown, [&] { return trace::RenderDiffMarkdown(*d, c.top); }, "trace diff"))
+    return kExitError;
   if (c.json)
     fmt::print("{}\n", DumpJson(trace::DiffToJson(*d), 2));
   else if (markdown == "-")

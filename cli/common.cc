@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "leg/executor.h"
+#include "util/fs.h"
 
 namespace vouch::cli {
 
@@ -19,6 +20,21 @@ std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
     return nullptr;
   }
   return std::move(*d);
+}
+
+void AddMarkdownOption(CLI::App& app, std::string& markdown, const std::string& what) {
+  app.add_option("--markdown", markdown,
+                 "also write " + what + " as Markdown to FILE (- for stdout instead of the text)");
+}
+
+bool WriteMarkdownFile(const std::string& markdown, const std::function<std::string()>& render,
+                       std::string_view command) {
+  if (markdown.empty() || markdown == "-") return true;
+  if (auto st = WriteFileAtomic(markdown, render()); !st) {
+    fmt::print(stderr, "vouch {}: {}\n", command, st.error().message);
+    return false;
+  }
+  return true;
 }
 
 CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::string& help) {

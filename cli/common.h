@@ -1,7 +1,9 @@
 // Helpers shared by commands: opening the device the global options chose, policy flags.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "clock/policy.h"
 #include "command.h"
@@ -16,6 +18,14 @@ std::unique_ptr<Device> OpenDevice(const GlobalOptions& g);
 
 // Adds --gpu to APP: GPU indices, repeatable or as a comma list (--gpu 0,1 --gpu 3).
 CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::string& help);
+
+// --markdown FILE|- on a command that prints a table: FILE also gets WHAT as Markdown; "-"
+// prints the Markdown instead of the text (the command's own branch: `markdown == "-"`).
+void AddMarkdownOption(CLI::App& app, std::string& markdown, const std::string& what);
+// Writes RENDER() to the --markdown FILE; nothing for "" or "-". False when FILE cannot be
+// written, the error printed as "vouch COMMAND: cannot write FILE: ...".
+bool WriteMarkdownFile(const std::string& markdown, const std::function<std::string()>& render,
+                       std::string_view command);
 
 // Takes the measurement lock for COMMAND (vouch's command name, e.g. "run"), saying at once,
 // when it is held, who holds it and how long vouch will wait.

@@ -585,7 +585,6 @@ VOUCH_EXPORT int InitializeInjection(void) {
       ",\"flush_period_ms\":" + std::to_string(flush_ms) +
       ",\"buffer_bytes\":" + std::to_string(g_buffer_bytes) +
       ",\"api\":" + (want_api ? "\"launch\"" : "\"off\"") +
-
       ",\"discard\":" + (kDiscard ? "true" : "false") + ",\"ok\":" + (ok ? "true" : "false") + "}";
   w->Line(h);
   if (!ok) {

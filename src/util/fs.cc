@@ -16,7 +16,8 @@ namespace vouch {
 Status WriteFileAtomic(const std::string& path, const std::string& content, FileSync sync) {
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot create {}: {}", tmp, std::strerror(errno));
+  if (fd < 0)  // named by the file asked for; the temporary name is an implementation detail
+    return MakeError("cannot write {}: {} (creating {})", path, std::strerror(errno), tmp);
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
