@@ -377,31 +377,50 @@ nlohmann::json NcuToJson(const NcuReport& r) {
   return j;
 }
 
+namespace {
+
+// A kernel's figures, in the column order of both tables (id .. spills), and its top stalls.
+std::vector<std::string> FigureCells(const KernelProfile& k) {
+  return {fmt::format("{}", k.id),
+          k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
+          Fmt(k.sm_frequency_mhz, "{:.0f}"),
+          Fmt(k.registers_per_thread, "{:.0f}"),
+          Fmt(k.achieved_occupancy_percent),
+          Fmt(k.issue_active_percent),
+          Fmt(k.sm_throughput_percent),
+          Fmt(k.memory_throughput_percent),
+          Fmt(k.l2_hit_rate_percent),
+          Fmt(k.local_spilling_requests, "{:.0f}")};
+}
+
+std::string StallsText(const KernelProfile& k) {
+  std::vector<std::string> parts;
+  for (const auto& s : k.top_stalls)
+    parts.push_back(fmt::format("{} {:.2f}", s.reason, s.warps_per_issue_active));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
 std::string RenderNcuText(const NcuReport& r) {
   std::string o = fmt::format(
       "{} (Nsight Compute, {} page, {} kernel(s); {} line(s) of program output skipped)\n", r.path,
       r.layout, r.kernels.size(), r.skipped_lines);
   o += fmt::format("clock: {}\n", kNcuClockWindow);
   for (const auto& w : r.warnings) o += "warning: " + w + "\n";
-  o += fmt::format("\n{:>4} {:>11} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {}\n", "id",
-                   "duration", "SM MHz", "regs", "occup%", "issue%", "sm%", "mem%", "l2hit%",
-                   "spills", "kernel (grid x block)");
+  static constexpr int kWidths[] = {4, 11, 6, 5, 7, 7, 7, 7, 7, 8};
+  static constexpr const char* kHeads[] = {"id",     "duration", "SM MHz", "regs",   "occup%",
+                                           "issue%", "sm%",      "mem%",   "l2hit%", "spills"};
+  o += "\n";
+  for (int i = 0; i < 10; ++i) o += fmt::format("{}{:>{}}", i ? " " : "", kHeads[i], kWidths[i]);
+  o += "  kernel (grid x block)\n";
   for (const auto& k : r.kernels) {
-    o += fmt::format("{:>4} {:>11} {:>6} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}  {} {} x {}\n",
-                     k.id, k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
-                     Fmt(k.sm_frequency_mhz, "{:.0f}"), Fmt(k.registers_per_thread, "{:.0f}"),
-                     Fmt(k.achieved_occupancy_percent), Fmt(k.issue_active_percent),
-                     Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
-                     Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
-                     k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name, k.grid_size,
-                     k.block_size);
-    if (!k.top_stalls.empty()) {
-      std::vector<std::string> parts;
-      for (const auto& s : k.top_stalls)
-        parts.push_back(fmt::format("{} {:.2f}", s.reason, s.warps_per_issue_active));
-      o += fmt::format("       top stalls (warps per issue-active cycle): {}\n",
-                       fmt::join(parts, ", "));
-    }
+    auto cells = FigureCells(k);
+    for (int i = 0; i < 10; ++i) o += fmt::format("{}{:>{}}", i ? " " : "", cells[i], kWidths[i]);
+    o += fmt::format("  {} {} x {}\n", k.name.size() > 70 ? k.name.substr(0, 67) + "..." : k.name,
+                     k.grid_size, k.block_size);
+    if (!k.top_stalls.empty())
+      o += fmt::format("       top stalls (warps per issue-active cycle): {}\n", StallsText(k));
   }
   return o;
 }
@@ -415,19 +434,10 @@ std::string RenderNcuMarkdown(const NcuReport& r) {
   o += "\n| id | duration | SM MHz | regs | occup % | issue % | sm % | mem % | L2 hit % | spills | "
        "kernel | grid x block | top stalls |\n";
   o += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n";
-  for (const auto& k : r.kernels) {
-    std::vector<std::string> parts;
-    for (const auto& s : k.top_stalls)
-      parts.push_back(fmt::format("{} {:.2f}", s.reason, s.warps_per_issue_active));
-    o += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | `{}` | {} x {} | {} |\n",
-                     k.id, k.duration_ns ? fmt::format("{:.1f} us", *k.duration_ns / 1e3) : "-",
-                     Fmt(k.sm_frequency_mhz, "{:.0f}"), Fmt(k.registers_per_thread, "{:.0f}"),
-                     Fmt(k.achieved_occupancy_percent), Fmt(k.issue_active_percent),
-                     Fmt(k.sm_throughput_percent), Fmt(k.memory_throughput_percent),
-                     Fmt(k.l2_hit_rate_percent), Fmt(k.local_spilling_requests, "{:.0f}"),
+  for (const auto& k : r.kernels)
+    o += fmt::format("| {} | `{}` | {} x {} | {} |\n", fmt::join(FigureCells(k), " | "),
                      MarkdownCell(k.name), MarkdownCell(k.grid_size), MarkdownCell(k.block_size),
-                     MarkdownCell(fmt::format("{}", fmt::join(parts, ", "))));
-  }
+                     MarkdownCell(StallsText(k)));
   return o;
 }
 
