@@ -565,7 +565,7 @@ VOUCH_EXPORT int InitializeInjection(void) {
   bool devices = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "enable DEVICE");
   int launch_apis = ok && want_api ? EnableLaunchApis() : 0;
   // The periodic forced flush (partly filled buffers too) is off by default: on the H200 it
-  // cost the traced process 1-2 % at 5,000 launches/s (docs/evidence/2026-12-01-h200-tracer-cost).
+  // cost the traced process 1-2 % at 5,000 launches/s (evidence/2026-12-01-h200-tracer-cost).
   // VOUCH_GPU_TRACE_FLUSH_MS=N turns it on for a program expected to be killed.
   long flush_ms = 0;
   if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
