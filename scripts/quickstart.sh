@@ -4,9 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOUCH_TESTS=OFF >/dev/null
+# The binary alone, optimised, without debug information or tests (the test command builds
+# those), through ccache so that a second quick start rebuilds only what changed.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_TESTS=OFF -DVOUCH_BENCH=OFF \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
 ninja -C build vouch
-V=./build/vouch
+# On PATH: /usr/local/bin/vouch (and /usr/local/lib/libvouch_cupti.so where CUPTI was found).
+# VOUCH_PREFIX=DIR installs elsewhere (e.g. $HOME/.local, then add $HOME/.local/bin to PATH).
+cmake --install build --prefix "${VOUCH_PREFIX:-/usr/local}" >/dev/null
+V=${VOUCH_PREFIX:-/usr/local}/bin/vouch
+echo "installed: $V ($($V --version))"
 S=tests/fixtures/nvml_h200_scenario.jsonl
 say() { printf '\n=== %s\n' "$*"; }
 say "SIMULATED: no GPU is used. The device replays $S, 40 s of NVML telemetry recorded on an"

@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# Installs everything vouch needs to build and test on Debian 12 (as root).
+# Installs what vouch needs to build on Debian 12 (as root); `--test` adds what its tests need.
 # Only Debian packages: nothing is downloaded at build time.
 set -euo pipefail
+# What building vouch needs (the quick start): compilers, CMake/Ninja and the libraries.
 pkgs=(
-  build-essential cmake ninja-build git pkg-config
+  build-essential cmake ninja-build git pkg-config ccache
   libcli11-dev libfmt-dev nlohmann-json3-dev libsimdjson-dev
   libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev libre2-dev
-  libgtest-dev libgmock-dev
-  python3 sqlite3 hyperfine
-  clang libclang-rt-14-dev lld ccache   # the fuzz targets (scripts/fuzz.sh)
-  libpq-dev postgresql   # the history store's PostgreSQL engine and the test server
-  chromium               # the report's browser test (headless)
-  slurm-wlm munge
+  libpq-dev              # the history store's PostgreSQL engine (libpq's header; dlopen'd at run time)
 )
+# What the tests need besides (`setup.sh --test`, run by scripts/test.sh): GoogleTest, the peers
+# benchmarked against, clang for the fuzz targets, a real PostgreSQL server, headless Chromium for
+# the report's browser test, and a real Slurm cluster for the fleet tests.
+if [ "${1:-}" = "--test" ]; then
+  pkgs+=(
+    libgtest-dev libgmock-dev
+    python3 sqlite3 hyperfine
+    clang libclang-rt-14-dev lld   # the fuzz targets (scripts/fuzz.sh)
+    postgresql                     # the history store's test server
+    chromium                       # the report's browser test (headless)
+    slurm-wlm munge
+  )
+fi
 # Node.js and npm for the report's chart library (uPlot, inlined at build time) and its
 # browser test (playwright-core driving Debian's chromium): Debian's packages unless a node
 # is already installed.

@@ -3,7 +3,7 @@
 # Works on a fresh Debian 12 machine as root (installs what is missing first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 # A real Slurm cluster (12 nodes on this machine) for the fleet tests; they fail without it.
 slurm_dir=$(mktemp -d /tmp/vouch-slurm.XXXXXX)
 trap 'bash scripts/slurm/stop.sh "$slurm_dir"' EXIT  # (extended below for PostgreSQL)
