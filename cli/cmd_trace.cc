@@ -30,7 +30,7 @@ void AddCommon(CLI::App& app, Common& c) {
                  "aggregated; default: the whole trace");
   app.add_option("--rules", c.rules_path,
                  "component rules: JSON {\"components\":[{\"name\":..,\"pattern\":..}]} or lines "
-                 "'component = regex'; "
+                 "'component = regex' (RE2 syntax, case-insensitive); "
                  "first match wins, the rest is 'other' (default: built-in attention, gemm, norm, "
                  "reduce, copy_gather, "
                  "elementwise; src/trace/rules.cc)");

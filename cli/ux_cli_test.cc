@@ -2,12 +2,12 @@
 // forms the README shows, and messages that read right the first time.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "test_util.h"
 
@@ -188,22 +188,26 @@ TEST_F(UxCli, ACiLogGetsPlainProgressLinesAndTheRunItsEta) {
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_FALSE(Has(r.out, "\r")) << r.out;
   // The first leg: progress without an ETA (nothing finished yet), then its end with one.
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("\nleg 1 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
-                        "[0-9]+ MHz\n")))
+  EXPECT_TRUE(
+      RE2::PartialMatch(r.out,
+                        "\nleg 1 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
+                        "[0-9]+ MHz\n"))
       << r.out;
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("\nleg 1 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
-                        "MHz \\(run ETA [0-9.]+ s\\)\n")))
+  EXPECT_TRUE(
+      RE2::PartialMatch(r.out,
+                        "\nleg 1 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
+                        "MHz \\(run ETA [0-9.]+ s\\)\n"))
       << r.out;
   // The second: progress with the run's ETA; the last leg's end has nothing left to run.
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("\nleg 2 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
-                        "[0-9]+ MHz; run ETA [0-9.]+ m?s\n")))
+  EXPECT_TRUE(
+      RE2::PartialMatch(r.out,
+                        "\nleg 2 of 3 \\(run measured\\): running, [0-9.]+ ms so far, SM clock "
+                        "[0-9]+ MHz; run ETA [0-9.]+ m?s\n"))
       << r.out;
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("\nleg 3 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
-                        "MHz\n")))
+  EXPECT_TRUE(
+      RE2::PartialMatch(r.out,
+                        "\nleg 3 of 3 \\(run measured\\): valid, 0\\.[0-9]+ s, SM median [0-9]+ "
+                        "MHz\n"))
       << r.out;
   auto quiet =
       Vouch("run --min-busy-readings 3 --warmup 0 --reps 1 --progress-every 0 --out q -- sleep 0.4",
@@ -247,8 +251,9 @@ TEST_F(UxCli, RunSummaryKeepsItsColumnsAndNoValidLegIsNotComplete) {
   for (auto a : at) EXPECT_EQ(a, at.front()) << r.out;
   EXPECT_TRUE(Has(r.out, "  " + name + " median        131.5 tok/s")) << r.out;
   // Byte counts read as bytes.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("vouch.peak_rss_bytes +median +[0-9.]+ (KiB|MiB) "
-                                                  "+min [0-9.]+ (KiB|MiB) max")))
+  EXPECT_TRUE(RE2::PartialMatch(r.out,
+                                "vouch.peak_rss_bytes +median +[0-9.]+ (KiB|MiB) "
+                                "+min [0-9.]+ (KiB|MiB) max"))
       << r.out;
   // Every planned leg ran and none is valid: not "complete".
   auto none =
@@ -311,15 +316,14 @@ TEST_F(UxCli, VouchsOwnOutputDoesNotMakeACheckoutDirty) {
   const std::string run = "run --min-busy-readings 3 --warmup 0 --reps 1";
   auto first = Vouch(run + " -- sleep 0.3", kCopy);  // the default --out, in the checkout
   ASSERT_EQ(first.rc, 0) << first.out;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(first.out, m, std::regex("record: (vouch-run-[0-9-]+)/record")))
+  std::string first_dir, second_dir;
+  ASSERT_TRUE(RE2::PartialMatch(first.out, "record: (vouch-run-[0-9-]+)/record", &first_dir))
       << first.out;
-  const std::string first_dir = m[1].str();
   auto second = Vouch(run + " -- sleep 0.3", kCopy);
   ASSERT_EQ(second.rc, 0) << second.out;
-  ASSERT_TRUE(std::regex_search(second.out, m, std::regex("record: (vouch-run-[0-9-]+)/record")))
+  ASSERT_TRUE(RE2::PartialMatch(second.out, "record: (vouch-run-[0-9-]+)/record", &second_dir))
       << second.out;
-  auto rev = Json(m[1].str() + "/record.json")["revisions"][0];
+  auto rev = Json(second_dir + "/record.json")["revisions"][0];
   EXPECT_EQ(rev["dirty"], false) << rev.dump();
   // The first run's folder and the lock file.
   EXPECT_EQ(rev["vouch_output_ignored"], nlohmann::json({"lock", first_dir + "/"})) << rev.dump();
@@ -354,10 +358,8 @@ TEST_F(UxCli, ArmsAndClockPairSayOneThingInTheRightColumn) {
   auto p = Vouch("clock pair w/window.json w/window.json --min-busy-readings 100000");
   EXPECT_EQ(p.rc, 3) << p.out;
   EXPECT_TRUE(Has(p.out, "  FAIL   window A valid ")) << p.out;
-  EXPECT_TRUE(std::regex_search(p.out, std::regex("FAIL   window A valid +A: invalid  B: -\n")))
-      << p.out;
-  EXPECT_TRUE(std::regex_search(p.out, std::regex("FAIL   window B valid +A: -  B: invalid\n")))
-      << p.out;
+  EXPECT_TRUE(RE2::PartialMatch(p.out, "FAIL   window A valid +A: invalid  B: -\n")) << p.out;
+  EXPECT_TRUE(RE2::PartialMatch(p.out, "FAIL   window B valid +A: -  B: invalid\n")) << p.out;
 }
 
 TEST_F(UxCli, TheReproduceLineHasTheGlobalOptionsAndTheDirectory) {
@@ -412,12 +414,13 @@ TEST_F(UxCli, PullRequestMarkdownFitsInAGitHubCommentWithWhatMattersFirst) {
   ASSERT_NE(warn4, std::string::npos);
   ASSERT_NE(fold, std::string::npos);
   EXPECT_LT(warn4, fold);
-  EXPECT_TRUE(std::regex_search(md, std::regex("of 695 passing or skipped metrics</summary>")))
+  EXPECT_TRUE(RE2::PartialMatch(md, "of 695 passing or skipped metrics</summary>"))
       << md.substr(fold, 200);
-  EXPECT_TRUE(std::regex_search(
-      md, std::regex("\n[0-9]+ of 700 rows not shown \\(0 of them failing, inconclusive or "
-                     "warning\\): a pull request comment holds at most 65536 characters; every "
-                     "row is in `pr.full.md`\n")))
+  EXPECT_TRUE(
+      RE2::PartialMatch(md,
+                        "\n[0-9]+ of 700 rows not shown \\(0 of them failing, inconclusive or "
+                        "warning\\): a pull request comment holds at most 65536 characters; every "
+                        "row is in `pr.full.md`\n"))
       << md.substr(md.size() - 1500);
   std::size_t rows = 0;
   for (std::size_t p = full.find("\n| bench_"); p != std::string::npos;
@@ -433,13 +436,13 @@ TEST_F(UxCli, ATerminalGetsOneRedrawnLineWithTheRunsEta) {
       "--warmup 0 --reps 2 --out r -- sleep 0.6 >/dev/null\" /dev/null",
       D(), kCopy, VOUCH_BINARY));
   EXPECT_EQ(r.rc, 0) << r.out;
-  EXPECT_TRUE(std::regex_search(
-      r.out,
-      std::regex("\r\\[leg 1 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz\033\\[K\r")))
+  EXPECT_TRUE(RE2::PartialMatch(
+      r.out, "\r\\[leg 1 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz\033\\[K\r"))
       << r.out;
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("\r\\[leg 2 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz  run "
-                        "ETA [0-9.]+ m?s\033\\[K\r")))
+  EXPECT_TRUE(
+      RE2::PartialMatch(r.out,
+                        "\r\\[leg 2 of 2: run measured\\] +[0-9.]+ s  SM clock [0-9]+ MHz  run "
+                        "ETA [0-9.]+ m?s\033\\[K\r"))
       << r.out;
   // On a narrow terminal the line is cut to fit (a wrapped line cannot be redrawn).
   auto narrow = testing_util::Shell(fmt::format(

@@ -59,7 +59,11 @@ json.dump(d, open(sys.argv[1], "w"))
 EOF
 sqlite3 "$seeds/nsys/seed.sqlite" <$d/trace/nsys_schema.sql
 sqlite3 "$seeds/nsys/seed.sqlite" <fuzz/seeds/nsys_rows.sql
-seed ncu $d/ncu/*.csv tests/fixtures/ncu_raw.csv tests/fixtures/ncu_details.csv
+sqlite3 "$seeds/nsys/view.sqlite" <fuzz/seeds/nsys_view.sql
+# ncu also gets two shapes that broke it (issue 21): a 60 KB stall metric name, and two
+# exports appended into one file; nsys an export whose kernel table is a recursive view.
+seed ncu $d/ncu/*.csv tests/fixtures/ncu_raw.csv tests/fixtures/ncu_details.csv \
+  fuzz/seeds/ncu_long_stall.csv fuzz/seeds/ncu_appended_twice.csv
 seed llama_bench $d/metrics/llama_bench*.json*
 seed vllm $d/metrics/vllm_bench_serve*.json
 seed gbench $d/metrics/gbench*.json

@@ -2,8 +2,11 @@
 
 namespace vouch::ncu {
 
-Result<std::vector<CsvRow>> ParseCsv(std::string_view text, const std::string& label) {
+Result<std::vector<CsvRow>> ParseCsv(std::string_view text, const std::string& label,
+                                     std::vector<std::size_t>* row_lines) {
   std::vector<CsvRow> rows;
+  if (row_lines) row_lines->clear();
+  std::size_t row_line = 1;  // where the row being read began
   CsvRow row;
   std::string field;
   bool in_quotes = false;
@@ -43,7 +46,9 @@ Result<std::vector<CsvRow>> ParseCsv(std::string_view text, const std::string& l
         if (row_has_content || !field.empty()) {
           row.push_back(std::move(field));
           rows.push_back(std::move(row));
+          if (row_lines) row_lines->push_back(row_line);
         }
+        row_line = line;
         row.clear();
         field.clear();
         row_has_content = false;
@@ -60,6 +65,7 @@ Result<std::vector<CsvRow>> ParseCsv(std::string_view text, const std::string& l
   if (row_has_content || !field.empty()) {
     row.push_back(std::move(field));
     rows.push_back(std::move(row));
+    if (row_lines) row_lines->push_back(row_line);
   }
   return rows;
 }

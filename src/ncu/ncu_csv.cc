@@ -1,8 +1,3 @@
-// GCC 12 reports a false -Wmaybe-uninitialized inside std::regex under -fsanitize (GCC bug
-// 105562 family); the warning is about libstdc++ internals, not this file.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include "ncu/ncu_csv.h"
 
 #include <fmt/format.h>
@@ -10,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <regex>
 
 #include "ncu/csv.h"
 #include "util/bounded_file.h"
@@ -133,12 +127,17 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
     k.local_spilling_requests = sum;
   }
   // Stall reasons in warps per issue-active cycle, as the third seed reports them.
-  static const std::regex kStall(
-      R"(^smsp__average_warps_issue_stalled_(.+)_per_issue_active\.ratio$)");
-  std::smatch m;
+  // smsp__average_warps_issue_stalled_REASON_per_issue_active.ratio, by prefix and suffix: a
+  // std::regex recursed once per character and overflowed the stack on a 50 KB name.
+  constexpr std::string_view kStallHead = "smsp__average_warps_issue_stalled_";
+  constexpr std::string_view kStallTail = "_per_issue_active.ratio";
   for (const auto& [name, metric] : k.metrics) {
-    if (!std::regex_match(name, m, kStall)) continue;
-    if (auto v = ParseNcuNumber(metric.value)) k.top_stalls.push_back({m[1].str(), *v});
+    if (name.size() <= kStallHead.size() + kStallTail.size() || !name.starts_with(kStallHead) ||
+        !name.ends_with(kStallTail))
+      continue;
+    std::string reason =
+        name.substr(kStallHead.size(), name.size() - kStallHead.size() - kStallTail.size());
+    if (auto v = ParseNcuNumber(metric.value)) k.top_stalls.push_back({std::move(reason), *v});
   }
   std::sort(k.top_stalls.begin(), k.top_stalls.end(), [](const Stall& a, const Stall& b) {
     return a.warps_per_issue_active != b.warps_per_issue_active
@@ -229,8 +228,13 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
         "export with "
         "`ncu --csv` or `ncu --csv --page raw` (or `ncu --import FILE.ncu-rep --csv`)",
         label);
-  auto rows = ParseCsv(text.substr(header), label);
+  std::vector<std::size_t> row_lines;
+  auto rows = ParseCsv(text.substr(header), label, &row_lines);
   if (!rows.ok()) return rows.error();
+  // The file's line of row I (ParseCsv counts from the header).
+  const auto header_line = static_cast<std::size_t>(
+      std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(header), '\n'));
+  auto line_of = [&](std::size_t i) { return header_line + row_lines[i]; };
   std::vector<CsvRow>& all = *rows;
   const CsvRow& head = all[0];
   auto col = [&](std::string_view name) -> int {
@@ -247,10 +251,27 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
   std::map<std::string, std::size_t> index;        // ID -> kernels[]
   std::vector<std::vector<std::string>> sections;  // per kernel, in file order (details)
   std::vector<std::string> units;
+  std::size_t units_line = 0;
+  std::vector<std::size_t> first_line;  // per kernel: the line of its first row
+  std::optional<std::string> last_id;   // the kernel of the previous row
+  // Two exports appended into one file (`ncu --csv ... >> out.csv` twice) were merged into
+  // wrong rows: the second header read as a kernel "ID", the second file's launch IDs (which
+  // start again at 0) overwriting the first file's kernels. Refused, naming the line.
+  const auto appended = [&](std::size_t i, const std::string& what) {
+    return MakeError(
+        "{}:{}: {}: two Nsight Compute exports appended into one file? Export each report to a "
+        "file of its own (ncu --csv ... > one.csv)",
+        label, line_of(i), what);
+  };
   for (std::size_t i = 1; i < all.size(); ++i) {
     CsvRow& row = all[i];
     if (row.size() == 1 && StartsLikeProfilerLine(row[0])) continue;
     if (!row.empty() && StartsLikeProfilerLine(row[0])) continue;
+    if (row.size() > static_cast<std::size_t>(c_id) &&
+        row[static_cast<std::size_t>(c_id)] == "ID" &&
+        std::find(row.begin(), row.end(), "Kernel Name") != row.end())
+      return appended(
+          i, fmt::format("a second CSV header (the first is on line {})", header_line + 1));
     // The details page leaves the rule columns off metric rows: short rows are padded
     // when they reach the metric value.
     if (details && row.size() < head.size() &&
@@ -261,11 +282,19 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
       continue;
     }
     if (!details && row[static_cast<std::size_t>(c_id)].empty()) {  // the units row
+      if (units_line)
+        return appended(i, fmt::format("a second units row (the first is on line {})", units_line));
       units = row;
+      units_line = line_of(i);
       continue;
     }
     const std::string& id = row[static_cast<std::size_t>(c_id)];
     auto it = index.find(id);
+    // A kernel is one row of the raw page, one run of rows of the details page.
+    if (it != index.end() && (!details || last_id != id))
+      return appended(i, fmt::format("launch ID {} again (its first row is on line {})", id,
+                                     first_line[it->second]));
+    last_id = id;
     if (it == index.end()) {
       KernelProfile k;
       k.id = id;
@@ -277,6 +306,7 @@ Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {
       k.stream = get(c_stream);
       it = index.emplace(id, r.kernels.size()).first;
       r.kernels.push_back(std::move(k));
+      first_line.push_back(line_of(i));
       sections.emplace_back();
     }
     KernelProfile& k = r.kernels[it->second];

@@ -80,6 +80,18 @@ class SqliteDb final : public SqlDb {
                        db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(db_, 30000);
     sqlite3_extended_result_codes(db_, 1);
+    // vouch's store has tables only: a view or trigger in it (a "runs" that is a recursive
+    // view ran for ever) is refused, and none would run.
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    auto odd = Query("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')", {});
+    if (!odd) return odd.error();
+    if (!odd->rows.empty())
+      return MakeError(
+          "history store {}: it holds a {} named '{}', and a vouch store has tables only: not a "
+          "vouch store, or a tampered one; refused",
+          path_, AsText(odd->rows[0][0]), AsText(odd->rows[0][1]));
     // WAL: readers see the last commit while a writer works; NORMAL sync is safe in WAL (a
     // crash loses no committed transaction of a surviving disk).
     for (const char* p :

@@ -5,7 +5,10 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -26,33 +29,104 @@ using Stmt = std::unique_ptr<sqlite3_stmt, StmtCloser>;
 std::int64_t PidOf(std::int64_t global) { return (global >> 24) & 0xFFFFFF; }
 std::int64_t TidOf(std::int64_t global) { return global & 0xFFFFFF; }
 
+// "file:PATH?immutable=1", PATH percent-encoded (a '?' or '#' in a file name is no query).
+std::string ImmutableUri(const std::string& path) {
+  std::string uri = path.starts_with('/') ? "file://" : "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~')
+      uri += static_cast<char>(c);
+    else
+      uri += fmt::format("%{:02X}", c);
+  }
+  return uri + "?immutable=1";
+}
+
+// Whether SQL, a CREATE statement from sqlite_master, makes a virtual table (whose reads run
+// a module's code): "CREATE VIRTUAL", in any case and spacing.
+bool IsVirtualTable(std::string_view sql) {
+  std::string squeezed;
+  for (char c : sql) {
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    squeezed += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (squeezed.size() == 13) break;
+  }
+  return squeezed == "CREATEVIRTUAL";
+}
+
+// The handler counts SQLite instructions against NsysLimits' budget (a row of ~100 bytes is
+// ~12 instructions).
+constexpr int kProgressEvery = 1000;  // instructions between two calls of the handler
+
 class Reader {
  public:
-  Reader(std::string path, Trace* t) : path_(std::move(path)), t_(t), names_(&t->names) {}
+  Reader(std::string path, const NsysLimits& limits, Trace* t)
+      : path_(std::move(path)), limits_(limits), t_(t), names_(&t->names) {}
 
   Status Open() {
     // Only a regular file of bounded size (SQLite would wait on a FIFO, read /dev/zero).
-    if (auto f = BoundedFile::Open(path_, kMaxTraceFileBytes); !f) return f.error();
+    auto f = BoundedFile::Open(path_, kMaxTraceFileBytes);
+    if (!f) return f.error();
+    budget_ = limits_.budget_fixed + limits_.budget_per_byte * f->size();
     sqlite3* raw = nullptr;
-    // One thread reads: no mutexes (they were 10 % of the time); pages mapped rather than
-    // copied through SQLite's cache.
-    int rc =
-        sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+    // Read-only and immutable (an export is a finished file: no locks, no journal or WAL beside
+    // it is looked at). One thread reads: no mutexes (they were 10 % of the time).
+    int rc = sqlite3_open_v2(ImmutableUri(path_).c_str(), &raw,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
     db_.reset(raw);
     if (rc != SQLITE_OK)
       return MakeError("{}: cannot open as SQLite: {}", path_,
                        raw ? sqlite3_errmsg(raw) : "out of memory");
+    // The file is hostile: its schema may not run functions with side effects nor views, no
+    // value may be larger than 256 MiB, and every statement runs under one instruction budget
+    // (a kernel "table" that was a recursive VIEW ran for ever).
+    sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    sqlite3_limit(db_.get(), SQLITE_LIMIT_LENGTH, 256 << 20);
+    sqlite3_progress_handler(db_.get(), kProgressEvery, &Reader::Progress, this);
+    // Pages mapped rather than copied through SQLite's cache.
     sqlite3_exec(db_.get(), "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-65536", nullptr,
                  nullptr, nullptr);
     // Reading the table list is the first real read: a non-SQLite file fails here.
-    auto tables = Query("SELECT name FROM sqlite_master WHERE type IN ('table','view')");
+    auto tables = Query("SELECT name, type, coalesce(sql, ''), rootpage FROM sqlite_master");
     if (!tables.ok())
       return MakeError(
           "{}: not an SQLite database ({}); expected `nsys export --type sqlite` output", path_,
           tables.error().message);
-    while (Step(tables->get()))
-      tables_.insert(reinterpret_cast<const char*>(sqlite3_column_text(tables->get(), 0)));
-    return OkStatus();
+    while (Step(tables->get())) {
+      auto text = [&](int c) {
+        const unsigned char* v = sqlite3_column_text(tables->get(), c);
+        return std::string(v ? reinterpret_cast<const char*>(v) : "");
+      };
+      std::string name = text(0), type = text(1), sql = text(2);
+      // Plain tables only: a view or a virtual table runs code of the file's choosing.
+      const bool stored = sqlite3_column_int64(tables->get(), 3) > 0;  // a virtual one is 0
+      if (type == "table" && stored && !IsVirtualTable(sql))
+        tables_.insert(name);
+      else if (type != "index")
+        not_tables_[name] = type == "table" ? "a virtual table" : "a " + type;
+    }
+    return StepError();
+  }
+
+  // A table vouch reads that the file holds as something else (a view, a virtual table) is
+  // refused: an nsys export holds tables.
+  Status RefuseNonTable(const std::string& name) const {
+    auto it = not_tables_.find(name);
+    if (it == not_tables_.end()) return OkStatus();
+    return MakeError(
+        "{}: {} is {}, not a table: vouch reads the tables of an nsys export only (not an nsys "
+        "export, or a hostile one)",
+        path_, name, it->second);
+  }
+
+  // When the instruction budget ran out, the error that says so (whatever failed after it).
+  std::optional<Error> BudgetError() const {
+    if (!over_budget_) return std::nullopt;
+    return Error{fmt::format(
+        "{}: reading it took more than {} SQLite instructions (the bound for a file of its "
+        "size): not an nsys export, or a hostile one (a recursive query?)",
+        path_, budget_)};
   }
 
   bool Has(const std::string& table) const { return tables_.count(table) > 0; }
@@ -283,7 +357,20 @@ class Reader {
     return OkStatus();
   }
 
+  static int Progress(void* self) {
+    auto* r = static_cast<Reader*>(self);
+    r->spent_ += kProgressEvery;
+    if (r->spent_ <= r->budget_) return 0;
+    r->over_budget_ = true;
+    return 1;  // interrupts the statement
+  }
+
   std::string path_;
+  NsysLimits limits_;
+  std::uint64_t budget_ = 0;
+  std::uint64_t spent_ = 0;
+  bool over_budget_ = false;
+  std::map<std::string, std::string> not_tables_;  // name -> what it is instead
   Trace* t_;
   NameTable names_;
   Db db_;
@@ -294,15 +381,17 @@ class Reader {
 
 }  // namespace
 
-Result<Trace> ReadNsysSqlite(const std::string& path) {
-  Trace t;
-  t.path = path;
-  t.format = "nsys";
-  Reader r(path, &t);
-  if (auto s = r.Open(); !s.ok()) return s.error();
+namespace {
+
+Status ReadAll(Reader& r, Trace& t, const std::string& path) {
+  if (auto s = r.Open(); !s.ok()) return s;
   static const char* kTables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                                   "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
                                   "NVTX_EVENTS"};
+  for (const char* name : kTables)
+    if (auto s = r.RefuseNonTable(name); !s.ok()) return s;
+  for (const char* name : {"StringIds", "TARGET_INFO_GPU"})
+    if (auto s = r.RefuseNonTable(name); !s.ok()) return s;
   bool any = false;
   for (const char* name : kTables) any = any || r.Has(name);
   if (!any)
@@ -311,18 +400,28 @@ Result<Trace> ReadNsysSqlite(const std::string& path) {
         "is "
         "there: not an nsys export, or the capture traced no CUDA (nsys profile --trace=cuda,nvtx)",
         path);
-  if (auto s = r.Strings(); !s.ok()) return s.error();
-  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_KERNEL", GpuOpKind::kKernel); !s.ok())
-    return s.error();
-  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_MEMCPY", GpuOpKind::kMemcpy); !s.ok())
-    return s.error();
-  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_MEMSET", GpuOpKind::kMemset); !s.ok())
-    return s.error();
-  if (auto s = r.Runtime("CUPTI_ACTIVITY_KIND_RUNTIME", ApiKind::kRuntime); !s.ok())
-    return s.error();
-  if (auto s = r.Nvtx(); !s.ok()) return s.error();
+  if (auto s = r.Strings(); !s.ok()) return s;
+  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_KERNEL", GpuOpKind::kKernel); !s.ok()) return s;
+  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_MEMCPY", GpuOpKind::kMemcpy); !s.ok()) return s;
+  if (auto s = r.GpuTable("CUPTI_ACTIVITY_KIND_MEMSET", GpuOpKind::kMemset); !s.ok()) return s;
+  if (auto s = r.Runtime("CUPTI_ACTIVITY_KIND_RUNTIME", ApiKind::kRuntime); !s.ok()) return s;
+  if (auto s = r.Nvtx(); !s.ok()) return s;
   r.Gpus();
   t.event_count = static_cast<std::int64_t>(t.ops.size() + t.api.size() + t.ranges.size());
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<Trace> ReadNsysSqlite(const std::string& path, const NsysLimits& limits) {
+  Trace t;
+  t.path = path;
+  t.format = "nsys";
+  Reader r(path, limits, &t);
+  Status s = ReadAll(r, t, path);
+  // A statement stopped by the budget fails in whatever way it fails: the budget is the cause.
+  if (auto e = r.BudgetError()) return *e;
+  if (!s.ok()) return s.error();
   ComputeExtent(&t);
   return t;
 }

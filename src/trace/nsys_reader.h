@@ -1,6 +1,7 @@
 // Reads an Nsight Systems SQLite export (nsys export --type sqlite) into the trace model.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "trace/model.h"
@@ -12,6 +13,16 @@ namespace vouch::trace {
 // TARGET_INFO_GPU, whichever exist, after checking their columns (PRAGMA table_info): tables
 // are created lazily by nsys, so a report without GPU work simply lacks them. A file that
 // is not SQLite, or that has none of these tables, is an error naming the file.
-Result<Trace> ReadNsysSqlite(const std::string& path);
+//
+// The file is hostile: it is opened read-only and immutable, only its plain tables are read (a
+// view or virtual table under one of those names is an error: a recursive view ran for ever),
+// and every statement runs under one SQLite instruction budget, FIXED + PER_BYTE x the file's
+// size (reading a real export takes under one instruction per byte); past it, an error names
+// the file.
+struct NsysLimits {
+  std::uint64_t budget_fixed = 20'000'000;
+  std::uint64_t budget_per_byte = 64;
+};
+Result<Trace> ReadNsysSqlite(const std::string& path, const NsysLimits& limits = {});
 
 }  // namespace vouch::trace

@@ -1,9 +1,6 @@
-// GCC 12 reports a false -Wmaybe-uninitialized inside std::regex under -fsanitize (GCC bug
-// 105562 family); the warning is about libstdc++ internals, not this file.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include "trace/rules.h"
+
+#include <re2/re2.h>
 
 #include <nlohmann/json.hpp>
 
@@ -15,21 +12,23 @@ namespace vouch::trace {
 
 std::string Rules::Classify(const std::string& kernel_name) const {
   for (std::size_t i = 0; i < compiled.size(); ++i)
-    if (std::regex_search(kernel_name, compiled[i])) return rules[i].component;
+    if (RE2::PartialMatch(kernel_name, *compiled[i])) return rules[i].component;
   return "other";
 }
 
 Status Rules::Compile() {
   compiled.clear();
+  RE2::Options o;
+  o.set_case_sensitive(false);
+  o.set_log_errors(false);
   for (const auto& r : rules) {
-    try {
-      compiled.emplace_back(r.pattern,
-                            std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-    } catch (const std::regex_error& e) {
+    auto re = std::make_shared<const RE2>(r.pattern, o);
+    if (!re->ok())
       return MakeError(
-          "{}: the pattern of component '{}' is not a valid regular expression ({}): {}", source,
-          r.component, e.what(), r.pattern);
-    }
+          "{}: the pattern of component '{}' is not a valid regular expression (RE2: {}; there are "
+          "no backreferences or lookaround): {}",
+          source, r.component, re->error(), r.pattern);
+    compiled.push_back(std::move(re));
   }
   return OkStatus();
 }

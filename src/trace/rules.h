@@ -3,15 +3,19 @@
 // File formats (either):
 //   JSON:  {"components": [{"name": "gemm", "pattern": "gemm|cutlass"}, ...]}
 //   lines: gemm = gemm|cutlass        (one rule a line; '#' starts a comment)
-// Patterns are ECMAScript regular expressions searched anywhere in the kernel name,
-// case-insensitively.
+// Patterns are RE2 regular expressions (linear time: no backreferences or lookaround) searched
+// anywhere in the kernel name, case-insensitively.
 #pragma once
 
-#include <regex>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "util/result.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace vouch::trace {
 
@@ -24,10 +28,13 @@ struct Rules {
   std::vector<Rule> rules;
   std::string source;  // the file, or "built-in"
 
-  // The component of a kernel name ("other" when no rule matches).
+  // The component of a kernel name ("other" when no rule matches). Linear in the name's length
+  // (the summary calls it once per distinct name).
   std::string Classify(const std::string& kernel_name) const;
 
-  std::vector<std::regex> compiled;  // filled by Compile()
+  std::vector<std::shared_ptr<const re2::RE2>> compiled;  // filled by Compile()
+  // Compiles every pattern; one RE2 rejects is an error naming the source, the component and
+  // the pattern.
   Status Compile();
 };
 

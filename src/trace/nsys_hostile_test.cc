@@ -1,0 +1,87 @@
+// Hostile "nsys exports" (issue 21): a kernel table that is a recursive VIEW ran for ever. Only
+// plain tables are read, the file is opened read-only and immutable, and every statement runs
+// under an instruction budget whose end is an error naming the file.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <string>
+
+#include "trace/nsys_reader.h"
+#include "trace/test_util.h"
+
+namespace vouch::trace {
+namespace {
+
+using testing::TempPath;
+
+// A fresh SQLite file at PATH made of SQL.
+void MakeDb(const std::string& path, const std::string& sql) {
+  std::remove(path.c_str());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string message = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message << "\n" << sql;
+}
+
+constexpr const char* kStrings =
+    "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'cudaLaunchKernel');"
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+    "globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL);"
+    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 150, 1, 1, 2);";
+
+TEST(NsysHostile, AKernelTableThatIsARecursiveViewIsRefused) {
+  const std::string path = TempPath("recursive_view.sqlite");
+  MakeDb(path, std::string(kStrings) +
+                   "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE r(n) AS (SELECT 0 "
+                   "UNION ALL SELECT n + 1 FROM r) SELECT n AS start, n + 1 AS end, 0 AS "
+                   "deviceId, 7 AS streamId, n AS correlationId, 0 AS globalPid, 1 AS "
+                   "demangledName FROM r;");
+  auto t = ReadNsysSqlite(path);
+  ASSERT_FALSE(t.ok()) << t->ops.size() << " kernels";
+  EXPECT_EQ(t.error().message,
+            path +
+                ": CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table: vouch reads the tables of an "
+                "nsys export only (not an nsys export, or a hostile one)");
+  std::remove(path.c_str());
+}
+
+TEST(NsysHostile, AVirtualTableIsRefused) {
+  const std::string path = TempPath("virtual.sqlite");
+  MakeDb(path, std::string(kStrings) + "CREATE VIRTUAL TABLE NVTX_EVENTS USING fts5(text);");
+  auto t = ReadNsysSqlite(path);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find(path + ": NVTX_EVENTS is a virtual table, not a table"),
+            std::string::npos)
+      << t.error().message;
+  std::remove(path.c_str());
+}
+
+TEST(NsysHostile, EveryStatementRunsUnderTheInstructionBudget) {
+  // A name SQLite's URI syntax would cut ('?', '#', '%') is read as the file it names.
+  const std::string path = TempPath("odd ?name#50%.sqlite");
+  std::string rows;
+  for (int i = 0; i < 2000; ++i)
+    rows += (i ? "," : "") + fmt::format("({}, {}, 1, {}, 2)", 1000 + i * 10, 1005 + i * 10, i);
+  MakeDb(path,
+         std::string(kStrings) + "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES " + rows + ";");
+  auto fine = ReadNsysSqlite(path);
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_EQ(fine->api.size(), 2001u);
+  auto starved = ReadNsysSqlite(path, NsysLimits{.budget_fixed = 5000, .budget_per_byte = 0});
+  ASSERT_FALSE(starved.ok()) << starved->api.size() << " calls";
+  EXPECT_EQ(starved.error().message,
+            path +
+                ": reading it took more than 5000 SQLite instructions (the bound for a file of "
+                "its size): not an nsys export, or a hostile one (a recursive query?)");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace vouch::trace
