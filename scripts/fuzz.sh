@@ -29,7 +29,7 @@ if ! ninja -C "$out" >"$out/build.log" 2>&1; then
 fi
 
 all=(kineto nsys ncu llama_bench vllm gbench nvbench hyperfine pytest channel regex json_pointer
-  record window baseline samples cupti journal)
+  record window baseline samples cupti journal fleet)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
@@ -91,6 +91,28 @@ for i, path in enumerate(sys.argv[2:]):
     body = json.dumps(rec) + "\n--legs.jsonl--\n" + "".join(json.dumps(l) + "\n" for l in legs)
     open(f"{out}/{i}-journal.txt", "w").write(body)
     open(f"{out}/{i}-torn.txt", "w").write(body[: len(body) - 40])
+EOF
+# A fleet directory: fleet.json, the marker, a node's node.json, the marker, its record.json
+# (fuzz/fuzz_fleet.cc): the stored A/B record as it is, with its listed pairs edited, under a
+# node.json naming another node, and under a run plan.
+python3 - "$seeds/fleet" fuzz/seeds/fleet_plan.json $d/store/ab/record.json <<'EOF'
+import json, sys
+out, plan_path, rec_path = sys.argv[1:]
+plan = json.load(open(plan_path))
+rec = json.load(open(rec_path))
+node = {"schema": "vouch.fleet.node", "node": "n1", "task": "r0-t0", "attempt": 0,
+        "status": "complete", "exit_code": 0}
+def put(name, p, n, r):
+    body = (json.dumps(p) + "\n--node.json--\n" + json.dumps(n) + "\n--record.json--\n" +
+            json.dumps(r))
+    open(f"{out}/{name}.txt", "w").write(body)
+put("ab", plan, node, rec)
+edited = json.loads(json.dumps(rec))
+for p in edited["extra"]["verdict"]["pairs"]:
+    p["b"] = 2 * p["a"]
+put("edited", plan, node, edited)
+put("claims", plan, dict(node, node="n9"), rec)
+put("run", dict(plan, kind="run"), node, rec)
 EOF
 # Inputs that once crashed, hung or leaked a reader (fuzz/regressions/<target>/): kept as seeds.
 for t in "${all[@]}"; do

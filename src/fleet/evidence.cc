@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
+#include "fleet/ab_pairs.h"
 #include "record/record.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -40,9 +42,16 @@ std::string FleetAttempt::status() const {
   return "unknown";
 }
 
+std::unordered_map<std::string, std::vector<const FleetAttempt*>> AttemptsByTask(
+    const FleetEvidence& ev) {
+  std::unordered_map<std::string, std::vector<const FleetAttempt*>> out;
+  for (const auto& a : ev.attempts) out[a.task_id].push_back(&a);
+  return out;
+}
+
 namespace {
 
-void ReadAttempt(FleetAttempt& a) {
+void ReadAttempt(FleetAttempt& a, bool cross_boot) {
   std::string node_path = (fs::path(a.dir) / "node.json").string();
   if (fs::exists(node_path)) {
     auto text = ReadFile(node_path, 1 << 20);
@@ -76,20 +85,124 @@ void ReadAttempt(FleetAttempt& a) {
     else if (extra.is_object() && extra.contains("blocks_so_far") &&
              extra["blocks_so_far"].is_object())
       src = &extra["blocks_so_far"];
-    if (src) {
-      if ((*src).contains("pairs") && (*src)["pairs"].is_array()) a.pairs = (*src)["pairs"];
-      a.headline = (*src).value("headline", "");
-      a.better = (*src).value("better", "");
-      if ((*src).contains("band_log") && (*src)["band_log"].is_number())
-        a.band_log = (*src)["band_log"].get<double>();
-    }
-    if (!a.band_log && extra.is_object() && extra.contains("blocks_so_far") &&
-        extra["blocks_so_far"].is_object() && extra["blocks_so_far"].contains("band_log") &&
+    if (!src) return;
+    nlohmann::json listed =
+        (*src).contains("pairs") && (*src)["pairs"].is_array() ? (*src)["pairs"] : nlohmann::json();
+    a.headline = (*src).value("headline", "");
+    a.better = (*src).value("better", "");
+    if ((*src).contains("band_log") && (*src)["band_log"].is_number())
+      a.band_log = (*src)["band_log"].get<double>();
+    if (!a.band_log && extra.contains("blocks_so_far") && extra["blocks_so_far"].is_object() &&
+        extra["blocks_so_far"].contains("band_log") &&
         extra["blocks_so_far"]["band_log"].is_number())
       a.band_log = extra["blocks_so_far"]["band_log"].get<double>();
+    // The pairs come from the legs, never from the list on trust.
+    auto pairs = RecomputeAbPairs(*rec, listed, a.headline, a.better, cross_boot, rec_path);
+    if (!pairs) {
+      a.problem = pairs.error().message;
+      return;
+    }
+    a.pairs = std::move(pairs->pairs);
+    a.better = pairs->better;
+    for (const auto& e : pairs->edits)
+      a.edits.push_back(
+          fmt::format("{}: {} (the pairs are formed again from the legs)", rec_path, e));
   } catch (const std::exception& e) {
     a.problem = fmt::format("{}: malformed A/B pairs: {}", rec_path, e.what());
     a.pairs = nlohmann::json::array();
+  }
+}
+
+std::string Text(const nlohmann::json& j) {
+  return j.is_string() ? j.get<std::string>() : DumpJson(j);
+}
+
+// The GPU UUIDs of a record's environment, or of a leg's window.
+std::string Uuids(const nlohmann::json& gpus, bool window) {
+  std::vector<std::string> out;
+  if (gpus.is_array())
+    for (const auto& g : gpus) {
+      const nlohmann::json* u = nullptr;
+      if (window && g.is_object() && g.contains("static") && g["static"].is_object() &&
+          g["static"].contains("uuid"))
+        u = &g["static"]["uuid"];
+      else if (!window && g.is_object() && g.contains("uuid"))
+        u = &g["uuid"];
+      if (u && u->is_string()) out.push_back(u->get<std::string>());
+    }
+  return fmt::format("{}", fmt::join(out, ","));
+}
+
+const nlohmann::json& Field(const nlohmann::json& j, const char* k) {
+  static const nlohmann::json null;
+  return j.is_object() && j.contains(k) ? j[k] : null;
+}
+
+// One measurement is evidence once: two attempts whose records were written by one vouch
+// process (writer pid, boot and start, on the same GPUs), or that share a leg (the same
+// window start and end, boot and GPUs), are one node's evidence copied under another.
+void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::string>& out) {
+  std::map<std::string, size_t> records, legs;
+  std::set<std::pair<size_t, size_t>> named;
+  auto refuse = [&](size_t first, size_t second, const std::string& what) {
+    if (!named.insert({first, second}).second) return;
+    out.push_back(fmt::format(
+        "{} and {} hold the same evidence ({}): one node's evidence copied under another is "
+        "not a second node",
+        attempts[first].dir, attempts[second].dir, what));
+  };
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    const auto& a = attempts[i];
+    if (!a.record) continue;
+    const nlohmann::json& rec = *a.record;
+    const nlohmann::json& writer = Field(rec, "writer");
+    const std::string gpus = Uuids(Field(Field(rec, "environment"), "gpus"), false);
+    std::string key, what;
+    if (writer.is_object()) {
+      key = DumpJson(nlohmann::json::array(
+          {Field(writer, "pid"), Field(writer, "boot_id"), Field(writer, "start_ticks"), gpus}));
+      what = fmt::format("records written by one vouch process: pid {}, boot {}, start {}, GPU {}",
+                         Text(Field(writer, "pid")), Text(Field(writer, "boot_id")),
+                         Text(Field(writer, "start_ticks")), gpus);
+    } else {
+      const nlohmann::json& env = Field(rec, "environment");
+      key = DumpJson(nlohmann::json::array(
+          {Field(rec, "started_unix_s"), Field(env, "host_boot_id"), Field(env, "boot_id"), gpus}));
+      what =
+          fmt::format("records started at {} on boot {}, GPU {}",
+                      Text(Field(rec, "started_unix_s")), Text(Field(env, "host_boot_id")), gpus);
+    }
+    if (auto [it, fresh] = records.emplace(key, i); !fresh) refuse(it->second, i, what);
+    const nlohmann::json& ls = Field(rec, "legs");
+    if (!ls.is_array()) continue;
+    for (size_t k = 0; k < ls.size(); ++k) {
+      const nlohmann::json& w = Field(ls[k], "window");
+      const nlohmann::json& start = Field(w, "started_unix_s");
+      if (!start.is_number()) continue;
+      const std::string lg = Uuids(Field(w, "gpus"), true);
+      const std::string lkey = DumpJson(nlohmann::json::array(
+          {start, Field(w, "ended_unix_s"), Field(Field(w, "host"), "boot_id"), lg}));
+      if (auto [it, fresh] = legs.emplace(lkey, i); !fresh && it->second != i)
+        refuse(it->second, i,
+               fmt::format("a leg measured once, on GPU {} from unix time {}", lg, Text(start)));
+    }
+  }
+}
+
+// A symbolic link among an attempt's files (node.json, run/ and what run/ holds): the
+// evidence would be another folder's.
+void CheckLinks(const fs::path& dir, std::vector<std::string>& out) {
+  std::error_code ec;
+  size_t seen = 0;
+  for (const fs::path& base : {dir, dir / "run"}) {
+    if (!fs::is_directory(fs::symlink_status(base, ec))) continue;
+    for (const auto& e : fs::directory_iterator(base, ec)) {
+      if (++seen > 100000) return;
+      if (e.is_symlink(ec))
+        out.push_back(
+            fmt::format("{} is a symbolic link (to {}): a node's evidence must be its own files",
+                        e.path().string(), fs::read_symlink(e.path(), ec).string()));
+    }
   }
 }
 
@@ -122,6 +235,8 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       if (!lines.empty()) ev.log_tails[key] = lines;
     }
   }
+  const bool cross_boot = std::find(ev.plan.node_args.begin(), ev.plan.node_args.end(),
+                                    "--allow-cross-boot") != ev.plan.node_args.end();
   fs::path nodes = fs::path(dir) / "nodes";
   std::error_code ec;
   if (!fs::is_directory(nodes, ec)) return ev;
@@ -130,7 +245,13 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
   std::sort(node_dirs.begin(), node_dirs.end());
   for (const auto& nd : node_dirs) {
     std::string node = nd.filename().string();
-    if (!fs::is_directory(nd, ec) || fs::is_symlink(nd, ec) || !SafeNodeName(node)) {
+    if (fs::is_symlink(nd, ec)) {
+      ev.refusals.push_back(
+          fmt::format("{} is a symbolic link (to {}): a node's evidence must be its own folder",
+                      nd.string(), fs::read_symlink(nd, ec).string()));
+      continue;
+    }
+    if (!fs::is_directory(nd, ec) || !SafeNodeName(node)) {
       ev.problems.push_back(fmt::format("{}: not a node subtree (ignored)", nd.string()));
       continue;
     }
@@ -139,7 +260,13 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
     std::sort(attempts.begin(), attempts.end());
     for (const auto& ad : attempts) {
       auto parsed = ParseAttemptDir(ad.filename().string());
-      if (!parsed || !fs::is_directory(ad, ec) || fs::is_symlink(ad, ec)) {
+      if (fs::is_symlink(ad, ec)) {
+        ev.refusals.push_back(
+            fmt::format("{} is a symbolic link (to {}): a node's evidence must be its own folder",
+                        ad.string(), fs::read_symlink(ad, ec).string()));
+        continue;
+      }
+      if (!parsed || !fs::is_directory(ad, ec)) {
         ev.problems.push_back(fmt::format("{}: not a task attempt (ignored)", ad.string()));
         continue;
       }
@@ -148,13 +275,30 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       a.task_id = parsed->first;
       a.attempt = parsed->second;
       a.dir = ad.string();
-      ReadAttempt(a);
-      if (a.node_info.is_object() && a.node_info.value("node", node) != node)
-        a.problem = fmt::format("{}: node.json says node '{}', the subtree is '{}'", a.dir,
-                                a.node_info.value("node", ""), node);
+      CheckLinks(ad, ev.refusals);
+      ReadAttempt(a, cross_boot);
+      // node.json says who ran it: a node, task or attempt other than its folder's is
+      // another node's evidence under this name.
+      const nlohmann::json& info = a.node_info;
+      if (info.is_object() && info.contains("node") &&
+          (!info["node"].is_string() || info["node"] != node))
+        ev.refusals.push_back(
+            fmt::format("{}: node.json says it is node {}, but it lies under nodes/{}", a.dir,
+                        Text(info["node"]), node));
+      if (info.is_object() && info.contains("task") &&
+          (!info["task"].is_string() || info["task"] != a.task_id))
+        ev.refusals.push_back(
+            fmt::format("{}: node.json says it is task {}, but its folder is task {}", a.dir,
+                        Text(info["task"]), a.task_id));
+      if (info.is_object() && info.contains("attempt") &&
+          (!info["attempt"].is_number_integer() || info["attempt"] != a.attempt))
+        ev.refusals.push_back(
+            fmt::format("{}: node.json says it is attempt {}, but its folder is attempt {}", a.dir,
+                        Text(info["attempt"]), a.attempt));
       ev.attempts.push_back(std::move(a));
     }
   }
+  CheckIdentity(ev.attempts, ev.refusals);
   return ev;
 }
 

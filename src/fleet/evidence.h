@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fleet/plan.h"
@@ -24,8 +25,11 @@ struct FleetAttempt {
   nlohmann::json node_info;              // node.json (null when absent)
   std::optional<nlohmann::json> record;  // record.json
   std::string problem;                   // why node.json or record.json could not be read
-  // ab: the measured pairs recorded (extra.verdict.pairs, else extra.blocks_so_far.pairs).
+  // ab: the measured pairs, formed again from the record's legs (fleet/ab_pairs.h); where the
+  // pairs the record lists (extra.verdict.pairs, else extra.blocks_so_far.pairs) disagree with
+  // them, EDITS says how.
   nlohmann::json pairs = nlohmann::json::array();
+  std::vector<std::string> edits;
   std::string headline, better;
   std::optional<double> band_log;
   std::string status() const;  // node.json's status, else the record's, else "unknown"
@@ -37,6 +41,11 @@ struct FleetEvidence {
   std::vector<FleetAttempt> attempts;      // every attempt found, by node then task
   std::map<std::string, SlurmTask> slurm;  // "<job>_<task>" -> what Slurm said
   std::vector<std::string> problems;       // subtrees that are not attempts
+  // Evidence that is not what it claims, each naming the folders: a symbolic link among the
+  // node folders or an attempt's files, a node.json naming another node (or task), two
+  // attempts holding the same record or the same legs (one node's evidence copied under a
+  // second). Any of these refuses the merged verdict.
+  std::vector<std::string> refusals;
   // "<job>_<task>" -> the last lines of that task's Slurm log (DIR/slurm/<job>_<task>.out)
   // that vouch wrote ("vouch ..."): why a worker stopped before it had a record (a
   // preflight that refused a GPU busy with another job, a missing baseline, ...).
@@ -46,6 +55,10 @@ struct FleetEvidence {
 // Reads DIR (fleet.json, nodes/*/*) and SLURM (may be empty: Slurm is not asked).
 Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
                                         const std::vector<SlurmTask>& slurm);
+
+// The attempts of each task id, in EV's order (node, then attempt directory).
+std::unordered_map<std::string, std::vector<const FleetAttempt*>> AttemptsByTask(
+    const FleetEvidence& ev);
 
 // "r0-t3-a1" -> {"r0-t3", 1}; nullopt for anything else.
 std::optional<std::pair<std::string, int>> ParseAttemptDir(const std::string& name);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace vouch {
 namespace {
@@ -31,12 +32,21 @@ bool AttemptComplete(const FleetAttempt& a) {
   return a.record && a.record->value("status", "") == "complete";
 }
 
+using ByTask = std::unordered_map<std::string, std::vector<const FleetAttempt*>>;
+
+const std::vector<const FleetAttempt*>& AttemptsOf(const ByTask& by, const std::string& task) {
+  static const std::vector<const FleetAttempt*> none;
+  auto it = by.find(task);
+  return it == by.end() ? none : it->second;
+}
+
 // The attempt of TASK whose evidence counts: ab, the most whole blocks (the later on a tie);
 // otherwise the latest complete one, else the latest.
-const FleetAttempt* BestAttempt(const FleetEvidence& ev, const std::string& task, bool ab) {
+const FleetAttempt* BestAttempt(const ByTask& by, const std::string& task, bool ab) {
   const FleetAttempt* best = nullptr;
-  for (const auto& a : ev.attempts) {
-    if (a.task_id != task || (!a.problem.empty() && !a.record)) continue;
+  for (const FleetAttempt* p : AttemptsOf(by, task)) {
+    const FleetAttempt& a = *p;
+    if (!a.problem.empty() && !a.record) continue;
     if (!best) {
       best = &a;
       continue;
@@ -136,15 +146,20 @@ std::vector<FleetGap> FleetGaps(const FleetEvidence& ev) {
   const bool ab = ev.plan.kind == FleetKind::kAb;
   std::vector<FleetGap> out;
   auto tasks = AllTasks(ev.plan);
+  const ByTask by = AttemptsByTask(ev);
+  // Each root's tasks (itself and the resume tasks covering it), found once: a plan of many
+  // tasks is merged in linear time.
+  std::unordered_map<std::string, std::vector<const TaskRef*>> by_root;
+  for (const auto& t : tasks) by_root[t.root].push_back(&t);
   for (const auto& root : tasks) {
     if (root.round != 0) continue;
     FleetGap g;
     g.task_id = root.task->id;
     g.planned_blocks = ab ? root.task->blocks : 1;
     std::vector<std::string> why;
-    for (const auto& t : tasks) {
-      if (t.root != g.task_id) continue;
-      const FleetAttempt* best = BestAttempt(ev, t.task->id, ab);
+    for (const TaskRef* tp : by_root[g.task_id]) {
+      const TaskRef& t = *tp;
+      const FleetAttempt* best = BestAttempt(by, t.task->id, ab);
       int done = best ? (ab ? std::min(AttemptBlocks(*best), t.task->blocks)
                             : (AttemptComplete(*best) ? 1 : 0))
                       : 0;
@@ -152,13 +167,9 @@ std::vector<FleetGap> FleetGaps(const FleetEvidence& ev) {
       int owed = ab ? t.task->blocks : 1;
       if (done < owed) {
         std::string w = fmt::format("task {}: {}", t.task->id, SlurmWhy(ev, t));
-        bool any = false;
-        for (const auto& a : ev.attempts)
-          if (a.task_id == t.task->id) {
-            w += "; " + AttemptWhy(a, ab);
-            any = true;
-          }
-        if (!any) w += "; no attempt reached a node";
+        const auto& attempts = AttemptsOf(by, t.task->id);
+        for (const FleetAttempt* a : attempts) w += "; " + AttemptWhy(*a, ab);
+        if (attempts.empty()) w += "; no attempt reached a node";
         why.push_back(w);
       }
     }
@@ -176,12 +187,21 @@ FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence) {
   m.confidence = confidence;
   m.problems = ev.problems;
   m.gaps = FleetGaps(ev);
+  if (!ev.refusals.empty()) {
+    // Evidence that is not what it claims: no verdict from it, and each fault named.
+    m.reasons = ev.refusals;
+    m.reasons.push_back("the fleet verdict is refused: the evidence above is not each node's own");
+    m.verdict = AbVerdict::kRefused;
+    return m;
+  }
   std::map<std::string, FleetAbNode> by_node;
   std::set<std::string> headlines, betters;
+  const ByTask by = AttemptsByTask(ev);
   for (const auto& t : AllTasks(ev.plan)) {
-    const FleetAttempt* a = BestAttempt(ev, t.task->id, true);
+    const FleetAttempt* a = BestAttempt(by, t.task->id, true);
     if (!a) continue;
     if (!a->problem.empty()) m.problems.push_back(a->problem);
+    m.problems.insert(m.problems.end(), a->edits.begin(), a->edits.end());
     if (a->pairs.empty()) continue;
     FleetAbNode& n = by_node[a->node];
     n.node = a->node;
@@ -399,6 +419,7 @@ nlohmann::json FleetAbJson(const FleetEvidence& ev, const FleetAbMerge& m) {
           {"complete", m.gaps.empty()},
           {"missing", missing},
           {"problems", m.problems},
+          {"refusals", ev.refusals},
           {"jobs", FleetJobsJson(ev)},
           {"plan", FleetPlanToJson(ev.plan)}};
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <unordered_map>
 
 #include "gate/baseline.h"
 #include "record/record.h"
@@ -15,13 +16,18 @@ namespace fs = std::filesystem;
 double Pct(double log) { return 100 * (std::exp(log) - 1); }
 
 // The attempt of TASK that counts: the latest complete one, else the latest with a record.
-const FleetAttempt* Chosen(const FleetEvidence& ev, const std::string& task) {
+const FleetAttempt* Chosen(
+    const std::unordered_map<std::string, std::vector<const FleetAttempt*>>& by,
+    const std::string& task) {
   const FleetAttempt* best = nullptr;
   auto complete = [](const FleetAttempt& a) {
     return a.record && a.record->value("status", "") == "complete";
   };
-  for (const auto& a : ev.attempts) {
-    if (a.task_id != task || !a.record) continue;
+  auto it = by.find(task);
+  if (it == by.end()) return nullptr;
+  for (const FleetAttempt* p : it->second) {
+    const FleetAttempt& a = *p;
+    if (!a.record) continue;
     if (!best || (complete(a) && !complete(*best)) ||
         (complete(a) == complete(*best) && a.attempt > best->attempt))
       best = &a;
@@ -70,11 +76,18 @@ FleetRunsMerge MergeFleetRuns(const FleetEvidence& ev, double confidence) {
   m.kind = ev.plan.kind;
   m.problems = ev.problems;
   m.gaps = FleetGaps(ev);
+  m.refusals = ev.refusals;
+  if (!m.refusals.empty()) {
+    // Evidence that is not what it claims: nothing of it is pooled.
+    m.exit_code = 1;
+    return m;
+  }
   std::map<std::string, std::pair<std::string, std::string>> meta;  // unit, better
   std::map<std::string, size_t> at;
+  const auto by = AttemptsByTask(ev);
   for (const auto& round : ev.plan.rounds)
     for (const auto& t : round.tasks) {
-      const FleetAttempt* a = Chosen(ev, t.id);
+      const FleetAttempt* a = Chosen(by, t.id);
       if (!a) continue;
       if (!a->problem.empty()) m.problems.push_back(a->problem);
       FleetRunNode n = NodeOf(*a, meta);
@@ -192,10 +205,11 @@ nlohmann::json FleetRunsJson(const FleetEvidence& ev, const FleetRunsMerge& m) {
                         {"complete", m.gaps.empty()},
                         {"missing", missing},
                         {"problems", m.problems},
+                        {"refusals", m.refusals},
                         {"jobs", FleetJobsJson(ev)},
                         {"plan", FleetPlanToJson(ev.plan)}};
   if (m.kind == FleetKind::kGate) {
-    out["verdict"] = m.failing.empty() && m.gaps.empty() ? "pass" : "fail";
+    out["verdict"] = m.failing.empty() && m.gaps.empty() && m.refusals.empty() ? "pass" : "fail";
     out["failing_nodes"] = m.failing;
   }
   return out;
@@ -203,7 +217,11 @@ nlohmann::json FleetRunsJson(const FleetEvidence& ev, const FleetRunsMerge& m) {
 
 std::string RenderFleetRunsText(const FleetRunsMerge& m) {
   std::string t;
-  if (m.kind == FleetKind::kGate)
+  if (!m.refusals.empty()) {
+    t += fmt::format("fleet {}: REFUSED: the evidence is not each node's own\n",
+                     FleetKindName(m.kind));
+    for (const auto& r : m.refusals) t += fmt::format("  - {}\n", r);
+  } else if (m.kind == FleetKind::kGate)
     t += fmt::format(
         "fleet gate: {} ({} nodes{})\n", m.failing.empty() && m.gaps.empty() ? "pass" : "FAIL",
         m.nodes.size(),

@@ -48,7 +48,8 @@ struct FleetRunsMerge {
   std::vector<std::string> failing;  // gate: nodes whose gate failed (with GPUs in the text)
   std::vector<FleetGap> gaps;
   std::vector<std::string> problems;
-  int exit_code = 0;  // 0 every node done (and, for a gate, none failed); else 1
+  std::vector<std::string> refusals;  // FleetEvidence::refusals: nothing is pooled, exit 1
+  int exit_code = 0;                  // 0 every node done (and, for a gate, none failed); else 1
 };
 
 FleetRunsMerge MergeFleetRuns(const FleetEvidence& ev, double confidence = 0.95);

@@ -1,0 +1,67 @@
+// A fleet run directory, as `vouch fleet merge` reads it (issue 21): the plan (fleet.json), a
+// node's node.json and its record.json, each written by a job on another machine. The input
+// holds the three files, split by marker lines; they become DIR/fleet.json and
+// DIR/nodes/n1/r0-t0-a0/{node.json,run/record.json}, with the same attempt copied under n2 (the
+// copy check reads both), and DIR is read and merged as an A/B and as a run.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "fleet/evidence.h"
+#include "fleet/merge.h"
+#include "fleet/merge_runs.h"
+#include "fuzz_util.h"
+
+namespace {
+
+constexpr std::string_view kNodeMark = "\n--node.json--\n";
+constexpr std::string_view kRecordMark = "\n--record.json--\n";
+
+void Write(const std::filesystem::path& p, std::string_view body) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out.write(body.data(), static_cast<std::streamsize>(body.size()));
+  if (!out) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view all = vouch::fuzz::AsText(data, size);
+  std::string_view plan = all, node, record;
+  if (auto r = all.find(kRecordMark); r != std::string_view::npos) {
+    record = all.substr(r + kRecordMark.size());
+    plan = all.substr(0, r);
+  }
+  if (auto n = plan.find(kNodeMark); n != std::string_view::npos) {
+    node = plan.substr(n + kNodeMark.size());
+    plan = plan.substr(0, n);
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/vouch-fuzz-fleet-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) std::abort();
+  const std::filesystem::path d(dir);
+  Write(d / "fleet.json", plan);
+  for (const char* n : {"n1", "n2"}) {
+    const auto attempt = d / "nodes" / n / (std::string(n) == "n1" ? "r0-t0-a0" : "r0-t1-a0");
+    if (!node.empty()) Write(attempt / "node.json", node);
+    if (!record.empty()) Write(attempt / "run" / "record.json", record);
+  }
+  auto ev = vouch::ReadFleetEvidence(dir, {});
+  if (ev) {
+    (void)vouch::FleetGaps(*ev);
+    auto ab = vouch::MergeFleetAb(*ev);
+    (void)vouch::FleetAbJson(*ev, ab);
+    (void)vouch::RenderFleetAbText(ab);
+    auto runs = vouch::MergeFleetRuns(*ev);
+    (void)vouch::FleetRunsJson(*ev, runs);
+    (void)vouch::RenderFleetRunsText(runs);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(d, ec);
+  return 0;
+}
