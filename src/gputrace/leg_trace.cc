@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "metrics/reserved.h"
 #include "stats/ab_stats.h"
 #include "trace/cupti_reader.h"
 #include "trace/summary.h"
@@ -29,7 +30,7 @@ Metric Make(std::string name, double v, std::string unit, Better b) {
   m.value = v;
   m.unit = std::move(unit);
   m.better = b;
-  m.source = "vouch gpu-trace";
+  m.source = std::string(kGpuTraceSource);
   return m;
 }
 

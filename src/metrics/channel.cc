@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "metrics/json_util.h"
+#include "metrics/reserved.h"
 #include "util/bounded_file.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -105,6 +106,7 @@ Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_v
                        where);
     Metric m;
     m.name = name_it->get<std::string>();
+    if (auto s = CheckLegMetricName(m.name, where); !s) return s.error();
     m.source = fmt::format("channel {}", where);
     auto unit = OptionalString(j, "unit", where);
     if (!unit) return unit.error();

@@ -12,6 +12,7 @@
 #include "metrics/formats.h"
 #include "metrics/formats_hyperfine.h"
 #include "metrics/json_util.h"
+#include "metrics/reserved.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/strings.h"
@@ -144,6 +145,8 @@ Result<MetricSpec> ParseMetricSpec(std::string_view s) {
                        head == "regex" ? "regex:tok_s:tok/s:higher:([0-9.]+) tok/s"
                                        : "json@result.json:ttft_ms:ms:lower:/summary/ttft_ms");
     spec.name = parts[0];
+    if (auto r = CheckLegMetricName(spec.name, fmt::format("metric spec '{}'", s)); !r)
+      return r.error();
     spec.unit = parts[1];
     auto better = ParseBetter(parts[2]);
     if (!better) return MakeError("metric spec '{}': {}", s, better.error().message);
@@ -165,6 +168,11 @@ Result<MetricSpec> ParseMetricSpec(std::string_view s) {
   std::string_view where = pieces.empty() ? std::string_view() : std::string_view(pieces[0]);
   for (size_t i = 1; i < pieces.size(); ++i) {
     if (pieces[i].empty()) return MakeError("metric spec '{}': empty metric name after '#'", s);
+    if (IsReservedMetricName(pieces[i]))
+      return MakeError(
+          "metric spec '{}': '{}' is vouch's own figure (vouch.*, gpu.* are reserved): no leg's "
+          "output can give it; drop '#{}' (vouch records it for every leg it can measure)",
+          s, pieces[i], pieces[i]);
     spec.required.push_back(pieces[i]);
   }
   if (!where.empty()) {
@@ -301,6 +309,10 @@ Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutp
     }
     if (!r) return r.error();
     metrics = std::move(*r);
+    // The channel checks its names line by line; every other source here.
+    for (const auto& m : metrics)
+      if (auto s = CheckLegMetricName(m.name, fmt::format("{} ({})", m.source, spec.text)); !s)
+        return s.error();
   }
   auto req = RequireMetrics(metrics, spec.required,
                             fmt::format("{} ({})", path.empty() ? spec.text : path, spec.text));
@@ -316,9 +328,13 @@ Result<std::vector<Metric>> ExtractAllMetrics(const std::vector<MetricSpec>& spe
     auto r = ExtractMetrics(spec, outs);
     if (!r) return r.error();
     for (auto& m : *r) {
-      if (auto [it, fresh] = from.try_emplace(m.name, &spec); !fresh)
+      if (auto [it, fresh] = from.try_emplace(m.name, &spec); !fresh) {
+        if (it->second == &spec)
+          return MakeError("{} ({}): metric '{}' appears twice; a leg reports each metric once",
+                           m.source, spec.text, m.name);
         return MakeError("metric '{}' comes from both --metric '{}' and --metric '{}'; keep one",
                          m.name, it->second->text, spec.text);
+      }
       if (all.size() >= kMaxMetricsPerLeg)
         return MakeError(
             "more than {} metrics from one leg (at --metric '{}'); a leg may report "

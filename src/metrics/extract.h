@@ -62,17 +62,19 @@ std::string_view MetricSpecKindName(MetricSpec::Kind k);
 std::string SourcePath(const MetricSpec& spec, const LegOutputs& outs);
 
 // Parses one --metric value. Errors say what is wrong and show the expected form; an
-// invalid regex or JSON pointer is caught here, before any leg runs.
+// invalid regex or JSON pointer, or a name under vouch's reserved prefixes (vouch.*, gpu.*:
+// metrics/reserved.h) to define or require, is caught here, before any leg runs.
 Result<MetricSpec> ParseMetricSpec(std::string_view s);
 
 // Reads the spec's source from OUTS and returns the leg's metrics. Missing or unreadable
-// files, empty or malformed output, non-finite values and missing required metrics are
-// errors that name the file and the spec. The channel's begin/end events come from
-// ReadMetricsChannel (metrics/channel.h).
+// files, empty or malformed output, non-finite values, missing required metrics and a
+// metric under a reserved prefix (vouch.*, gpu.*) are errors that name the file and the spec. The
+// channel's begin/end events come from ReadMetricsChannel (metrics/channel.h).
 Result<std::vector<Metric>> ExtractMetrics(const MetricSpec& spec, const LegOutputs& outs);
 
 // All specs of a run for one leg, merged in spec order. The first error is returned; a
-// metric name produced by two specs is an error (which one would be meant is a guess).
+// metric name produced twice (by two specs, or twice by one) is an error: which one would be
+// meant is a guess.
 Result<std::vector<Metric>> ExtractAllMetrics(const std::vector<MetricSpec>& specs,
                                               const LegOutputs& outs);
 

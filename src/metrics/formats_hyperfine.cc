@@ -42,6 +42,29 @@ std::string Unique(const std::string& name, std::map<std::string, int>& seen) {
   return k == 1 ? name : fmt::format("{}[{}]", name, k);
 }
 
+// hyperfine's "parameters" of a result (-L/--parameter-list, -P/--parameter-scan), as
+// "[k=v,k2=v2]" in key order, or "" when it ran none. A sweep is keyed by what it ran, never
+// by its position: `-L ms 10,50 -n decode` gives decode[ms=10] and decode[ms=50] in either
+// order, whether or not the command text holds the value.
+Result<std::string> ParameterKey(const json& r, std::string_view path, const std::string& where) {
+  auto it = r.find("parameters");
+  if (it == r.end() || it->is_null()) return std::string();
+  if (!it->is_object())
+    return MakeError("{}: {}: \"parameters\" is not an object (got {})", path, where,
+                     Describe(*it));
+  std::vector<std::string> kv;
+  for (const auto& [k, v] : it->items()) {  // nlohmann's object keeps its keys sorted
+    if (v.is_string())
+      kv.push_back(fmt::format("{}={}", k, v.get<std::string>()));
+    else if (v.is_number())
+      kv.push_back(fmt::format("{}={}", k, v.dump()));
+    else
+      return MakeError("{}: {}: parameter '{}' is not a string or a number (got {})", path, where,
+                       k, Describe(v));
+  }
+  return kv.empty() ? std::string() : fmt::format("[{}]", fmt::join(kv, ","));
+}
+
 // The array KEY of DOC, or an error saying the file is not TOOL's output.
 Result<const json*> Entries(const json& doc, const char* key, std::string_view path,
                             std::string_view form) {
@@ -96,8 +119,12 @@ Result<std::vector<Metric>> ParseHyperfine(std::string_view text, std::string_vi
         {"min", "s", Better::kLower, false},    {"max", "s", Better::kLower, false},
         {"stddev", "s", Better::kLower, false}, {"user", "s", Better::kLower, false},
         {"system", "s", Better::kLower, false}};
+    auto key = ParameterKey(r, path, where);
+    if (!key) return key.error();
     size_t before = out.size();
-    if (auto s = AddStats(r, kStats, Unique(command, seen), *times, path, where, source, &out); !s)
+    if (auto s =
+            AddStats(r, kStats, Unique(command + *key, seen), *times, path, where, source, &out);
+        !s)
       return s.error();
     if (out.size() == before)
       return MakeError("{}: {} has no \"mean\" or any other time", path, where);

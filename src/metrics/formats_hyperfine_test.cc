@@ -90,6 +90,46 @@ TEST(Hyperfine, HostileFilesAreClearErrors) {
   EXPECT_EQ(Find(twice, "x[2].mean")->value, 2);
 }
 
+// Issue 21: a sweep whose command text does not hold its parameter (`-n decode`, or the
+// parameter only in --prepare) was named decode, decode[2] by position, so the same sweep in
+// the other order swapped its figures. It is keyed by hyperfine's "parameters" object.
+TEST(Hyperfine, ASweepIsKeyedByItsParametersNotItsPosition) {
+  auto fwd = ParseHyperfine(ReadData("hyperfine_sweep.json"), "a.json");           // -L ms 10,50
+  auto rev = ParseHyperfine(ReadData("hyperfine_sweep_reversed.json"), "b.json");  // 50,10
+  ASSERT_TRUE(fwd) << fwd.error().message;
+  ASSERT_TRUE(rev) << rev.error().message;
+  for (const auto* r : {&fwd, &rev}) {
+    const Metric* ten = Find(*r, "decode[ms=10].mean");
+    const Metric* fifty = Find(*r, "decode[ms=50].mean");
+    ASSERT_NE(ten, nullptr);
+    ASSERT_NE(fifty, nullptr);
+    EXPECT_EQ(FindMetric(**r, "decode.mean"), nullptr);
+    EXPECT_EQ(FindMetric(**r, "decode[2].mean"), nullptr);
+    EXPECT_LT(ten->value, 0.03);    // sleep 0.010, whichever position it ran in
+    EXPECT_GT(fifty->value, 0.04);  // sleep 0.050
+  }
+  EXPECT_DOUBLE_EQ(FindMetric(*fwd, "decode[ms=10].mean")->value, 0.012664452666666668);
+  EXPECT_DOUBLE_EQ(FindMetric(*rev, "decode[ms=10].mean")->value, 0.012714340333333332);
+  // The parameter only in --prepare: the command is `true` twice.
+  auto prep = ParseHyperfine(ReadData("hyperfine_sweep_prepare.json"), "p.json");
+  ASSERT_TRUE(prep) << prep.error().message;
+  EXPECT_NE(Find(prep, "true[ms=10].mean"), nullptr);
+  EXPECT_NE(Find(prep, "true[ms=50].mean"), nullptr);
+  EXPECT_EQ(FindMetric(*prep, "true[2].mean"), nullptr);
+  // Several parameters in key order; numbers as hyperfine would print them; a wrong shape is
+  // an error naming the result.
+  auto two = ParseHyperfine(
+      R"({"results":[{"command":"x","mean":1,"parameters":{"z":"b","a":3}}]})", "t.json");
+  ASSERT_TRUE(two) << two.error().message;
+  EXPECT_NE(Find(two, "x[a=3,z=b].mean"), nullptr);
+  EXPECT_EQ(
+      Error(ParseHyperfine(R"({"results":[{"command":"x","mean":1,"parameters":[1]}]})", "t.json")),
+      "t.json: result 1 ('x'): \"parameters\" is not an object (got a JSON array)");
+  EXPECT_EQ(Error(ParseHyperfine(
+                R"({"results":[{"command":"x","mean":1,"parameters":{"n":null}}]})", "t.json")),
+            "t.json: result 1 ('x'): parameter 'n' is not a string or a number (got null)");
+}
+
 TEST(PytestBenchmark, EveryStatisticWithItsRounds) {
   auto r = ParsePytestBenchmark(ReadData("pytest_benchmark.json"), "pb.json");
   ASSERT_TRUE(r) << r.error().message;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "metrics/reserved.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -26,8 +27,9 @@ Result<Better> ParseBetter(std::string_view s) {
 }
 
 const Metric* FindMetric(const std::vector<Metric>& metrics, std::string_view name) {
+  // A reserved name resolves to vouch's own figure only, whatever the order.
   for (const auto& m : metrics)
-    if (m.name == name) return &m;
+    if (m.name == name && !ShadowsVouchMetric(m)) return &m;
   return nullptr;
 }
 

@@ -43,7 +43,8 @@ struct Metric {
   bool is_text() const { return text.has_value(); }
 };
 
-// The metric named NAME, or nullptr.
+// The metric named NAME, or nullptr. A reserved name (vouch.*, gpu.*: metrics/reserved.h)
+// resolves only to vouch's own figure, never to a leg's metric of that name.
 const Metric* FindMetric(const std::vector<Metric>& metrics, std::string_view name);
 
 // Error unless every metric in NAMES is present. The message names the metric, the source

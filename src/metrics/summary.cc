@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "metrics/reserved.h"
+
 namespace vouch {
 
 std::optional<MetricSummary> Summarize(const std::string& name, const std::string& unit,
@@ -31,7 +33,8 @@ std::optional<MetricSummary> Summarize(const std::string& name, const std::strin
 std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>& per_leg) {
   // Linear in the metrics (a leg may report up to kMaxMetricsPerLeg): per name, its first
   // numeric occurrence (unit and direction) and the value of its first occurrence in each
-  // leg; a text metric is for equality checks and contributes nothing.
+  // leg; a text metric is for equality checks and contributes nothing. A reserved name
+  // (vouch.*, gpu.*) counts only vouch's own figure, never one a leg's source gave.
   struct Acc {
     const Metric* first = nullptr;
     std::vector<double> values;
@@ -41,6 +44,7 @@ std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>&
   std::vector<Acc*> order;  // by first numeric occurrence
   for (std::size_t li = 0; li < per_leg.size(); ++li)
     for (const auto& m : per_leg[li]) {
+      if (ShadowsVouchMetric(m)) continue;
       Acc& a = by_name[m.name];
       if (a.last_leg == li) continue;  // only a leg's first metric of that name counts
       a.last_leg = li;

@@ -93,7 +93,8 @@ Status LegJournal::Close() {
 
 namespace {
 
-// The metrics of a leg as the summary needs them (name, unit, direction, value or text).
+// The metrics of a leg as the summary needs them (name, unit, direction, source, value or
+// text).
 std::vector<Metric> MetricsOf(const nlohmann::json& leg) {
   std::vector<Metric> out;
   auto it = leg.find("metrics");
@@ -103,6 +104,7 @@ std::vector<Metric> MetricsOf(const nlohmann::json& leg) {
     Metric x;
     if (auto n = m.find("name"); n != m.end() && n->is_string()) x.name = *n;
     if (auto u = m.find("unit"); u != m.end() && u->is_string()) x.unit = *u;
+    if (auto s = m.find("source"); s != m.end() && s->is_string()) x.source = *s;
     if (auto b = m.find("better"); b != m.end() && b->is_string())
       if (auto p = ParseBetter(b->get<std::string>())) x.better = *p;
     if (auto t = m.find("text"); t != m.end() && t->is_string()) {

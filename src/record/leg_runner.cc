@@ -9,6 +9,7 @@
 
 #include "gputrace/leg_trace.h"
 #include "metrics/channel.h"
+#include "metrics/reserved.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -153,7 +154,7 @@ Metric Builtin(std::string name, double v, std::string unit, Better b) {
   m.value = v;
   m.unit = std::move(unit);
   m.better = b;
-  m.source = "vouch";
+  m.source = std::string(kVouchSource);
   return m;
 }
 
@@ -391,8 +392,17 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   }
   if (!channel_error.empty() && rec.metrics_error != channel_error)
     rec.reasons.push_back("metrics channel: " + channel_error);
-  auto builtin = BuiltinMetrics(rec.result, rec.peak_device_mem_bytes, rec.window);
-  rec.metrics.insert(rec.metrics.end(), builtin.begin(), builtin.end());
+  // vouch's own figures: a leg's metric of the same name (which every source refuses) makes
+  // the leg's metrics an error, never vouch's figure shadowed.
+  auto add_own = [&](const std::vector<Metric>& own) {
+    if (auto s = AddVouchMetrics(&rec.metrics, own); !s) {
+      std::erase_if(rec.metrics, [](const Metric& x) { return !IsVouchSource(x.source); });
+      if (rec.metrics_error.empty()) rec.metrics_error = s.error().message;
+      rec.reasons.push_back("metrics: " + s.error().message);
+      (void)AddVouchMetrics(&rec.metrics, own);
+    }
+  };
+  add_own(BuiltinMetrics(rec.result, rec.peak_device_mem_bytes, rec.window));
   if (!config.gpu_trace_lib.empty()) {
     std::optional<gputrace::RegionNs> region;
     if (auto r = region_of(rec.result))
@@ -408,8 +418,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
       if (g->partial && rec.result.Succeeded())
         rec.reasons.push_back("gpu trace: partial (a traced process did not exit cleanly)");
       if (rec.result.Succeeded()) {
-        auto gm = gputrace::GpuTraceMetrics(*g);
-        rec.metrics.insert(rec.metrics.end(), gm.begin(), gm.end());
+        add_own(gputrace::GpuTraceMetrics(*g));
       }
       rec.gpu_trace = gputrace::ToJson(*g);
       rec.gpu_trace["clock_window"] = WindowAttribution(rec);

@@ -159,6 +159,7 @@ Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
       Metric m;
       m.name = mj["name"].get<std::string>();
       m.unit = mj.value("unit", "");
+      m.source = mj.value("source", "");  // a reserved name counts only from vouch's own
       auto b = ParseBetter(mj.value("better", ""));
       m.better = b ? *b : Better::kNone;
       if (mj.contains("text"))

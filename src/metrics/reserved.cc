@@ -1,0 +1,60 @@
+#include "metrics/reserved.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <unordered_set>
+
+namespace vouch {
+namespace {
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != prefix[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view ReservedPrefixOf(std::string_view name) {
+  for (std::string_view p : kReservedMetricPrefixes)
+    if (StartsWithNoCase(name, p)) return p;
+  return {};
+}
+
+bool IsVouchSource(std::string_view source) {
+  return source == kVouchSource || (source.size() > kVouchSource.size() &&
+                                    source.substr(0, kVouchSource.size()) == kVouchSource &&
+                                    source[kVouchSource.size()] == ' ');
+}
+
+bool ShadowsVouchMetric(const Metric& m) {
+  return IsReservedMetricName(m.name) && !m.source.empty() && !IsVouchSource(m.source);
+}
+
+Status CheckLegMetricName(std::string_view name, std::string_view where) {
+  const std::string_view prefix = ReservedPrefixOf(name);
+  if (prefix.empty()) return OkStatus();
+  return MakeError(
+      "{}: metric '{}' is under '{}*', a prefix vouch reserves for what it measures itself "
+      "(vouch.*, gpu.*): a leg cannot report it; give the metric another name",
+      where, name, prefix);
+}
+
+Status AddVouchMetrics(std::vector<Metric>* metrics, const std::vector<Metric>& own) {
+  std::unordered_set<std::string_view> have;
+  have.reserve(metrics->size());
+  for (const auto& m : *metrics) have.insert(m.name);
+  for (const auto& m : own)
+    if (have.count(m.name))
+      return MakeError("metric '{}' is vouch's own figure and the leg reported it too", m.name);
+  // Inserting may reallocate: HAVE's views into METRICS are not used past this point.
+  metrics->insert(metrics->end(), own.begin(), own.end());
+  return OkStatus();
+}
+
+}  // namespace vouch
