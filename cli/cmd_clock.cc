@@ -100,7 +100,7 @@ int CmdClockSample(const GlobalOptions& g, std::vector<std::string> args) {
         {"VOUCH_GPU_TRACE", (std::filesystem::absolute(out) / "gpu-trace.%p.jsonl").string()}};
   }
   spec.label = "clock sample";
-  spec.timeout_ns = static_cast<std::int64_t>(wf.timeout_s * 1e9);
+  spec.timeout_ns = static_cast<std::int64_t>(wf.timeout_s * 1e9);  // checked by --timeout
   spec.stdout_path = (std::filesystem::path(out) / "stdout.txt").string();
   spec.stderr_path = (std::filesystem::path(out) / "stderr.txt").string();
   spec.tee_stdout = spec.tee_stderr = !quiet;

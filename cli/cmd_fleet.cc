@@ -26,6 +26,7 @@
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -435,11 +436,9 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
     auto t = Env("SLURM_ARRAY_TASK_ID");
     if (!t)
       return say("no --task and no SLURM_ARRAY_TASK_ID: not inside a Slurm array task"), kExitUsage;
-    try {
-      task_index = std::stoi(*t);
-    } catch (const std::exception&) {
-      return say(fmt::format("SLURM_ARRAY_TASK_ID '{}' is not a number", *t)), kExitUsage;
-    }
+    auto n = ParseInt64In(*t, 0, INT32_MAX, "SLURM_ARRAY_TASK_ID");
+    if (!n) return say(n.error().message), kExitUsage;
+    task_index = static_cast<int>(*n);
   }
   auto task = FindTask(*plan, Env("SLURM_ARRAY_JOB_ID").value_or(""), *task_index, round);
   if (!task) return say(task.error().message), kExitError;
@@ -447,7 +446,11 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
   if (!SafeNodeName(node))
     return say(fmt::format("node name '{}' is not a safe directory name", node)), kExitError;
   int attempt = 0;
-  if (auto rc = Env("SLURM_RESTART_COUNT")) attempt = std::atoi(rc->c_str());
+  if (auto rc = Env("SLURM_RESTART_COUNT")) {
+    auto n = ParseInt64In(*rc, 0, 1000000, "SLURM_RESTART_COUNT");
+    if (!n) return say(n.error().message), kExitUsage;
+    attempt = static_cast<int>(*n);
+  }
   std::string seg =
       (fs::path(dir) / "nodes" / node / fmt::format("{}-a{}", task->id, attempt)).string();
   std::error_code ec;

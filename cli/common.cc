@@ -10,6 +10,8 @@
 
 #include "leg/executor.h"
 #include "util/fs.h"
+#include "util/number.h"
+#include "util/strings.h"
 
 namespace vouch::cli {
 
@@ -54,16 +56,33 @@ Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
       });
 }
 
+CLI::Validator Seconds(double min_nonzero, double max) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        auto v = ParseFiniteDouble(Trim(text), "");
+        if (!v || *v < 0 || *v > max || (*v != 0 && *v < min_nonzero))
+          return min_nonzero > 0
+                     ? fmt::format("'{}' is not a number of seconds: give 0 (never) or {} to {}",
+                                   text, min_nonzero, max)
+                     : fmt::format("'{}' is not a number of seconds: give 0 to {}", text, max);
+        return "";
+      },
+      "SECONDS");
+}
+
 void WindowFlags::Add(CLI::App& app) {
   AddGpuOption(app, gpus,
                "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
                "else all, idle ones recorded as unused)");
   app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
       ->check(CLI::Range(1.0, 1000.0));
+  // Finite, not negative, and a timeout of a leg at least 10 ms: 1e-10, -1 and nan are
+  // mistakes, never "no timeout" (that is 0).
   app.add_option("--timeout", timeout_s,
-                 "kill the command (a leg) after this many seconds (0: never)");
-  app.add_option("--lock-timeout", lock_timeout_s,
-                 "wait this long for the measurement lock (60 s)");
+                 "kill the command (a leg) after this many seconds (0: never)")
+      ->check(Seconds(kMinTimeoutS, kMaxTimeoutS));
+  app.add_option("--lock-timeout", lock_timeout_s, "wait this long for the measurement lock (60 s)")
+      ->check(Seconds(0, kMaxTimeoutS));
   app.add_option("--lock-clocks", lock_clocks,
                  "lock the SM clock at MHZ under the measurement lock (opt-in; always reset)");
   app.add_flag("--require-lock-clocks", require_lock_clocks, "fail if the clock lock is refused");

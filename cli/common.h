@@ -32,6 +32,11 @@ bool WriteMarkdownFile(const std::string& markdown, const std::function<std::str
 Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
                              const std::string& measured, double timeout_s);
 
+// A timeout: 0 (never), or KMINTIMEOUTS to KMAXTIMEOUTS seconds (a year), finite.
+inline constexpr double kMinTimeoutS = 0.01, kMaxTimeoutS = 365.0 * 24 * 3600;
+// A CLI11 check for an option in seconds: finite, 0 or from MIN_NONZERO to MAX.
+CLI::Validator Seconds(double min_nonzero, double max);
+
 // The options of one judged window around a command, shared by `clock sample` and the
 // commands that run legs (run, baseline, gate, ab).
 struct WindowFlags {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include "util/bounded_file.h"
 #include "util/hash.h"
 #include "util/json_io.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -25,12 +25,9 @@ constexpr size_t kChunkBytes = 1 << 20;
 std::string Short(const std::string& sha) { return sha.substr(0, 16); }
 
 std::optional<double> ParseNumber(const std::string& s) {
-  std::string t = Trim(s);
-  if (t.empty()) return std::nullopt;
-  double v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
-  return v;
+  auto v = ParseFiniteDouble(Trim(s), "");
+  if (!v) return std::nullopt;
+  return *v;
 }
 
 bool SameValue(const std::string& a, const std::string& b) {

@@ -8,6 +8,7 @@
 #include "record/record.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -31,7 +32,9 @@ std::optional<std::pair<std::string, int>> ParseAttemptDir(const std::string& na
       r.find_first_not_of("0123456789") != std::string::npos ||
       i.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
-  return std::make_pair(task, std::stoi(num));
+  auto n = ParseInt64(num, "");  // six digits at most: it fits
+  if (!n) return std::nullopt;
+  return std::make_pair(task, static_cast<int>(*n));
 }
 
 std::string FleetAttempt::status() const {

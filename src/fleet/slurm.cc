@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -58,27 +59,19 @@ std::vector<int> ParseTaskList(std::string s) {
   if (auto pct = s.find('%'); pct != std::string::npos) s = s.substr(0, pct);
   for (const auto& part : Split(s, ',')) {
     auto dash = part.find('-');
-    try {
-      if (dash == std::string::npos) {
-        out.push_back(std::stoi(part));
-      } else {
-        int lo = std::stoi(part.substr(0, dash)), hi = std::stoi(part.substr(dash + 1));
-        if (hi < lo || hi - lo > 100000) return {};
-        for (int i = lo; i <= hi; ++i) out.push_back(i);
-      }
-    } catch (const std::exception&) {
-      return {};
-    }
+    // Whole numbers only: "5abc" is not task 5.
+    auto lo = ParseInt64In(part.substr(0, dash), 0, INT32_MAX, "");
+    auto hi =
+        dash == std::string::npos ? lo : ParseInt64In(part.substr(dash + 1), 0, INT32_MAX, "");
+    if (!lo || !hi || *hi < *lo || *hi - *lo > 100000) return {};
+    for (std::int64_t i = *lo; i <= *hi; ++i) out.push_back(static_cast<int>(i));
   }
   return out;
 }
 
 int ToInt(const std::string& s, int fallback) {
-  try {
-    return std::stoi(s);
-  } catch (const std::exception&) {
-    return fallback;
-  }
+  auto v = ParseInt64In(s, INT32_MIN, INT32_MAX, "");
+  return v ? static_cast<int>(*v) : fallback;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/median.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -244,12 +245,12 @@ Result<std::pair<std::string, ThresholdOverride>> ParseThresholdSpec(std::string
       (key == "fail" ? o.clear_fail : o.clear_warn) = true;
       continue;
     }
-    char* end = nullptr;
-    double pct = std::strtod(val.c_str(), &end);
-    if (*end == '%') ++end;
-    if (end == val.c_str() || *end != '\0' || !std::isfinite(pct) || pct < 0)
+    std::string_view digits = val;
+    if (!digits.empty() && digits.back() == '%') digits.remove_suffix(1);
+    auto pct = ParseFiniteDouble(digits, "");
+    if (!pct || *pct < 0)
       return MakeError("threshold '{}': '{}' is not a percentage >= 0", shown, val);
-    (key == "fail" ? o.fail_pct : o.warn_pct) = pct;
+    (key == "fail" ? o.fail_pct : o.warn_pct) = *pct;
   }
   if (!any) return MakeError("threshold '{}': give fail:PCT and/or warn:PCT", shown);
   return std::pair<std::string, ThresholdOverride>{std::move(name), o};

@@ -368,6 +368,8 @@ Result<LegGpuTrace> AnalyzeLegDir(const std::string& dir, std::optional<RegionNs
     traces.push_back(std::move(*t));
   }
   auto merged = trace::MergeTraces(std::move(traces), dir);
+  // The range checks `trace summarize` applies: no time or sum past 2^62 ns in a leg either.
+  if (auto st = trace::CheckDurationTotals(merged); !st) return st.error();
   LegGpuTrace g = AnalyzeTrace(merged, region);
   for (const auto& f : files) g.files.push_back(fs::path(f).filename().string());
   return g;

@@ -7,15 +7,27 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
+
+#include "util/number.h"
 
 namespace vouch::leg_detail {
+namespace {
+
+// A /proc number, the whole field; 0 when it is not one (a process that vanished mid-read).
+std::int64_t Field(std::string_view token) {
+  auto v = ParseInt64(token, "");
+  return v ? *v : 0;
+}
+
+}  // namespace
 
 bool ParseProcStat(const std::string& text, ProcStat* out) {
   const auto open = text.find('(');
   const auto close = text.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return false;
   ProcStat s;
-  s.pid = std::atoi(text.c_str());
+  s.pid = static_cast<int>(Field(text.substr(0, text.find(' '))));
   s.comm = text.substr(open + 1, close - open - 1);
   // Fields after comm, numbered from 3 (state) as in proc(5).
   const char* p = text.c_str() + close + 1;
@@ -25,21 +37,22 @@ bool ParseProcStat(const std::string& text, ProcStat* out) {
     if (*p == '\0') break;
     const char* start = p;
     while (*p != ' ' && *p != '\0' && *p != '\n') ++p;
+    const std::string_view token(start, static_cast<std::size_t>(p - start));
     switch (field) {
       case 3:
         s.state = *start;
         break;
       case 4:
-        s.ppid = std::atoi(start);
+        s.ppid = static_cast<int>(Field(token));
         break;
       case 5:
-        s.pgrp = std::atoi(start);
+        s.pgrp = static_cast<int>(Field(token));
         break;
       case 22:
-        s.start_ticks = std::strtoull(start, nullptr, 10);
+        s.start_ticks = static_cast<std::uint64_t>(Field(token));
         break;
       case 24:
-        s.rss_pages = std::strtoull(start, nullptr, 10);
+        s.rss_pages = static_cast<std::uint64_t>(Field(token));
         break;
       default:
         break;
@@ -164,7 +177,7 @@ void ProcTree::Scan() {
   if (DIR* dir = ::opendir("/proc")) {
     while (const dirent* e = ::readdir(dir)) {
       if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-      const int pid = std::atoi(e->d_name);
+      const int pid = static_cast<int>(Field(e->d_name));
       if (!MaybeNew(pid) && !seen_.contains(pid)) continue;
       if (auto it = foreign_.find(pid); it != foreign_.end()) {
         it->second = generation_;

@@ -10,6 +10,7 @@
 #include "util/bounded_file.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -26,6 +27,9 @@ Result<std::optional<double>> OptionalTime(const json& j, std::string_view where
   if (it == j.end()) return std::optional<double>{};
   if (!it->is_number() || !std::isfinite(it->get<double>()))
     return MakeError("{}: \"unix_s\" must be a finite number of seconds since the epoch", where);
+  // 1e300 is finite; its nanoseconds are not: refused here, never cast out of range later.
+  if (auto ns = SecondsToNs(it->get<double>(), fmt::format("{}: \"unix_s\"", where)); !ns)
+    return ns.error();
   return std::optional<double>{it->get<double>()};
 }
 
@@ -134,6 +138,9 @@ Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_v
             "for NaN or inf)",
             where, m.name, metrics_detail::Describe(*val));
       m.value = val->get<double>();
+      if (val->is_number_integer() &&
+          (val->is_number_unsigned() ? val->get<std::uint64_t>() <= INT64_MAX : true))
+        m.integer = val->get<std::int64_t>();
       if (!std::isfinite(m.value))
         return MakeError("{}: metric '{}': value is not finite", where, m.name);
     } else {
@@ -150,6 +157,24 @@ Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_v
   }
   out.region_open = !out.events.empty() && out.events.back().kind == ChannelEvent::Kind::kBegin;
   return out;
+}
+
+Status CheckMarkersInLeg(const ChannelContents& contents, std::string_view path,
+                         std::string_view leg, std::int64_t leg_start_unix_ns,
+                         std::int64_t leg_end_unix_ns) {
+  // The writer's clock is the one vouch stamps the leg with; its seconds as a double are
+  // good to well under a microsecond, so a millisecond of slack only absorbs rounding.
+  constexpr double kSlackS = 1e-3;
+  const double lo = static_cast<double>(leg_start_unix_ns) / 1e9 - kSlackS;
+  const double hi = static_cast<double>(leg_end_unix_ns) / 1e9 + kSlackS;
+  for (const auto& e : contents.events)
+    if (e.unix_s && !(*e.unix_s >= lo && *e.unix_s <= hi))
+      return MakeError(
+          "{}: {}:{}: the \"{}\" marker at unix_s {:.6f} is outside the leg's own time span "
+          "({:.6f} to {:.6f}): a region must lie inside the leg that marks it",
+          leg, path, e.line, e.kind == ChannelEvent::Kind::kBegin ? "begin" : "end", *e.unix_s,
+          static_cast<double>(leg_start_unix_ns) / 1e9, static_cast<double>(leg_end_unix_ns) / 1e9);
+  return OkStatus();
 }
 
 Result<ChannelContents> ReadMetricsChannel(const std::string& path) {

@@ -6,6 +6,7 @@
 // include/vouch/metrics.h writes exactly this; docs/metrics.md has the Python equivalent.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,12 @@ struct ChannelContents {
 // direction, a metric reported twice, an end without a begin, and a truncated last line
 // (no newline and not valid JSON: the leg crashed mid-write).
 Result<ChannelContents> ParseMetricsChannel(std::string_view text, std::string_view path);
+
+// Error unless every begin/end marker that carries unix_s lies inside the leg's own time
+// span [LEG_START, LEG_END] (unix nanoseconds). The message names LEG, the file and the line.
+Status CheckMarkersInLeg(const ChannelContents& contents, std::string_view path,
+                         std::string_view leg, std::int64_t leg_start_unix_ns,
+                         std::int64_t leg_end_unix_ns);
 
 // Reads and parses the channel file. A file that does not exist means the leg reported
 // nothing (empty contents, not an error); required metrics catch a silent leg.

@@ -225,5 +225,30 @@ TEST(Channel, DocumentedPythonHelperRoundTrips) {
   EXPECT_TRUE(r->events[0].unix_s.has_value());
 }
 
+TEST(Channel, KeepsIntegersExactAndMarkersInRange) {
+  auto r = ParseMetricsChannel(
+      "{\"name\":\"ops\",\"value\":9007199254740993}\n{\"name\":\"x\",\"value\":1.5}\n", "m");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_TRUE(r->metrics[0].integer);
+  EXPECT_EQ(*r->metrics[0].integer, 9007199254740993);
+  EXPECT_FALSE(r->metrics[1].integer);
+  // 1e300 s is finite but has no nanoseconds: refused with the line, never cast.
+  auto far = ParseMetricsChannel(
+      "{\"event\":\"begin\",\"unix_s\":1}\n{\"event\":\"end\",\"unix_s\":1e300}\n", "m");
+  ASSERT_FALSE(far);
+  EXPECT_EQ(far.error().message,
+            "m:2: \"unix_s\": 1e+300 s is beyond +-2^62 ns (146 years): not a real time");
+  auto ok = ParseMetricsChannel(
+      "{\"event\":\"begin\",\"unix_s\":100.5}\n{\"event\":\"end\",\"unix_s\":101}\n", "m");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_TRUE(CheckMarkersInLeg(*ok, "m", "leg 1", 100'000'000'000, 101'000'000'000));
+  auto out = CheckMarkersInLeg(*ok, "m", "leg 2 (b measured)", 100'600'000'000, 101'000'000'000);
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().message,
+            "leg 2 (b measured): m:1: the \"begin\" marker at unix_s 100.500000 is outside the "
+            "leg's own time span (100.600000 to 101.000000): a region must lie inside the leg that "
+            "marks it");
+}
+
 }  // namespace
 }  // namespace vouch

@@ -22,6 +22,8 @@ struct Expectation {
   // kEqualTo: exactly one of these is set.
   std::optional<double> value;
   std::optional<std::string> text;
+  // Set with VALUE when N was written as an integer: compared exactly, as an integer.
+  std::optional<long long> integer = {};
 };
 
 struct ExpectationViolation {

@@ -92,5 +92,27 @@ TEST(Expect, TextAndNumberNeverCompareEqual) {
   EXPECT_EQ(v[1].leg, 1u);
 }
 
+TEST(Expect, IntegersAreComparedAsIntegers) {
+  // 2^53 + 1 rounds to 2^53 as a double: --expect ops=2^53+1 passed a leg reporting 2^53.
+  auto e = ParseExpect("ops=9007199254740993");
+  ASSERT_TRUE(e);
+  ASSERT_TRUE(e->integer);
+  EXPECT_EQ(*e->integer, 9007199254740993);
+  auto v = CheckExpectations({*e}, {{Num("ops", 9007199254740992.0)}});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].expected, "9007199254740993");
+  EXPECT_EQ(v[0].got, "9007199254740992");
+  Metric exact = Num("ops", 9007199254740992.0);
+  exact.integer = 9007199254740993;  // what the channel keeps from the JSON integer
+  EXPECT_TRUE(CheckExpectations({*e}, {{exact}}).empty());
+  // Across legs too: two integers one double apart differ.
+  Metric low = Num("ops", 9007199254740992.0);
+  low.integer = 9007199254740992;
+  EXPECT_EQ(CheckExpectations({*ParseExpectEqual("ops")}, {{exact}, {low}}).size(), 1u);
+  EXPECT_FALSE(ParseExpect("ops=99999999999999999999"));  // beyond int64: no silent rounding
+  EXPECT_EQ(*ParseExpect("ops=2.5")->value, 2.5);
+  EXPECT_TRUE(ParseExpect("ops=5xyz")->text);  // not a number: compared as text
+}
+
 }  // namespace
 }  // namespace vouch

@@ -15,6 +15,7 @@
 #include "metrics/reserved.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -210,16 +211,11 @@ Result<Metric> ExtractRegex(const MetricSpec& spec, std::string_view text, std::
     return MakeError("metric '{}' is missing: no line of {} matches regex '{}'", spec.name, path,
                      spec.pattern);
   std::string t = Trim(*found);
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || *end != '\0')
-    return MakeError("{}:{}: metric '{}': captured '{}' is not a number", path, found_line,
-                     spec.name, *found);
-  if (!std::isfinite(v))
-    return MakeError("{}:{}: metric '{}': captured '{}' is not a finite number", path, found_line,
-                     spec.name, *found);
+  auto v = ParseFiniteDouble(
+      t, fmt::format("{}:{}: metric '{}': captured", path, found_line, spec.name));
+  if (!v) return v.error();
   return Metric{
-      spec.name, v,           spec.unit, spec.better, fmt::format("regex {}:{}", path, found_line),
+      spec.name, *v,          spec.unit, spec.better, fmt::format("regex {}:{}", path, found_line),
       {},        std::nullopt};
 }
 

@@ -10,6 +10,7 @@
 
 #include "metrics/json_util.h"
 #include "util/json_io.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -41,6 +42,11 @@ Result<json> ParseJsonDocument(std::string_view text, std::string_view path,
 }
 
 // A finite number from a JSON value, or an error naming the field.
+// Nanoseconds in one Google Benchmark time_unit; 0 for a unit it does not write.
+double TimeUnitNs(std::string_view unit) {
+  return unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : unit == "s" ? 1e9 : 0;
+}
+
 Result<double> FiniteNumber(const json& v, std::string_view path, std::string_view what) {
   if (!v.is_number()) return MakeError("{}: {} is not a number (got {})", path, what, Describe(v));
   double d = v.get<double>();
@@ -401,7 +407,24 @@ static Result<std::vector<Metric>> ParseGoogleBenchmarkImpl(std::string_view tex
       auto d = FiniteNumber(b[k], path, fmt::format("benchmark '{}' {}", name, k));
       if (!d) return d.error();
       std::string unit = cv ? "fraction" : StringOr(b, "time_unit", "ns");
-      add(fmt::format("{}.{}", name, k), *d, unit, Better::kLower);
+      std::string mname = fmt::format("{}.{}", name, k);
+      double v = *d;
+      // Repetitions pool under the first one's unit: a later one in another unit is converted
+      // (5 ms is 5000 us, never 5000 ms), and one that cannot be converted is refused.
+      if (auto it = index.find(mname); it != index.end() && out[it->second].unit != unit) {
+        const std::string& first = out[it->second].unit;
+        double from = TimeUnitNs(unit), to = TimeUnitNs(first);
+        if (from == 0 || to == 0)
+          return MakeError(
+              "{}: benchmark '{}' {}: time_unit '{}' where an earlier repetition has '{}'; "
+              "the two cannot be pooled",
+              path, name, k, unit, first);
+        auto c = ScaleFinite(v, from / to, fmt::format("{}: benchmark '{}' {}", path, name, k));
+        if (!c) return c.error();
+        v = *c;
+        unit = first;
+      }
+      add(mname, v, unit, Better::kLower);
     }
     for (const auto& [key, v] : b.items()) {
       if (kNotCounters.count(key) || !v.is_number()) continue;
@@ -487,11 +510,10 @@ static Result<std::vector<Metric>> ParseNvbenchImpl(std::string_view text, std::
         double x = 0;
         if (value->is_string()) {
           // nvbench writes numbers as strings to keep their precision.
-          const auto& str = value->get_ref<const std::string&>();
-          char* end = nullptr;
-          x = std::strtod(str.c_str(), &end);
-          if (str.empty() || *end != '\0')
-            return MakeError("{}: {}: \"{}\" is not a number", path, name, str);
+          auto d = ParseFiniteDouble(value->get_ref<const std::string&>(),
+                                     fmt::format("{}: {}", path, name));
+          if (!d) return d.error();
+          x = *d;
         } else if (value->is_number()) {
           x = value->get<double>();
         } else {

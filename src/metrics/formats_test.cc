@@ -391,11 +391,11 @@ TEST(Nvbench, HostileInputs) {
   ExpectError(ParseNvbench(R"({"benchmarks":[{"name":"b","states":[{"name":"s","summaries":[
       {"tag":"t","data":[{"name":"value","type":"float64","value":"nan"}]}]}]}]})",
                            "nv.json"),
-              "not finite");
+              "nv.json: b[s].t 'nan' is not a finite number");
   ExpectError(ParseNvbench(R"({"benchmarks":[{"name":"b","states":[{"name":"s","summaries":[
       {"tag":"t","data":[{"name":"value","type":"float64","value":"12abc"}]}]}]}]})",
                            "nv.json"),
-              "\"12abc\" is not a number");
+              "nv.json: b[s].t '12abc' is not a number");
   ExpectError(ParseNvbench(R"({"benchmarks":[{"name":"b","states":{"Device=0":{}}}]})", "nv.json"),
               "\"states\" is not an array");
   ExpectError(

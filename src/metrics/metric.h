@@ -39,6 +39,9 @@ struct Metric {
   // model, n_batch, n_ubatch, n_threads, n_gpu_layers, flash_attn, type_k, type_v, ...). A
   // gate refuses to compare two figures whose configurations differ. Empty otherwise.
   std::map<std::string, std::string> config = {};
+  // The integer the source wrote, when it wrote one (a count such as 2^53 + 1 that a double
+  // cannot hold): --expect compares integers as integers.
+  std::optional<long long> integer = {};
 
   bool is_text() const { return text.has_value(); }
 };

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include "ncu/csv.h"
 #include "util/bounded_file.h"
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch::ncu {
@@ -92,7 +92,13 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
       break;
     }
     if (v && scale > 0) {
-      k.duration_ns = *v * scale;
+      // 1e300 s is finite, its nanoseconds are not: checked after the scale, never "inf".
+      auto ns = ScaleFinite(*v, scale,
+                            fmt::format("kernel {}: duration '{} {}'", k.id, m->value, m->unit));
+      if (ns)
+        k.duration_ns = *ns;
+      else
+        warnings->push_back(ns.error().message + "; duration left out");
       break;
     }
     if (v && scale == 0)
@@ -111,7 +117,15 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
                     : u == "ghz" || u == "cycle/nsecond" ? 1e3
                                                          : 0;
     if (auto v = ParseNcuNumber(m->value); v && to_mhz > 0) {
-      k.sm_frequency_mhz = *v * to_mhz;
+      auto mhz = ScaleFinite(*v, to_mhz,
+                             fmt::format("kernel {}: '{}' ({} {})", k.id, n, m->value, m->unit));
+      if (mhz && *mhz >= 0)
+        k.sm_frequency_mhz = *mhz;
+      else
+        warnings->push_back(
+            (mhz ? fmt::format("kernel {}: '{}' is negative ({})", k.id, n, m->value)
+                 : mhz.error().message) +
+            "; SM frequency left out");
       break;
     }
   }
@@ -124,6 +138,11 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
                           "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"})
       if (const Metric* lm = find(n))
         if (auto v = ParseNcuNumber(lm->value)) sum = sum.value_or(0) + *v;
+    if (sum && !std::isfinite(*sum)) {
+      warnings->push_back(fmt::format(
+          "kernel {}: local-memory requests add up to more than a double holds; left out", k.id));
+      sum.reset();
+    }
     k.local_spilling_requests = sum;
   }
   // Stall reasons in warps per issue-active cycle, as the third seed reports them.
@@ -198,11 +217,9 @@ std::optional<double> ParseNcuNumber(std::string_view s) {
   for (char c : s)
     if (c != ',' && c != ' ') clean += c;
   if (clean.empty() || clean == "n/a" || clean == "N/A") return std::nullopt;
-  double v = 0;
-  auto [p, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), v);
-  if (ec != std::errc() || p != clean.data() + clean.size()) return std::nullopt;
-  if (!std::isfinite(v)) return std::nullopt;  // "nan", "inf" are not figures
-  return v;
+  auto v = ParseFiniteDouble(clean, "");  // "nan", "inf", "1e999" are not figures
+  if (!v) return std::nullopt;
+  return *v;
 }
 
 Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label) {

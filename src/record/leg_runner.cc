@@ -13,6 +13,7 @@
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
+#include "util/number.h"
 #include "util/redact.h"
 
 namespace vouch {
@@ -303,7 +304,11 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     spec.env.emplace_back("VOUCH_GPU_TRACE", (fs::absolute(dir) / "gpu-trace.%p.jsonl").string());
   }
   spec.cwd = arm.cwd;
-  spec.timeout_ns = static_cast<std::int64_t>(config.timeout_s * 1e9);
+  auto timeout_ns = SecondsToNs(config.timeout_s, "--timeout");
+  if (!timeout_ns || *timeout_ns < 0)
+    return MakeError("leg {} ({} {}): --timeout {} s is not a timeout", index + 1, arm.name, role,
+                     config.timeout_s);
+  spec.timeout_ns = *timeout_ns;
   spec.stdout_path = (fs::path(dir) / "stdout.txt").string();
   spec.stderr_path = (fs::path(dir) / "stderr.txt").string();
   spec.tee_stdout = spec.tee_stderr = config.tee;
@@ -331,6 +336,11 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     auto ch = ReadMetricsChannel(metrics_path);
     if (!ch) {
       channel_error = ch.error().message;
+      return std::nullopt;
+    }
+    if (auto in = CheckMarkersInLeg(*ch, metrics_path, spec.label, r.start_unix_ns, r.end_unix_ns);
+        !in) {
+      channel_error = in.error().message;
       return std::nullopt;
     }
     const double leg_end_s = static_cast<double>(r.end_unix_ns) / 1e9;
@@ -404,11 +414,19 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   };
   add_own(BuiltinMetrics(rec.result, rec.peak_device_mem_bytes, rec.window));
   if (!config.gpu_trace_lib.empty()) {
+    // The markers lie inside the leg (region_of checks them): their nanoseconds fit.
     std::optional<gputrace::RegionNs> region;
-    if (auto r = region_of(rec.result))
-      region = gputrace::RegionNs{static_cast<std::int64_t>(r->begin_unix_s * 1e9),
-                                  static_cast<std::int64_t>(r->end_unix_s * 1e9)};
-    auto g = gputrace::AnalyzeLegDir(dir, region);
+    std::string region_error;
+    if (auto r = region_of(rec.result)) {
+      auto b = SecondsToNs(r->begin_unix_s, "measured region begin");
+      auto e = SecondsToNs(r->end_unix_s, "measured region end");
+      if (b && e)
+        region = gputrace::RegionNs{*b, *e};
+      else
+        region_error = (!b ? b : e).error().message;
+    }
+    auto g = region_error.empty() ? gputrace::AnalyzeLegDir(dir, region)
+                                  : Result<gputrace::LegGpuTrace>(Error{region_error});
     if (!g) {
       rec.reasons.push_back("gpu trace: " + g.error().message);
     } else {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "store/sql.h"
+#include "util/number.h"
 
 namespace vouch {
 namespace {
@@ -122,7 +123,8 @@ class PostgresDb final : public SqlDb {
     auto r = Run(sql, params);
     if (!r) return r.error();
     const char* n = Pq().PQcmdTuples((*r)->get());
-    return n && *n ? std::stoll(n) : 0;
+    if (!n || !*n) return std::int64_t{0};
+    return ParseInt64(n, fmt::format("{}: the server's row count", where_));
   }
 
   Result<SqlRows> Query(std::string_view sql, const std::vector<SqlValue>& params) override {

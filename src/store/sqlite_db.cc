@@ -2,12 +2,13 @@
 // block the writer, and BEGIN IMMEDIATE with a busy timeout, so two writers queue.
 #include <sqlite3.h>
 
-#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <unordered_map>
 
 #include "store/sql.h"
 #include "util/fs.h"
+#include "util/number.h"
 
 namespace vouch {
 
@@ -15,11 +16,15 @@ bool IsNull(const SqlValue& v) { return std::holds_alternative<std::monostate>(v
 
 std::int64_t AsInt(const SqlValue& v) {
   if (auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  if (auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
+  // A double out of int64's range, or text that is not a whole integer, reads as 0 (the
+  // cast would be undefined; "5xyz" is not 5).
+  if (auto* d = std::get_if<double>(&v)) {
+    auto i = CheckedInt64(std::trunc(*d), "", INT64_MAX);
+    return i ? *i : 0;
+  }
   if (auto* s = std::get_if<std::string>(&v)) {
-    std::int64_t out = 0;
-    std::from_chars(s->data(), s->data() + s->size(), out);
-    return out;
+    auto i = ParseInt64(*s, "");
+    return i ? *i : 0;
   }
   return 0;
 }
@@ -30,9 +35,8 @@ std::optional<double> AsOptReal(const SqlValue& v) {
   if (auto* d = std::get_if<double>(&v)) return *d;
   if (auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
   if (auto* s = std::get_if<std::string>(&v)) {
-    double out = 0;
-    auto r = std::from_chars(s->data(), s->data() + s->size(), out);
-    if (r.ec == std::errc()) return out;
+    auto d = ParseFiniteDouble(*s, "");  // the whole text, finite
+    if (d) return *d;
     return std::nullopt;
   }
   return std::nullopt;

@@ -13,6 +13,7 @@
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
+#include "util/number.h"
 
 namespace vouch {
 namespace {
@@ -277,8 +278,10 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
       }
       if (j.contains("processes")) {
         for (const auto& [key, list] : j.at("processes").items()) {
-          int g = std::stoi(key);
-          if (g < 0 || g >= n) return MakeError("{}: 'processes.{}': no such GPU", sp, key);
+          auto gi = ParseInt64(key, fmt::format("{}: 'processes' key", sp));
+          if (!gi) return gi.error();
+          if (*gi < 0 || *gi >= n) return MakeError("{}: 'processes.{}': no such GPU", sp, key);
+          const int g = static_cast<int>(*gi);
           for (const auto& p : list) {
             GpuProcess q;
             q.pid = p.at("pid").get<std::uint32_t>();
@@ -292,7 +295,11 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
       return MakeError("{}: bad simulated device static state: {}", sp, e.what());
     }
   }
-  if (const char* e = std::getenv("VOUCH_SIM_START"); e && *e) start_s = std::atof(e);
+  if (const char* e = std::getenv("VOUCH_SIM_START"); e && *e) {
+    auto s = ParseFiniteDouble(e, "VOUCH_SIM_START");
+    if (!s) return s.error();
+    start_s = *s;
+  }
   return std::unique_ptr<Device>(new SimDevice(stream_path, std::move(per_gpu), std::move(st),
                                                boot_id, std::move(procs), lock_allowed, start_s,
                                                control_file));

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
 #include "util/fs.h"
+#include "util/number.h"
 
 namespace vouch::trace {
 namespace {
@@ -54,6 +56,33 @@ class Parser {
       return MakeError("{}:{}: record lacks the integer field \"{}\"", label_, line_, key);
     return v;
   }
+  // A time: KEY's integer less the header's offset, inside +-kMaxTimeNs (model.h) so that no
+  // difference or sum a summary forms overflows; an error naming the line.
+  Result<std::int64_t> Time(simdjson::dom::element rec, const char* key) {
+    auto v = Int(rec, key);
+    if (!v) return v;
+    std::int64_t t = 0;
+    if (__builtin_sub_overflow(*v, offset_, &t) || !TimeInRange(t))
+      return MakeError(
+          "{}:{}: \"{}\" {} (less the offset {}) is beyond +-2^62 ns (146 years): "
+          "not a real time",
+          label_, line_, key, *v, offset_);
+    return t;
+  }
+  // A count of dropped records: an integer from 0 up, added without overflow.
+  Status AddDropped(simdjson::dom::element rec, const char* key, std::int64_t* total) {
+    std::int64_t n = 0;
+    if (rec[key].get_int64().get(n) != simdjson::SUCCESS)
+      return MakeError("{}:{}: \"{}\" is not a count of dropped records (an integer below 2^63)",
+                       label_, line_, key);
+    if (n < 0)
+      return MakeError("{}:{}: \"{}\" is negative ({}): not a count of dropped records", label_,
+                       line_, key, n);
+    auto sum = CheckedAdd(*total, n, fmt::format("{}:{}: dropped records", label_, line_));
+    if (!sum) return sum.error();
+    *total = *sum;
+    return OkStatus();
+  }
   std::int64_t IntOr(simdjson::dom::element rec, const char* key, std::int64_t fallback) {
     std::int64_t v = 0;
     return rec[key].get_int64().get(v) == simdjson::SUCCESS ? v : fallback;
@@ -80,7 +109,7 @@ class Parser {
   std::int64_t pid_ = -1;
   std::int64_t offset_ = 0;  // subtracted from every timestamp
   bool footer_ = false;
-  std::int64_t footer_dropped_ = -1;
+  std::int64_t footer_dropped_ = 0;
   std::unordered_map<std::int64_t, std::uint32_t> name_map_;  // file's name id -> ours
   struct Open {
     std::int64_t ts = 0, tid = -1;
@@ -127,15 +156,15 @@ Status Parser::Header(simdjson::dom::element rec) {
 }
 
 Status Parser::Op(simdjson::dom::element rec, GpuOpKind kind) {
-  auto s = Int(rec, "s");
-  auto e = Int(rec, "e");
+  auto s = Time(rec, "s");
+  auto e = Time(rec, "e");
   if (!s || !e) return (!s ? s : e).error();
   if (*e < *s)
     return MakeError("{}:{}: a GPU record ends ({}) before it starts ({})", label_, line_, *e, *s);
   GpuOp op;
   op.kind = kind;
-  op.start_ns = *s - offset_;
-  op.end_ns = *e - offset_;
+  op.start_ns = *s;
+  op.end_ns = *e;
   op.device = static_cast<std::int32_t>(IntOr(rec, "dev", -1));
   op.stream = IntOr(rec, "str", -1);
   op.correlation = IntOr(rec, "corr", -1);
@@ -160,8 +189,8 @@ Status Parser::Record(simdjson::dom::element rec) {
     std::string_view type;
     if (rec["type"].get_string().get(type) == simdjson::SUCCESS && type == "footer") {
       footer_ = true;
-      footer_dropped_ = IntOr(rec, "dropped", -1);
-      return OkStatus();
+      if (rec["dropped"].error() == simdjson::NO_SUCH_FIELD) return OkStatus();
+      return AddDropped(rec, "dropped", &footer_dropped_);
     }
     return MakeError("{}:{}: record without a \"t\" field", label_, line_);
   }
@@ -179,16 +208,16 @@ Status Parser::Record(simdjson::dom::element rec) {
   if (t == "c") return Op(rec, GpuOpKind::kMemcpy);
   if (t == "m") return Op(rec, GpuOpKind::kMemset);
   if (t == "a") {
-    auto s = Int(rec, "s");
-    auto e = Int(rec, "e");
+    auto s = Time(rec, "s");
+    auto e = Time(rec, "e");
     if (!s || !e) return (!s ? s : e).error();
     if (*e < *s)
       return MakeError("{}:{}: an API call ends ({}) before it starts ({})", label_, line_, *e, *s);
     auto n = NameRef(rec);
     if (!n) return n.error();
     ApiCall a;
-    a.start_ns = *s - offset_;
-    a.end_ns = *e - offset_;
+    a.start_ns = *s;
+    a.end_ns = *e;
     a.correlation = IntOr(rec, "corr", -1);
     a.pid = pid_;  // one file is one process: the header's pid, as for its kernels and ranges
     a.tid = IntOr(rec, "tid", -1);
@@ -200,23 +229,23 @@ Status Parser::Record(simdjson::dom::element rec) {
   }
   if (t == "ms") {
     auto id = Int(rec, "id");
-    auto ts = Int(rec, "ts");
+    auto ts = Time(rec, "ts");
     if (!id || !ts) return (!id ? id : ts).error();
     auto n = NameRef(rec);
     if (!n) return n.error();
-    open_[*id] = Open{*ts - offset_, IntOr(rec, "tid", -1), *n};
+    open_[*id] = Open{*ts, IntOr(rec, "tid", -1), *n};
     return OkStatus();
   }
   if (t == "me") {
     auto id = Int(rec, "id");
-    auto ts = Int(rec, "ts");
+    auto ts = Time(rec, "ts");
     if (!id || !ts) return (!id ? id : ts).error();
     auto it = open_.find(*id);
     if (it == open_.end()) {
       ++unmatched_ends_;
       return OkStatus();
     }
-    std::int64_t end = *ts - offset_;
+    std::int64_t end = *ts;
     if (end < it->second.ts)
       return MakeError("{}:{}: NVTX range {} ends before it starts", label_, line_, *id);
     Range r;
@@ -235,12 +264,7 @@ Status Parser::Record(simdjson::dom::element rec) {
     ++t_->skipped_by_category["nvtx_mark"];
     return OkStatus();
   }
-  if (t == "drop") {
-    auto n = Int(rec, "n");
-    if (!n) return n.error();
-    t_->dropped_records += *n;
-    return OkStatus();
-  }
+  if (t == "drop") return AddDropped(rec, "n", &t_->dropped_records);
   if (t == "signal") {
     signals_.push_back(IntOr(rec, "sig", 0));
     return OkStatus();
@@ -331,8 +355,7 @@ Status Parser::Run(std::string_view text) {
         fmt::format("{}: the process received {}; the trace ends with the flush "
                     "its handler made",
                     label_, SignalName(sig)));
-  if (footer_ && footer_dropped_ >= 0 && footer_dropped_ > t_->dropped_records)
-    t_->dropped_records = footer_dropped_;
+  if (footer_ && footer_dropped_ > t_->dropped_records) t_->dropped_records = footer_dropped_;
   if (t_->dropped_records > 0)
     t_->warnings.push_back(fmt::format(
         "{}: CUPTI dropped {} record(s): counts and times from this trace are lower bounds "
@@ -409,7 +432,9 @@ Trace MergeTraces(std::vector<Trace> traces, const std::string& label) {
     for (const auto& [k, v] : t.unknown_categories) out.unknown_categories[k] += v;
     out.event_count += t.event_count;
     out.partial = out.partial || t.partial;
-    out.dropped_records += t.dropped_records;
+    // Each file's count is checked; their sum saturates rather than wraps (the warning stays).
+    if (__builtin_add_overflow(out.dropped_records, t.dropped_records, &out.dropped_records))
+      out.dropped_records = std::numeric_limits<std::int64_t>::max();
     out.warnings.insert(out.warnings.end(), t.warnings.begin(), t.warnings.end());
     if (out.command.empty()) out.command = t.command;
   }

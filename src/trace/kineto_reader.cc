@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "util/bounded_file.h"
+#include "util/number.h"
 
 #ifndef VOUCH_KINETO_BLOCK_MB
 #define VOUCH_KINETO_BLOCK_MB 1
@@ -925,17 +926,21 @@ bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
   }
   if (!slow && i < s.size() && (s[i] == 'e' || s[i] == 'E')) slow = true;
   if (slow) {
-    double d = 0;
-    auto t = std::string(s);
-    char* endp = nullptr;
-    d = std::strtod(t.c_str(), &endp);
-    // Inside +-kMaxTimeNs (model.h): ts + dur and every sum stay inside 64 bits.
-    if (endp == t.c_str() || !std::isfinite(d) ||
-        !(std::fabs(d) * 1000.0 < static_cast<double>(kMaxTimeNs)))
-      return false;
-    *ns = static_cast<std::int64_t>(std::llround(d * 1000.0));
+    // The whole token, finite, inside +-kMaxTimeNs (model.h): ts + dur and every sum stay
+    // inside 64 bits.
+    auto d = ParseFiniteDouble(TrimJsonSpace(s), "");
+    if (!d) return false;
+    auto us = ScaleFinite(*d, 1000.0, "");
+    if (!us) return false;
+    auto v = CheckedInt64(*us, "", kMaxTimeNs - 1);
+    if (!v) return false;
+    *ns = *v;
     return TimeInRange(*ns);
   }
+  // The token ends here (simdjson leaves the whitespace after it): "5xyz" and "7.5.5" are
+  // not numbers.
+  while (i < s.size() && IsJsonSpace(s[i])) ++i;
+  if (i != s.size()) return false;
   for (int k = std::min(frac_digits, 3); k < 3; ++k) frac *= 10;
   std::int64_t v = whole * 1000 + frac + (round_up ? 1 : 0);  // < 10^18: fits
   *ns = neg ? -v : v;

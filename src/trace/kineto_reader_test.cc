@@ -188,6 +188,15 @@ TEST(ParseMicrosToNs, ExactForSixteenDigits) {
   EXPECT_FALSE(ParseMicrosToNs("", &ns));
 }
 
+TEST(ParseMicrosToNs, TheWholeTokenOrNothing) {
+  // The fast path read "5xyz" as 5 us and "7.5.5" as 7.5 us (issue 21).
+  std::int64_t ns = 0;
+  for (const char* bad : {"5xyz", "7.5.5", "5-3", "5 x", "12345678901234567890x", "1e3x", "1e999"})
+    EXPECT_FALSE(ParseMicrosToNs(bad, &ns)) << bad;
+  ASSERT_TRUE(ParseMicrosToNs("7.5 \n\t", &ns));
+  EXPECT_EQ(ns, 7500);
+}
+
 TEST(KinetoReader, ReadsTheH200Fixture) {
   auto t = ReadKinetoTrace(kFixture);
   ASSERT_TRUE(t.ok()) << t.error().message;

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "util/number.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -67,7 +68,10 @@ std::uint64_t StartTicks(int pid) {
   std::istringstream rest(stat.substr(close + 1));
   std::string field;
   for (int i = 3; i <= 22 && rest >> field; ++i)
-    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+    if (i == 22) {
+      auto v = ParseUint64(field, "");
+      return v ? *v : 0;
+    }
   return 0;
 }
 
