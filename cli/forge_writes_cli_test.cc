@@ -94,7 +94,8 @@ TEST_F(ForgeWritesCli, ARunFolderHeldByALiveRunIsNeverTaken) {
   auto third =
       Vouch(fmt::format("run {} --warmup 0 --reps 1 --overwrite --out shared -- /bin/true", kFast),
             "lock-b");
-  EXPECT_EQ(third.rc, 0) << third.out;
+  EXPECT_FALSE(Has(third.out, "held by another vouch run")) << third.out;
+  EXPECT_EQ(Json("shared/record.json")["legs"][0]["result"]["argv"][0], "/bin/true") << third.out;
 }
 
 // Two default folders claimed in one second by runs on different lock files: both run, each
@@ -149,8 +150,9 @@ TEST_F(ForgeWritesCli, TheLegDiesWithAVouchKilledBySigkill) {
 
 // /bin/true read 134.7 MiB: Linux charged vouch's own memory to the exec'd child.
 TEST_F(ForgeWritesCli, TinyLegPeakRssIsTiny) {
+  // Its window is too short to be valid (exit 1); its record is what is read here.
   auto r = Vouch(fmt::format("run {} --warmup 0 --reps 2 --out r -- /bin/true", kFast));
-  ASSERT_EQ(r.rc, 0) << r.out;
+  ASSERT_TRUE(fs::exists(D("r/record.json"))) << r.out;
   const auto rec = Json("r/record.json");
   ASSERT_EQ(rec["legs"].size(), 2u);
   for (const auto& leg : rec["legs"])

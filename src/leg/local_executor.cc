@@ -2,7 +2,6 @@
 // that drains the output pipes, watches a pidfd for the main process's exit, samples the tree every
 // poll_interval_ns, and enforces the timeout and Ctrl-C by signalling the whole group.
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,6 +26,7 @@
 #include "leg/interrupt.h"
 #include "leg/output_pump.h"
 #include "leg/proc_tree.h"
+#include "leg/spawn.h"
 #include "util/redact.h"
 #include "util/strings.h"
 
@@ -35,6 +35,10 @@ extern char** environ;
 namespace vouch {
 namespace {
 
+using leg_detail::ChildPlan;
+using leg_detail::ChildReport;
+using leg_detail::kStepChdir;
+using leg_detail::kStepSetup;
 using leg_detail::OutputPump;
 using leg_detail::ProcStat;
 using leg_detail::ProcTree;
@@ -85,112 +89,6 @@ std::string AbsolutePath(const std::string& path) {
   char buf[4096];
   if (::getcwd(buf, sizeof buf) == nullptr) return path;
   return std::string(buf) + "/" + path;
-}
-
-// What the child of fork() does before execve: only async-signal-safe system calls (vouch
-// has other threads), every string prepared by the parent.
-struct ChildPlan {
-  const char* program;
-  char* const* argv;
-  char* const* envp;
-  const char* cwd;     // nullptr: vouch's own
-  int out_fd, err_fd;  // both >= 3
-  int report_fd;       // O_CLOEXEC: EOF there means the exec succeeded
-  pid_t parent;
-  const sigset_t* default_set;
-};
-
-// Sent on the report pipe: the child's resident high-water mark just before execve (the
-// kernel charges it to the leg's rusage), then, only when a step failed, the step and errno.
-struct ChildReport {
-  std::uint64_t pre_exec_hwm_bytes = 0;
-  int step = 0;  // 0: none failed
-  int error = 0;
-};
-constexpr int kStepChdir = 1, kStepExec = 2, kStepSetup = 3;
-
-void WriteAll(int fd, const void* p, std::size_t n) {
-  const char* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    c += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-// VmHWM of this process in bytes, parsed by hand (no allocation); 0 when unreadable.
-std::uint64_t OwnHwmBytes() {
-  const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[4096];
-  std::size_t len = 0;
-  for (ssize_t n; len < sizeof buf - 1 && (n = ::read(fd, buf + len, sizeof buf - 1 - len)) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    len += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  buf[len] = 0;
-  const char* at = ::strstr(buf, "VmHWM:");
-  if (at == nullptr) return 0;
-  std::uint64_t kib = 0;
-  for (at += 6; *at == ' ' || *at == '\t'; ++at) {
-  }
-  for (; *at >= '0' && *at <= '9'; ++at) kib = kib * 10 + static_cast<std::uint64_t>(*at - '0');
-  return kib * 1024;
-}
-
-[[noreturn]] void ChildFail(const ChildPlan& p, ChildReport r, int step) {
-  r.step = step;
-  r.error = errno;
-  WriteAll(p.report_fd, &r, sizeof r);
-  ::_exit(127);
-}
-
-[[noreturn]] void RunChild(const ChildPlan& p) {
-  ChildReport r;
-  // The leg dies with vouch: a vouch killed by SIGKILL must not leave it running
-  // unsupervised. Checked after setting it: vouch may have died before.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) ChildFail(p, r, kStepSetup);
-  if (::getppid() != p.parent) ::_exit(127);
-  if (::setpgid(0, 0) != 0) ChildFail(p, r, kStepSetup);  // its own group, to be killed whole
-  // stdin is /dev/null: a leg that reads stdin must not hang on (or steal) the terminal.
-  const int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(p.out_fd, 1) < 0 || ::dup2(p.err_fd, 2) < 0)
-    ChildFail(p, r, kStepSetup);
-  // vouch's other descriptors (the lock file above all) must not leak into the leg.
-  if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
-    struct rlimit rl {};
-    const long top = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536
-                         ? static_cast<long>(rl.rlim_cur)
-                         : 65536;
-    for (long fd = 3; fd < top; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-  }
-  if (p.cwd != nullptr && ::chdir(p.cwd) != 0) ChildFail(p, r, kStepChdir);
-  // Handlers would run vouch's code in the child; ignored signals survive exec, and the
-  // leg must not inherit vouch's SIGPIPE ignore.
-  for (int sig = 1; sig < NSIG; ++sig) {
-    struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) != 0) continue;
-    const bool handled = (old.sa_flags & SA_SIGINFO) != 0 ||
-                         (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
-    if (handled || sigismember(p.default_set, sig) == 1) {
-      struct sigaction dfl {};
-      dfl.sa_handler = SIG_DFL;
-      ::sigaction(sig, &dfl, nullptr);
-    }
-  }
-  sigset_t empty;
-  sigemptyset(&empty);
-  r.pre_exec_hwm_bytes = OwnHwmBytes();
-  WriteAll(p.report_fd, &r, sizeof r);
-  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-  ::execve(p.program, p.argv, p.envp);
-  ChildFail(p, r, kStepExec);
 }
 
 }  // namespace
@@ -422,7 +320,7 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);
   const pid_t pid = ::fork();
-  if (pid == 0) RunChild(plan);
+  if (pid == 0) leg_detail::RunChild(plan);
   const int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   if (pid < 0) {

@@ -56,10 +56,8 @@ bool ParseProcStat(const std::string& text, ProcStat* out) {
 
 static long ReadLong(const char* path);
 
-std::uint64_t ReadHwmBytes(int pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/status", pid);
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+std::uint64_t ReadHwmBytesAt(const char* status_path) {
+  const int fd = ::open(status_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buf[8192];
   std::size_t len = 0;
@@ -73,8 +71,18 @@ std::uint64_t ReadHwmBytes(int pid) {
   ::close(fd);
   buf[len] = '\0';
   const char* at = std::strstr(buf, "\nVmHWM:");
-  if (at == nullptr) return 0;                       // gone, or a zombie (its memory is released)
-  return std::strtoull(at + 7, nullptr, 10) * 1024;  // "VmHWM:   1234 kB"
+  if (at == nullptr) return 0;  // gone, or a zombie (its memory is released)
+  std::uint64_t kib = 0;        // "VmHWM:   1234 kB", parsed by hand: no locale, no allocation
+  for (at += 7; *at == ' ' || *at == '\t'; ++at) {
+  }
+  for (; *at >= '0' && *at <= '9'; ++at) kib = kib * 10 + static_cast<std::uint64_t>(*at - '0');
+  return kib * 1024;
+}
+
+std::uint64_t ReadHwmBytes(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", pid);
+  return ReadHwmBytesAt(path);
 }
 
 bool ReadProcStat(int pid, ProcStat* out) {
