@@ -1,7 +1,10 @@
 // vouch: GPU benchmark numbers worth believing. main only finds the command and runs it.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -129,6 +132,17 @@ int Main(std::vector<std::string> args) {
   size_t words = 0;
   const Command* c = Find(args, &words);
   if (!c) return NoSuchCommand(args);
+  // Relative paths, the record's cwd and the legs' working directory all start here: a
+  // deleted working directory is named once, plainly, rather than failing deep inside.
+  char* here = ::getcwd(nullptr, 0);  // glibc: allocated, any length
+  if (here == nullptr) {
+    fmt::print(stderr,
+               "vouch: the current working directory no longer exists (it was deleted or "
+               "cannot be read: {}); cd to a directory that exists and run again\n",
+               std::strerror(errno));
+    return kExitUsage;
+  }
+  std::free(here);
   args.erase(args.begin(), args.begin() + static_cast<long>(words));
   return c->run(g, std::move(args));
 }

@@ -1,12 +1,17 @@
 #include "run_common.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "util/fs.h"
@@ -83,18 +88,72 @@ std::string DefaultRunDir(const std::string& kind) {
   return fmt::format("vouch-{}-{}", kind, c);
 }
 
-Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite) {
+RunDirHold& RunDirHold::operator=(RunDirHold&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+RunDirHold::~RunDirHold() {
+  if (fd_ >= 0) ::close(fd_);  // drops the flock
+}
+
+namespace {
+
+// Takes the flock on DIR (opened without following a symlink put in its place).
+Result<RunDirHold> HoldRunDir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return MakeError("cannot open run directory '{}': {}; give another --out", dir,
+                     std::strerror(errno));
+  RunDirHold hold(fd);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      return MakeError(
+          "run directory '{}' is held by another vouch run that is still running (its "
+          "evidence is left untouched, --overwrite included); give another --out",
+          dir);
+    return MakeError("cannot claim run directory '{}': flock: {}; give another --out", dir,
+                     std::strerror(errno));
+  }
+  return hold;
+}
+
+}  // namespace
+
+Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite,
+                                RunDirHold* hold) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (is_default) {
+    if (const fs::path parent = fs::path(dir).parent_path(); !parent.empty())
+      if (auto s = MakeDirs(parent.string()); !s) return s.error();
+    // mkdir is the claim: of two runs started in the same second, one gets the -2.
     std::string d = dir;
-    for (int n = 2; fs::exists(fs::symlink_status(d, ec)); ++n) d = fmt::format("{}-{}", dir, n);
+    for (int n = 2; ::mkdir(d.c_str(), 0777) != 0; ++n) {
+      if (errno != EEXIST)
+        return MakeError("cannot create run directory '{}': {}", d, std::strerror(errno));
+      d = fmt::format("{}-{}", dir, n);
+    }
+    auto h = HoldRunDir(d);
+    if (!h) return h.error();
+    *hold = std::move(*h);
     return d;
   }
-  const auto st = fs::symlink_status(dir, ec);
-  if (!fs::exists(st)) return dir;
+  auto st = fs::symlink_status(dir, ec);
+  if (!fs::exists(st)) {
+    if (auto s = MakeDirs(dir); !s) return s.error();
+    st = fs::symlink_status(dir, ec);
+  }
   if (!fs::is_directory(st))
     return MakeError("run directory '{}' exists and is not a directory; give another --out", dir);
+  // Claimed before it is read or emptied: a live run's folder is never judged or replaced.
+  auto h = HoldRunDir(dir);
+  if (!h) return h.error();
+  *hold = std::move(*h);
   if (fs::is_empty(dir, ec)) return dir;
   const bool holds_run = fs::exists(fs::path(dir) / "record.json", ec);
   if (!overwrite)
@@ -199,8 +258,9 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   auto lock = TakeLock(g, kind, ShellJoin(RedactArgv(arms.front().argv)), f.lock_timeout_s);
   if (!lock) return say(lock.error().message), Interrupted() ? InterruptExitCode() : kExitError;
   ctx->lock.emplace(std::move(*lock));
-  // Under the lock, so that two runs given one --out cannot both find it empty.
-  auto claimed = ClaimRunDir(ctx->dir, f.out.empty(), f.overwrite);
+  // Claimed by a flock on the folder itself: two runs given one --out, even with different
+  // lock files, can never both write there.
+  auto claimed = ClaimRunDir(ctx->dir, f.out.empty(), f.overwrite, &ctx->dir_hold);
   if (!claimed) return say(claimed.error().message), kExitError;
   ctx->dir = *claimed;
   if (auto s = MakeDirs(ctx->dir); !s) return say(s.error().message), kExitError;

@@ -38,8 +38,26 @@ struct RunFlags : WindowFlags {
   void Add(CLI::App& app, bool with_reps);
 };
 
+// The claim on a run folder: an exclusive flock(2) on the folder itself, held for the whole
+// run and dropped by the kernel however vouch ends (SIGKILL included), so a live run's
+// folder is never taken by a second run, even one with another --lock-file or --overwrite.
+class RunDirHold {
+ public:
+  RunDirHold() = default;
+  explicit RunDirHold(int fd) : fd_(fd) {}
+  RunDirHold(RunDirHold&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  RunDirHold& operator=(RunDirHold&& o) noexcept;
+  RunDirHold(const RunDirHold&) = delete;
+  RunDirHold& operator=(const RunDirHold&) = delete;
+  ~RunDirHold();
+
+ private:
+  int fd_ = -1;
+};
+
 struct RunContext {
   std::unique_ptr<Device> device;
+  RunDirHold dir_hold;  // the run folder's claim (ClaimRunDir)
   std::optional<MeasureLock> lock;
   LocalExecutor executor;
   RunRecord record;
@@ -81,8 +99,11 @@ std::string DefaultRunDir(const std::string& kind);
 // files is refused (a new run there would read the old legs' files and overwrite the old
 // record) unless OVERWRITE, which removes an earlier vouch run there (its record.json and
 // legs/) and refuses a directory that holds anything else. A DEFAULT directory that exists
-// is never reused: "-2", "-3"... is appended. Returns the directory to use.
-Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite);
+// is never reused: "-2", "-3"... is appended (the folder is made with mkdir, which only one
+// run can win). The folder exists on return and HOLD holds its claim: a folder that another
+// live run holds is refused, with or without OVERWRITE. Returns the directory to use.
+Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool overwrite,
+                                RunDirHold* hold);
 // Checks expectations, writes the final record, prints the summary. Returns the exit code
 // (0 when at least one measured leg is valid and nothing was violated; 1 when the run
 // stopped at a failing leg).

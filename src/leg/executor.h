@@ -92,11 +92,14 @@ struct LegResult {
   std::int64_t start_unix_ns = 0;
   std::int64_t end_unix_ns = 0;
 
-  // max(sum of VmRSS over the live tree at each poll, wait4 ru_maxrss of the main process)
+  // The leg's own memory, never vouch's: max(sum of VmRSS over the live tree at each poll,
+  // main_max_rss_bytes).
   std::uint64_t peak_rss_bytes = 0;
   std::uint64_t tree_peak_rss_bytes = 0;  // the polled part
-  std::uint64_t main_max_rss_bytes = 0;   // wait4's part (covers its reaped children too)
-  std::vector<int> pids_seen;             // every pid of the tree over its life, sorted
+  // The main process: wait4's ru_maxrss (covers its reaped children too) when it exceeds
+  // what Linux carried over from vouch through fork and exec, else its polled VmHWM.
+  std::uint64_t main_max_rss_bytes = 0;
+  std::vector<int> pids_seen;  // every pid of the tree over its life, sorted
 
   StreamResult out;
   StreamResult err;

@@ -386,6 +386,39 @@ TEST_F(LegTest, PeakRssCoversTheTreeAndObserverSeesPids) {
   EXPECT_GE(obs.max_live, 2u);
 }
 
+// Issue 21, class 11: Linux charges the image replaced by execve to the child's ru_maxrss,
+// so a tiny leg read as large as vouch itself (134.7 MiB for /bin/true).
+TEST_F(LegTest, PeakRssIsTheLegsOwnNotVouchs) {
+  std::vector<char> heap(200u << 20);
+  for (std::size_t i = 0; i < heap.size(); i += 4096) heap[i] = static_cast<char>(i);
+  auto r = MustRun(Spec({"/bin/true"}));
+  ASSERT_TRUE(r.exit_code.has_value());
+  EXPECT_EQ(*r.exit_code, 0);
+  EXPECT_LT(r.peak_rss_bytes, 16u << 20) << "the 200 MiB are the test's, not the leg's";
+  EXPECT_LT(r.main_max_rss_bytes, 16u << 20);
+  // A leg that is itself larger than vouch still gets its own kernel figure.
+  auto big = MustRun(Spec({"/bin/sh", "-c",
+                           "P=/usr/bin/python3; [ -x $P ] || P=python3; "
+                           "exec $P -c 'b=bytearray(300_000_000)'"}));
+  EXPECT_GE(big.peak_rss_bytes, 290'000'000u);
+  EXPECT_LT(big.peak_rss_bytes, 400'000'000u);
+  EXPECT_NE(heap[4096], 7);  // keeps the heap alive across both legs
+}
+
+TEST_F(LegTest, AChdirThatFailsIsReportedAndTheLegNotRun) {
+  auto spec = Spec({"/bin/true"});
+  fs::remove_all(dir_ / "gone");
+  fs::create_directories(dir_ / "gone");
+  spec.cwd = (dir_ / "gone").string();
+  ::chmod(spec.cwd.c_str(), 0);
+  LocalExecutor ex;
+  auto r = ex.Run(spec, nullptr);
+  ::chmod(spec.cwd.c_str(), 0755);
+  if (::geteuid() == 0) GTEST_SKIP() << "root enters any directory";
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("working directory"), std::string::npos) << r.error().message;
+}
+
 TEST_F(LegTest, InterruptKillsTheGroup) {
   ASSERT_TRUE(InstallInterruptHandler().ok());
   ClearInterrupted();

@@ -1,11 +1,11 @@
-// LocalExecutor: posix_spawn into a new process group, one ppoll loop that drains the
-// output pipes, watches a pidfd for the main process's exit, samples the tree every
+// LocalExecutor: fork and exec into a new process group (the leg dies with vouch), one ppoll loop
+// that drains the output pipes, watches a pidfd for the main process's exit, samples the tree every
 // poll_interval_ns, and enforces the timeout and Ctrl-C by signalling the whole group.
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -26,6 +26,7 @@
 #include "leg/interrupt.h"
 #include "leg/output_pump.h"
 #include "leg/proc_tree.h"
+#include "leg/spawn.h"
 #include "util/redact.h"
 #include "util/strings.h"
 
@@ -34,6 +35,10 @@ extern char** environ;
 namespace vouch {
 namespace {
 
+using leg_detail::ChildPlan;
+using leg_detail::ChildReport;
+using leg_detail::kStepChdir;
+using leg_detail::kStepSetup;
 using leg_detail::OutputPump;
 using leg_detail::ProcStat;
 using leg_detail::ProcTree;
@@ -69,7 +74,8 @@ struct Fd {
 Result<int> OpenOutput(const std::string& path, const char* stream, const std::string& label) {
   if (path.empty()) return -1;
   // No O_APPEND: splice(2) refuses appending files.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a leg may plant a symlink where a later leg's output goes.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
     return MakeError(
         "cannot write the {} of {} to '{}': {}; check that the folder exists and is writable",
@@ -84,18 +90,6 @@ std::string AbsolutePath(const std::string& path) {
   if (::getcwd(buf, sizeof buf) == nullptr) return path;
   return std::string(buf) + "/" + path;
 }
-
-class Spawner {
- public:
-  ~Spawner() {
-    if (attr_ok_) posix_spawnattr_destroy(&attr_);
-    if (fa_ok_) posix_spawn_file_actions_destroy(&fa_);
-  }
-  posix_spawnattr_t attr_;
-  posix_spawn_file_actions_t fa_;
-  bool attr_ok_ = false;
-  bool fa_ok_ = false;
-};
 
 }  // namespace
 
@@ -300,38 +294,66 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
     ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for chatty legs; best effort
   }
 
-  Spawner sp;
-  if (posix_spawnattr_init(&sp.attr_) != 0 || posix_spawn_file_actions_init(&sp.fa_) != 0) {
-    return MakeError("cannot start {}: posix_spawn setup failed", label);
-  }
-  sp.attr_ok_ = sp.fa_ok_ = true;
-  sigset_t empty_mask, default_set;
-  sigemptyset(&empty_mask);
+  sigset_t default_set;
   sigemptyset(&default_set);
-  // Ignored signals survive exec: the leg must not inherit vouch's SIGPIPE ignore.
   for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGPIPE, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2}) {
     sigaddset(&default_set, sig);
   }
-  posix_spawnattr_setflags(&sp.attr_,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&sp.attr_, 0);  // its own group, so the group can be killed
-  posix_spawnattr_setsigmask(&sp.attr_, &empty_mask);
-  posix_spawnattr_setsigdefault(&sp.attr_, &default_set);
-  // stdin is /dev/null: a leg that reads stdin must not hang on (or steal) the terminal.
-  posix_spawn_file_actions_addopen(&sp.fa_, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&sp.fa_, out_w.fd, 1);
-  posix_spawn_file_actions_adddup2(&sp.fa_, err_w.fd, 2);
-  // vouch's other descriptors (the lock file above all) must not leak into the leg.
-  posix_spawn_file_actions_addclosefrom_np(&sp.fa_, 3);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&sp.fa_, spec.cwd.c_str());
+  // The child's ends above 2, so that dup2 onto 0..2 never clobbers one of them.
+  Fd child_out(::fcntl(out_w.fd, F_DUPFD_CLOEXEC, 3)),
+      child_err(::fcntl(err_w.fd, F_DUPFD_CLOEXEC, 3));
+  int report_pipe[2];
+  if (child_out.fd < 0 || child_err.fd < 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0) {
+    return MakeError("cannot start {}: {}", label, std::strerror(errno));
+  }
+  Fd report_r(report_pipe[0]), report_w(report_pipe[1]);
+  const ChildPlan plan{
+      program->c_str(), argvp.data(), envp.data(), spec.cwd.empty() ? nullptr : spec.cwd.c_str(),
+      child_out.fd,     child_err.fd, report_w.fd, ::getpid(),
+      &default_set};
 
   const std::int64_t start_steady_ns = SteadyNs();
   result.start_unix_ns = UnixNs();
-  pid_t pid = 0;
-  const int spawn_rc =
-      ::posix_spawn(&pid, program->c_str(), &sp.fa_, &sp.attr_, argvp.data(), envp.data());
-  if (spawn_rc != 0) {
-    return MakeError("cannot start {} ({}): {}", result.argv[0], label, std::strerror(spawn_rc));
+  // fork, not posix_spawn: the child sets PR_SET_PDEATHSIG before its exec. Signals are
+  // blocked across the fork so that none of vouch's handlers runs in the child.
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);
+  const pid_t pid = ::fork();
+  if (pid == 0) leg_detail::RunChild(plan);
+  const int fork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (pid < 0) {
+    return MakeError("cannot start {} ({}): fork: {}", result.argv[0], label,
+                     std::strerror(fork_errno));
+  }
+  ::close(report_w.release());
+  ::close(child_out.release());
+  ::close(child_err.release());
+  ChildReport report;
+  {
+    ChildReport got[2];
+    std::size_t have = 0;
+    for (ssize_t n;
+         have < sizeof got &&
+         (n = ::read(report_r.fd, reinterpret_cast<char*>(got) + have, sizeof got - have)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      have += static_cast<std::size_t>(n);
+    }
+    if (have >= sizeof(ChildReport)) report = got[0];
+    if (have >= 2 * sizeof(ChildReport)) report = got[1];
+    if (have < sizeof(ChildReport)) report.step = kStepSetup, report.error = EPIPE;
+  }
+  if (report.step != 0) {
+    ::waitpid(pid, nullptr, 0);
+    if (report.step == kStepChdir)
+      return MakeError("cannot start {} ({}): cannot enter working directory '{}': {}",
+                       result.argv[0], label, spec.cwd, std::strerror(report.error));
+    return MakeError("cannot start {} ({}): {}", result.argv[0], label,
+                     std::strerror(report.error));
   }
   result.pid = pid;
   ::close(out_w.release());
@@ -347,8 +369,12 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   constexpr std::uint64_t kPumpBudget = 4 << 20;  // per stream per wake-up, so neither starves
 
   ProcTree tree(pid, marker);
+  // The main process's own high-water mark (VmHWM of the image it exec'd), read at each
+  // sample and once now: a leg too short for a sample still gets its start-up figure.
+  std::uint64_t main_hwm_bytes = leg_detail::ReadHwmBytes(pid);
   auto sample = [&] {
     tree.Scan();
+    main_hwm_bytes = std::max(main_hwm_bytes, leg_detail::ReadHwmBytes(pid));
     result.tree_peak_rss_bytes = std::max(result.tree_peak_rss_bytes, tree.live_rss_bytes());
     if (observer != nullptr) observer->OnPoll(tree.live_pids());
   };
@@ -461,7 +487,14 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
     result.term_signal = WTERMSIG(status);
     result.signal_name = SignalName(WTERMSIG(status));
   }
-  result.main_max_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  // Linux charges the resident high-water mark of the image replaced by execve (vouch's
+  // copy in the fork) to the child's ru_maxrss: that figure is the leg's own only when it
+  // is above what the child held just before its exec (1 MiB of slack for the pages the
+  // last steps touched). Below it, the polled figures are all that is the leg's.
+  const auto wait4_rss = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  constexpr std::uint64_t kPreExecSlack = 1 << 20;
+  result.main_max_rss_bytes =
+      wait4_rss > report.pre_exec_hwm_bytes + kPreExecSlack ? wait4_rss : main_hwm_bytes;
 
   // Whatever of the tree outlived the main process is reported and ended: SIGTERM, then
   // SIGKILL after the grace (at once on a further interrupt). A process it forks meanwhile

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -66,6 +68,35 @@ bool ParseProcStat(const std::string& text, ProcStat* out) {
 }
 
 static long ReadLong(const char* path);
+
+std::uint64_t ReadHwmBytesAt(const char* status_path) {
+  const int fd = ::open(status_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[8192];
+  std::size_t len = 0;
+  for (ssize_t n; len < sizeof buf - 1 && (n = ::read(fd, buf + len, sizeof buf - 1 - len)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    len += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  buf[len] = '\0';
+  const char* at = std::strstr(buf, "\nVmHWM:");
+  if (at == nullptr) return 0;  // gone, or a zombie (its memory is released)
+  std::uint64_t kib = 0;        // "VmHWM:   1234 kB", parsed by hand: no locale, no allocation
+  for (at += 7; *at == ' ' || *at == '\t'; ++at) {
+  }
+  for (; *at >= '0' && *at <= '9'; ++at) kib = kib * 10 + static_cast<std::uint64_t>(*at - '0');
+  return kib * 1024;
+}
+
+std::uint64_t ReadHwmBytes(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", pid);
+  return ReadHwmBytesAt(path);
+}
 
 bool ReadProcStat(int pid, ProcStat* out) {
   char path[64];

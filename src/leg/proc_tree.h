@@ -23,6 +23,11 @@ struct ProcStat {
 // Parses the text of /proc/<pid>/stat; false when it is not one (comm may hold spaces and
 // parentheses, so fields are counted from the last ')').
 bool ParseProcStat(const std::string& text, ProcStat* out);
+// VmHWM of PID (its own peak resident set since its exec) in bytes, from
+// /proc/<pid>/status; 0 when the process is gone or a zombie.
+std::uint64_t ReadHwmBytes(int pid);
+// The same from the status file at STATUS_PATH; async-signal-safe (a child of fork uses it).
+std::uint64_t ReadHwmBytesAt(const char* status_path);
 // Reads /proc/<pid>/stat; false when the process is gone.
 bool ReadProcStat(int pid, ProcStat* out);
 // The arguments of PID from /proc/<pid>/cmdline, at most MAX_BYTES of them; empty when the

@@ -21,7 +21,8 @@ LegJournal::~LegJournal() { (void)Close(); }
 Status LegJournal::Open(const std::string& dir) {
   if (fd_ >= 0) return MakeError("{}: the journal is already open", path_);
   path_ = (std::filesystem::path(dir) / kLegJournalFile).string();
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  fd_ =
+      ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) return MakeError("cannot create {}: {}", path_, std::strerror(errno));
   bytes_ = appended_ = synced_ = 0;
   stop_ = false;

@@ -323,7 +323,7 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
   std::error_code rm_ec;
   std::filesystem::remove(metrics_path, rm_ec);
   const LegOutputs outs{spec.stdout_path, spec.stderr_path, metrics_path,
-                        arm.cwd.empty() ? fs::current_path().string() : arm.cwd};
+                        arm.cwd.empty() ? CurrentDirOrEmpty() : arm.cwd};
   const std::vector<FileSnapshot> before = SnapshotMetricFiles(config.metrics, outs);
 
   // The measured region comes from the channel's begin/end markers; a marker without

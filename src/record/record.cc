@@ -167,7 +167,14 @@ bool IsVouchOutput(const fs::path& p, const std::vector<std::string>& own, int d
 nlohmann::json CaptureRevisions(const std::string& cwd, const std::vector<std::string>& repos,
                                 const std::vector<std::string>& own_paths) {
   nlohmann::json out = nlohmann::json::array();
-  std::vector<std::string> all = {cwd.empty() ? std::filesystem::current_path().string() : cwd};
+  // A deleted working directory has no revision to capture (current_path would throw).
+  std::error_code cwd_ec;
+  std::vector<std::string> all;
+  if (!cwd.empty()) {
+    all.push_back(cwd);
+  } else if (auto here = std::filesystem::current_path(cwd_ec); !cwd_ec) {
+    all.push_back(here.string());
+  }
   all.insert(all.end(), repos.begin(), repos.end());
   for (const auto& r : all) {
     int rc1 = 0, rc2 = 0, rc4 = 0;
@@ -290,7 +297,7 @@ nlohmann::json ToJson(const RunRecord& r) {
     arms.push_back({{"name", a.name},
                     {"argv", RedactArgv(a.argv)},
                     {"env", env},
-                    {"cwd", a.cwd.empty() ? std::filesystem::current_path().string() : a.cwd},
+                    {"cwd", a.cwd.empty() ? CurrentDirOrEmpty() : a.cwd},
                     {"shell", a.shell}});
     // An argument that is not UTF-8 is written with U+FFFD in "argv"; its exact bytes (after
     // redaction) here.

@@ -1,11 +1,13 @@
 #include "util/fs.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -13,11 +15,37 @@
 
 namespace vouch {
 
+namespace {
+
+// An unpredictable temporary name beside PATH, created with O_EXCL|O_NOFOLLOW: a file or
+// symlink planted at any name (a shared fleet folder is shared by design) is never opened,
+// followed or truncated; a name taken is skipped for another.
+Result<int> CreateTemp(const std::string& path, std::string* tmp) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::uint64_t r = 0;
+    if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) {
+      r = static_cast<std::uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ull ^
+          static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+          static_cast<std::uint64_t>(attempt);
+    }
+    *tmp = fmt::format("{}.tmp.{:016x}", path, r);
+    const int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) {
+      // named by the file asked for; the temporary name is an implementation detail
+      return MakeError("cannot write {}: {} (creating {})", path, std::strerror(errno), *tmp);
+    }
+  }
+  return MakeError("cannot write {}: 100 temporary names beside it were all taken", path);
+}
+
+}  // namespace
+
 Status WriteFileAtomic(const std::string& path, const std::string& content, FileSync sync) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)  // named by the file asked for; the temporary name is an implementation detail
-    return MakeError("cannot write {}: {} (creating {})", path, std::strerror(errno), tmp);
+  std::string tmp;
+  auto created = CreateTemp(path, &tmp);
+  if (!created) return created.error();
+  const int fd = *created;
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -48,6 +76,12 @@ Status WriteFileAtomic(const std::string& path, const std::string& content, File
 
 Result<std::string> ReadFile(const std::string& path, std::uint64_t max_bytes) {
   return ReadBoundedFile(path, max_bytes);
+}
+
+std::string CurrentDirOrEmpty() {
+  std::error_code ec;
+  std::filesystem::path here = std::filesystem::current_path(ec);
+  return ec ? std::string() : here.string();
 }
 
 Status MakeDirs(const std::string& path) {

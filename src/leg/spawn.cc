@@ -1,0 +1,80 @@
+#include "leg/spawn.h"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "leg/proc_tree.h"
+
+namespace vouch::leg_detail {
+namespace {
+
+void WriteAll(int fd, const void* p, std::size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    c += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+[[noreturn]] void ChildFail(const ChildPlan& p, ChildReport r, int step) {
+  r.step = step;
+  r.error = errno;
+  WriteAll(p.report_fd, &r, sizeof r);
+  ::_exit(127);
+}
+
+}  // namespace
+
+[[noreturn]] void RunChild(const ChildPlan& p) {
+  ChildReport r;
+  // The leg dies with vouch: a vouch killed by SIGKILL must not leave it running
+  // unsupervised. Checked after setting it: vouch may have died before.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) ChildFail(p, r, kStepSetup);
+  if (::getppid() != p.parent) ::_exit(127);
+  if (::setpgid(0, 0) != 0) ChildFail(p, r, kStepSetup);  // its own group, to be killed whole
+  // stdin is /dev/null: a leg that reads stdin must not hang on (or steal) the terminal.
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(p.out_fd, 1) < 0 || ::dup2(p.err_fd, 2) < 0)
+    ChildFail(p, r, kStepSetup);
+  // vouch's other descriptors (the lock file above all) must not leak into the leg.
+  if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
+    struct rlimit rl {};
+    const long top = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536
+                         ? static_cast<long>(rl.rlim_cur)
+                         : 65536;
+    for (long fd = 3; fd < top; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+  }
+  if (p.cwd != nullptr && ::chdir(p.cwd) != 0) ChildFail(p, r, kStepChdir);
+  // Handlers would run vouch's code in the child; ignored signals survive exec, and the
+  // leg must not inherit vouch's SIGPIPE ignore.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0) continue;
+    const bool handled = (old.sa_flags & SA_SIGINFO) != 0 ||
+                         (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+    if (handled || sigismember(p.default_set, sig) == 1) {
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      ::sigaction(sig, &dfl, nullptr);
+    }
+  }
+  sigset_t empty;
+  sigemptyset(&empty);
+  r.pre_exec_hwm_bytes = ReadHwmBytesAt("/proc/self/status");
+  WriteAll(p.report_fd, &r, sizeof r);
+  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+  ::execve(p.program, p.argv, p.envp);
+  ChildFail(p, r, kStepExec);
+}
+
+}  // namespace vouch::leg_detail
