@@ -70,7 +70,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                "pair legs across boots (waives the boot id only; a caveat)");
   app.add_option("--fail-on", fail_on, "'slower': exit 5 when the verdict is B slower (for CI)")
       ->check(CLI::IsMember({"slower"}));
-  app.add_option("--markdown", markdown, "also write the verdict as Markdown");
+  AddMarkdownOption(app, markdown, "the verdict");
   app.add_option("--artifact-a", arms_a.artifacts, "arm A's artifact to hash (vouch arms)");
   app.add_option("--artifact-b", arms_b.artifacts, "arm B's artifact");
   app.add_option("--root-a", arms_a.roots, "arm A's build/source root");
@@ -329,16 +329,19 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   report.caveats = ctx.record.caveats;
   report.a_env = a_env;
   report.b_env = b_env;
+  auto render_md = [&] {
+    std::string md = RenderAbMarkdown(out, ctx.record.caveats);
+    if (gpu) md += "\n" + gputrace::RenderComparisonMarkdown(*gpu, gpu_attribution);
+    return md;
+  };
   if (f.json)
     fmt::print("{}\n", DumpJson(v, 2));
+  else if (markdown == "-")
+    fmt::print("{}", render_md());
   else
     fmt::print("{}{}", RenderAbText(plan, out, report),
                gpu ? gputrace::RenderComparisonText(*gpu, gpu_attribution) : std::string());
-  if (!markdown.empty()) {
-    std::string md = RenderAbMarkdown(out, ctx.record.caveats);
-    if (gpu) md += "\n" + gputrace::RenderComparisonMarkdown(*gpu, gpu_attribution);
-    if (auto st = WriteFileAtomic(markdown, md); !st) return say(st.error().message), kExitError;
-  }
+  if (!WriteMarkdownFile(markdown, render_md, "ab")) return kExitError;
   if (!StoreResult(f.store, "ab", ctx.dir)) return kExitError;
   switch (out.decision.verdict) {
     case AbVerdict::kBSlower:

@@ -23,6 +23,7 @@
 #include "fleet/plan.h"
 #include "fleet/slurm.h"
 #include "run_common.h"
+#include "telemetry/sim_builtin.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -351,7 +352,10 @@ int Submit(FleetKind kind, const GlobalOptions& g, std::vector<std::string> args
   // The jobs see the submitter's environment (sbatch --export=ALL, Slurm's default), and
   // its global options here; %n in either becomes each node's name.
   if (!g.sim_path.empty())
-    plan.global_args.insert(plan.global_args.end(), {"--sim", fs::absolute(g.sim_path).string()});
+    plan.global_args.insert(plan.global_args.end(),
+                            {"--sim", FindBuiltinSimScenario(g.sim_path) && !fs::exists(g.sim_path)
+                                          ? g.sim_path
+                                          : fs::absolute(g.sim_path).string()});
   if (!g.lock_path.empty())
     plan.global_args.insert(plan.global_args.end(),
                             {"--lock-file", fs::absolute(g.lock_path).string()});

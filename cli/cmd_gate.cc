@@ -69,7 +69,8 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   CLI::App app{
       "Pin a baseline: N cold trials (each a fresh process), the median and every trial's value "
       "per metric, thresholds and the clock state. A warning says when the trials' spread cannot "
-      "resolve a threshold, and how many trials would.\nExit: 0 written, 1 no valid trial",
+      "resolve a threshold, and how many trials would. An existing baseline file is refused "
+      "unless --overwrite.\nExit: 0 written, 1 no valid trial or the file exists",
       "baseline"};
   RunFlags f;
   int trials = 5;
@@ -93,6 +94,15 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   f.Add(app, false);
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   f.reps = trials;
+  // An earlier baseline holds its trials: replacing it silently would lose them (as a run
+  // directory that holds a run is refused). Checked before any leg runs.
+  if (std::error_code ec; !f.overwrite && std::filesystem::exists(file, ec)) {
+    fmt::print(stderr,
+               "vouch baseline: {} already exists: a new baseline would replace it and its "
+               "trials; give another --baseline FILE, or pass --overwrite to replace it\n",
+               file);
+    return kExitError;
+  }
   auto env = ParseEnv(f.env);
   if (!env) return fmt::print(stderr, "vouch baseline: {}\n", env.error().message), kExitUsage;
   Arm arm{"run", cmd, *env, f.cwd, f.shell};
@@ -195,7 +205,8 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("RECORD", record_path, "a record to gate instead of running a command");
   app.add_option("--markdown", markdown,
                  "also write the table as Markdown for a pull request (at most 65,536 characters: "
-                 "the rows that matter first; every row in FILE.full.md when they do not all fit)");
+                 "the rows that matter first; every row in FILE.full.md when they do not all fit); "
+                 "- prints every row to stdout instead of the text");
   std::vector<std::string> threshold_specs;
   ThresholdPolicy thresholds;
   AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
@@ -244,9 +255,11 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
   if (f.json)
     fmt::print("{}\n", RenderGateJson(report));
+  else if (markdown == "-")  // every row: stdout has no size limit
+    fmt::print("{}", RenderGateMarkdown(report, std::string::npos));
   else
     fmt::print("{}", RenderGateText(report));
-  if (!markdown.empty()) {
+  if (!markdown.empty() && markdown != "-") {
     // A comment GitHub accepts; when every row does not fit, all of them go beside it in
     // FILE.full.md, which the comment names.
     std::string full = RenderGateMarkdown(report, std::string::npos);

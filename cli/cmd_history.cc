@@ -2,11 +2,16 @@
 // line, and the trend of a metric across commits with its steps (src/trend).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "command.h"
+#include "common.h"
 #include "record/record.h"
+#include "store/sql.h"
 #include "store/store.h"
 #include "trend/trend.h"
 #include "util/json_io.h"
+#include "util/strings.h"
 
 namespace vouch::cli {
 namespace {
@@ -28,6 +33,15 @@ Result<Opened> OpenStore(const std::string& flag) {
   auto s = Store::Open(where->url);
   if (!s) return s.error();
   return Opened{std::move(*s), RedactUrl(where->url)};
+}
+
+// Every metric name the store holds (per leg and in the runs' summaries), sorted.
+Result<std::vector<std::string>> MetricNames(SqlDb& db) {
+  auto q = db.Query("SELECT name FROM summaries UNION SELECT name FROM metrics ORDER BY 1");
+  if (!q) return q.error();
+  std::vector<std::string> names;
+  for (const auto& r : q->rows) names.push_back(AsText(r[0]));
+  return names;
 }
 
 std::string Short(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n) : s; }
@@ -168,7 +182,8 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
   std::string url, by = "commit", format = "text";
   TrendQuery q;
   EDivisiveOptions eo;
-  bool no_steps = false, json = false, markdown = false;
+  bool no_steps = false, json = false;
+  std::string markdown;
   AddStoreOption(app, &url);
   app.add_option("METRIC", q.metric, "the metric's name (as in the record's summary)")->required();
   app.add_option("--by", by, "commit, day or run (commit)")
@@ -185,18 +200,42 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
   app.add_option("--permutations", eo.permutations, "permutations of the test (199)")
       ->check(CLI::Range(19, 100000));
   app.add_flag("--json", json, "print JSON (schema vouch.trend)");
-  app.add_flag("--markdown", markdown, "print Markdown");
+  // --markdown FILE|- as on every command that prints a table; alone, it prints Markdown.
+  AddMarkdownOption(app, markdown, "the trend")->expected(0, 1);
   if (int rc = Parse(app, args); rc >= 0) return rc;
+  if (app.count("--markdown") > 0 && markdown.empty()) markdown = "-";
   auto st = OpenStore(url);
   if (!st) return fmt::print(stderr, "vouch history trend: {}\n", st.error().message), kExitError;
   auto pts = st->store->Trend(q);
   if (!pts) return fmt::print(stderr, "vouch history trend: {}\n", pts.error().message), kExitError;
+  if (pts->empty()) {
+    // A misspelled metric is not an empty series: say so, with the names the store has.
+    auto names = MetricNames(st->store->db());
+    if (!names)
+      return fmt::print(stderr, "vouch history trend: {}\n", names.error().message), kExitError;
+    if (std::find(names->begin(), names->end(), q.metric) == names->end()) {
+      std::string near = ClosestMatch(q.metric, *names);
+      fmt::print(stderr, "vouch history trend: no metric '{}' in {}{}\n", q.metric, st->where,
+                 !near.empty() ? fmt::format("; did you mean '{}'?", near) : std::string());
+      if (names->empty())
+        fmt::print(stderr, "the store holds no metric yet (vouch history add DIR)\n");
+      else
+        fmt::print(stderr, "metrics it has: {}{}\n",
+                   fmt::join(names->begin(),
+                             names->begin() + std::min<long>(20, std::ssize(*names)), ", "),
+                   names->size() > 20 ? fmt::format(" (and {} more)", names->size() - 20) : "");
+      return kExitError;
+    }
+  }
   TrendBy b = by == "day" ? TrendBy::kDay : by == "run" ? TrendBy::kRun : TrendBy::kCommit;
   TrendSeries s = BuildTrend(*pts, q, b);
   if (!no_steps) DetectSteps(s, eo);
+  if (!WriteMarkdownFile(
+          markdown, [&] { return RenderTrendMarkdown(s); }, "history trend"))
+    return kExitError;
   if (json)
     fmt::print("{}\n", DumpJson(TrendJson(s), 2));
-  else if (markdown)
+  else if (markdown == "-")
     fmt::print("{}", RenderTrendMarkdown(s));
   else
     fmt::print("{}", RenderTrendText(s));

@@ -24,9 +24,10 @@ std::unique_ptr<Device> OpenDevice(const GlobalOptions& g) {
   return std::move(*d);
 }
 
-void AddMarkdownOption(CLI::App& app, std::string& markdown, const std::string& what) {
-  app.add_option("--markdown", markdown,
-                 "also write " + what + " as Markdown to FILE (- for stdout instead of the text)");
+CLI::Option* AddMarkdownOption(CLI::App& app, std::string& markdown, const std::string& what) {
+  return app.add_option(
+      "--markdown", markdown,
+      "also write " + what + " as Markdown to FILE (- for stdout instead of the text)");
 }
 
 bool WriteMarkdownFile(const std::string& markdown, const std::function<std::string()>& render,

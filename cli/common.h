@@ -21,7 +21,7 @@ CLI::Option* AddGpuOption(CLI::App& app, std::vector<int>& gpus, const std::stri
 
 // --markdown FILE|- on a command that prints a table: FILE also gets WHAT as Markdown; "-"
 // prints the Markdown instead of the text (the command's own branch: `markdown == "-"`).
-void AddMarkdownOption(CLI::App& app, std::string& markdown, const std::string& what);
+CLI::Option* AddMarkdownOption(CLI::App& app, std::string& markdown, const std::string& what);
 // Writes RENDER() to the --markdown FILE; nothing for "" or "-". False when FILE cannot be
 // written, the error printed as "vouch COMMAND: cannot write FILE: ...".
 bool WriteMarkdownFile(const std::string& markdown, const std::function<std::string()>& render,

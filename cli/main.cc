@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "closed_output.h"
 #include "command.h"
 #include "lock/lock.h"
+#include "telemetry/sim_builtin.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -20,13 +22,15 @@ namespace {
 void PrintUsage() {
   fmt::print(
       "vouch: GPU benchmark numbers worth believing\n\n"
-      "usage: vouch [--sim FILE] [--lock-file PATH] COMMAND [ARGS...]\n\n"
+      "usage: vouch [--sim NAME|FILE] [--lock-file PATH] COMMAND [ARGS...]\n\n"
       "global options:\n"
-      "  --sim FILE        use the simulated device replaying FILE (JSONL telemetry);\n"
-      "                    also VOUCH_SIM. FILE.static.json, if present, holds its static state\n"
+      "  --sim NAME|FILE   use a simulated device (no GPU needed): a built-in scenario\n"
+      "                    ({}: a GPU busy at a flat clock) or FILE (JSONL telemetry);\n"
+      "                    also VOUCH_SIM. FILE.static.json, if present, holds its static state;\n"
+      "                    VOUCH_SIM_START=S starts the replay S seconds into the stream\n"
       "  --lock-file PATH  the exclusive measurement lock (default {};\n"
       "                    also VOUCH_LOCK_FILE)\n\ncommands:\n",
-      DefaultLockPath());
+      BuiltinSimScenarioNames(), DefaultLockPath());
   for (const auto& c : Commands()) fmt::print("  {:<18} {}\n", c.name, c.summary);
   fmt::print("\n`vouch help COMMAND` shows a command's options.\n");
 }
@@ -45,6 +49,19 @@ const Command* Find(const std::vector<std::string>& args, size_t* words) {
     }
   }
   return nullptr;
+}
+
+// `vouch help GROUP` ("history", "clock"): the group's subcommands. False when GROUP is not
+// the first word of any command.
+bool PrintGroupHelp(const std::string& group) {
+  std::vector<const Command*> members;
+  for (const auto& c : Commands())
+    if (StartsWith(c.name, group + " ")) members.push_back(&c);
+  if (members.empty()) return false;
+  fmt::print("vouch {}: {} subcommands\n\n", group, members.size());
+  for (const auto* c : members) fmt::print("  {:<18} {}\n", c->name, c->summary);
+  fmt::print("\n`vouch help {} SUBCOMMAND` shows a subcommand's options.\n", group);
+  return true;
 }
 
 int NoSuchCommand(const std::vector<std::string>& args) {
@@ -126,11 +143,14 @@ int Main(std::vector<std::string> args) {
     }
     size_t words = 0;
     const Command* c = Find(args, &words);
+    if (!c && PrintGroupHelp(args[0])) return kExitOk;
     if (!c) return NoSuchCommand(args);
     return c->run(g, {"--help"});
   }
   size_t words = 0;
   const Command* c = Find(args, &words);
+  if (!c && args.size() > 1 && (args[1] == "--help" || args[1] == "-h") && PrintGroupHelp(args[0]))
+    return kExitOk;
   if (!c) return NoSuchCommand(args);
   // Relative paths, the record's cwd and the legs' working directory all start here: a
   // deleted working directory is named once, plainly, rather than failing deep inside.
@@ -152,6 +172,7 @@ int Main(std::vector<std::string> args) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  vouch::cli::GuardClosedOutput();
   // The last line of defence: every reader validates its input and returns an error naming
   // the file, so an exception here is a bug in vouch; it ends with a message and exit 1,
   // never an abort, and what the run wrote so far stays on disk.

@@ -12,8 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 
+#include "leg_notes.h"
+#include "telemetry/sim_builtin.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/redact.h"
@@ -178,10 +181,35 @@ Result<std::string> ClaimRunDir(const std::string& dir, bool is_default, bool ov
   return dir;
 }
 
+RunContext::~RunContext() {
+  if (!record_open || std::uncaught_exceptions() == 0) return;
+  try {
+    record.status = "failed";
+    record.missing.push_back(
+        "vouch stopped on an internal error before the run's end (the error is on vouch's "
+        "stderr): the legs recorded here are the ones that finished");
+    record.ended_unix_s = UnixNowSeconds();
+    (void)WriteRecord(dir, record);
+  } catch (...) {
+  }
+}
+
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps) {
-  ctx.record.planned_legs = warmup + reps;
+  RunRecord& r = ctx.record;
+  r.planned_legs = warmup + reps;
   bool go = true;
   for (int i = 0; go && i < warmup; ++i) go = RunOneLeg(ctx, arm, "warmup");
+  // A warm-up window too short for the busy-reading floor: every measured leg of its length
+  // would be refused the same way, so they are not run (unless --keep-going).
+  if (go && warmup > 0 && !ctx.keep_going && !r.legs.empty() && r.legs.back().role == "warmup")
+    if (auto why = WarmupTooShort(r.legs.back())) {
+      ctx.stopped_on_failure =
+          fmt::format("stopped after the warm-up, before {} measured leg{}: {}", reps,
+                      reps == 1 ? "" : "s", *why);
+      r.status = "failed";
+      r.missing.push_back(ctx.stopped_on_failure);
+      return;
+    }
   for (int i = 0; go && i < reps; ++i) go = RunOneLeg(ctx, arm, "measured");
 }
 
@@ -278,7 +306,11 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
   std::error_code cwd_ec;
   r.cwd = fs::current_path(cwd_ec).string();
   if (!g.sim_path.empty()) {
-    r.global_argv = {"--sim", fs::absolute(g.sim_path, cwd_ec).lexically_normal().string()};
+    // A built-in scenario is named as given: it needs no file (vouch --sim h200-busy).
+    const bool builtin = FindBuiltinSimScenario(g.sim_path) && !fs::exists(g.sim_path, cwd_ec);
+    r.global_argv = {"--sim", builtin
+                                  ? g.sim_path
+                                  : fs::absolute(g.sim_path, cwd_ec).lexically_normal().string()};
     if (const char* v = std::getenv("VOUCH_SIM_START"))
       r.reproduce_env.emplace_back("VOUCH_SIM_START", v);
   }
@@ -324,7 +356,13 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     c.output_cap_bytes = static_cast<std::uint64_t>(*f.output_cap_mib * (1 << 20));
   if (auto s = WriteRecord(ctx->dir, r); !s) return say(s.error().message), kExitError;
   if (auto s = ctx->journal.Open(ctx->dir); !s) return say(s.error().message), kExitError;
+  ctx->record_open = true;
   if (ctx->device->Simulated()) say("SIMULATED DEVICE: " + ctx->device->Describe());
+  if (!f.tee)
+    say(
+        fmt::format("the command's output is kept, not shown: {}/legs/*/stdout.txt and "
+                    "stderr.txt (--tee shows it here too)",
+                    std::filesystem::absolute(ctx->dir, cwd_ec).string()));
   ctx->started = ctx->last_leg_end = std::chrono::steady_clock::now();
   return -1;
 }
@@ -426,6 +464,36 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     fmt::print(stderr, "vouch {}: warning: leg {}: {}\n", ctx.name, index + 1, w);
   for (const auto& e : l.evidence_errors)
     fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
+  std::error_code abs_ec;
+  const std::string leg_dir =
+      std::filesystem::absolute(std::filesystem::path(ctx.dir) / l.dir, abs_ec).string();
+  if (!l.result.Succeeded() && !ctx.told_stderr) {
+    // The command's own words say why it failed better than its exit status does.
+    ctx.told_stderr = true;
+    const std::string err = leg_dir + "/stderr.txt";
+    const std::string tail = TailForTerminal(err);
+    if (tail.empty())
+      fmt::print(stderr, "vouch {}: leg {}'s command wrote nothing on stderr (its stdout: {})\n",
+                 ctx.name, index + 1, leg_dir + "/stdout.txt");
+    else
+      fmt::print(stderr, "vouch {}: the last lines of leg {}'s stderr (all of it: {}):\n{}",
+                 ctx.name, index + 1, err, tail);
+  }
+  if (l.result.Succeeded() && l.metrics_error.empty() && !HasOwnMetric(l) && !ctx.told_no_metric) {
+    // A number only on stdout is not read unless asked: say so at the first leg.
+    ctx.told_no_metric = true;
+    const std::string out = leg_dir + "/stdout.txt";
+    const std::string first = FirstLineForTerminal(out);
+    fmt::print(stderr,
+               "vouch {}: warning: leg {} reported no metric of its own, only vouch's (wall time, "
+               "exit status, memory, busy fraction): give --metric (llama-bench, gbench:FILE, "
+               "json:NAME:UNIT:higher|lower:/POINTER, regex:NAME:UNIT:higher|lower:PATTERN, ...; "
+               "docs/metrics.md), or have the command append JSON lines {{\"name\", \"value\", "
+               "\"unit\", \"better\"}} to the file named in $VOUCH_METRICS. {}\n",
+               ctx.name, index + 1,
+               first.empty() ? fmt::format("Its stdout was empty ({}).", out)
+                             : fmt::format("Its stdout began: {} ({})", first, out));
+  }
   if (!written) {
     fmt::print(stderr, "vouch {}: {}; the legs' own evidence is under {}\n", ctx.name,
                written.error().message, ctx.dir);
@@ -443,8 +511,7 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     r.missing.push_back(ctx.stopped_on_failure);
     if (auto s = WriteRecord(ctx.dir, r); !s)
       fmt::print(stderr, "vouch {}: {}\n", ctx.name, s.error().message);
-    fmt::print(stderr, "vouch {}: {}\n", ctx.name, ctx.stopped_on_failure);
-    return false;
+    return false;  // FinishRun says why, once
   }
   return !ctx.interrupted;
 }
@@ -475,6 +542,7 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   r.ended_unix_s = UnixNowSeconds();
   std::vector<int> gpus = ctx.config.window.gpus;
   r.contention["end"] = CaptureContention(*ctx.device, gpus);
+  ctx.record_open = false;
   auto journal = ctx.journal.Close();
   if (!journal) r.caveats.push_back("journal: " + journal.error().message);
   auto written = WriteRecord(ctx.dir, r);
@@ -487,7 +555,8 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   }
   if (r.status == "interrupted") return InterruptExitCode();
   if (!ctx.stopped_on_failure.empty()) {
-    fmt::print(stderr, "vouch {}: {}\n", ctx.name, ctx.stopped_on_failure);
+    // The summary just printed says it ("missing: ..."); said again only without it.
+    if (!print_summary) fmt::print(stderr, "vouch {}: {}\n", ctx.name, ctx.stopped_on_failure);
     return kExitError;
   }
   int valid = j.value("valid_legs", 0);

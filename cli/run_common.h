@@ -75,6 +75,15 @@ struct RunContext {
   std::chrono::steady_clock::time_point started, last_leg_end;
   // The run stopped at a leg whose command failed (no --keep-going): why, for the summary.
   std::string stopped_on_failure;
+  // Said once per run: a failing command's last stderr lines; a leg without its own metric.
+  bool told_stderr = false, told_no_metric = false;
+  // record.json was written at the start, and FinishRun has not written it at the end yet:
+  // an exception that ends vouch in between writes it as failed, with that cause.
+  bool record_open = false;
+  RunContext() = default;
+  RunContext(const RunContext&) = delete;
+  RunContext& operator=(const RunContext&) = delete;
+  ~RunContext();
 };
 
 // Opens the device, checks the GPUs, runs the preflight, takes the lock, creates the run

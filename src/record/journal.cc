@@ -201,8 +201,10 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
     case Liveness::kGone:
       j["status"] = "killed";
       why = fmt::format(
-          "the vouch that wrote it (pid {} on {}) is gone: it was killed (SIGKILL, out of "
-          "memory) or the machine stopped, so this run will not finish",
+          "the vouch that wrote it (pid {} on {}) is gone and left no cause: it ended without "
+          "finalising the record (killed outright, e.g. SIGKILL or the out-of-memory killer; a "
+          "crash; a disk that filled up; or the machine stopped: its stderr or the system log "
+          "may say which), so this run will not finish",
           w.pid, w.host);
       break;
     case Liveness::kAlive:

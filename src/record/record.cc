@@ -278,7 +278,8 @@ nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSumma
 namespace {
 
 // Who writes this record, so that a reader can tell a run in progress from one whose vouch
-// was killed (SIGKILL, out of memory) or whose machine stopped: both leave "running".
+// ended without finalising it (killed outright, a crash, a full disk, a machine that
+// stopped): all leave "running".
 nlohmann::json WriterJson() {
   static const ProcessStamp self = SelfProcessStamp();
   return {{"pid", self.pid},

@@ -186,8 +186,12 @@ Result<Sample> SampleFromJsonLine(std::string_view line, const std::string& wher
 Result<std::vector<Sample>> ReadSampleStream(const std::string& path) {
   auto text = ReadBoundedFile(path, kMaxSamplesFileBytes);
   if (!text) return MakeError("telemetry stream {}", text.error().message);
+  return ParseSampleStream(*text, path);
+}
+
+Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::string& path) {
   std::vector<Sample> out;
-  LineReader lines(*text);
+  LineReader lines(text);
   LineReader::Line l;
   while (lines.Next(&l)) {
     std::string_view line = l.text;

@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.h"
@@ -70,5 +71,7 @@ Result<Sample> SampleFromJsonLine(std::string_view line, const std::string& wher
 // Reads a whole stream (samples; process lines are skipped). Empty, malformed and
 // truncated files are errors that name the file and line.
 Result<std::vector<Sample>> ReadSampleStream(const std::string& path);
+// The same over TEXT already read; PATH names it in errors.
+Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::string& path);
 
 }  // namespace vouch

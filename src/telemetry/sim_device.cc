@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "telemetry/device.h"
+#include "telemetry/sim_builtin.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -220,7 +221,18 @@ const char* ToString(DriverQuantity q) {
 
 Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
                                               const std::string& static_path, double start_s) {
-  auto samples = ReadSampleStream(stream_path);
+  // A built-in scenario by name (`--sim h200-busy`), unless a file of that name is here.
+  const BuiltinSimScenario* builtin = nullptr;
+  std::error_code exists_ec;
+  if (!std::filesystem::exists(stream_path, exists_ec))
+    if ((builtin = FindBuiltinSimScenario(stream_path)) == nullptr &&
+        stream_path.find('/') == std::string::npos && stream_path.find('.') == std::string::npos)
+      return MakeError(
+          "simulated device: no file and no built-in scenario named '{}' (built-in: {}; or give "
+          "a JSONL telemetry file)",
+          stream_path, BuiltinSimScenarioNames());
+  auto samples =
+      builtin ? ParseSampleStream(builtin->stream, builtin->name) : ReadSampleStream(stream_path);
   if (!samples) return MakeError("simulated device: {}", samples.error().message);
   int n = 0;
   for (const auto& s : *samples) n = std::max(n, s.gpu + 1);
@@ -237,7 +249,7 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
   bool lock_allowed = true;
   std::string control_file;
   std::string sp = static_path;
-  if (sp.empty() && std::filesystem::exists(stream_path + ".static.json"))
+  if (sp.empty() && !builtin && std::filesystem::exists(stream_path + ".static.json"))
     sp = stream_path + ".static.json";
   if (!sp.empty()) {
     auto parsed = ReadJsonFile(sp, 1 << 20);
@@ -300,7 +312,10 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
     if (!s) return s.error();
     start_s = *s;
   }
-  return std::unique_ptr<Device>(new SimDevice(stream_path, std::move(per_gpu), std::move(st),
+  const std::string described =
+      builtin ? fmt::format("built-in scenario {} ({})", builtin->name, builtin->source)
+              : stream_path;
+  return std::unique_ptr<Device>(new SimDevice(described, std::move(per_gpu), std::move(st),
                                                boot_id, std::move(procs), lock_allowed, start_s,
                                                control_file));
 }

@@ -1,0 +1,15 @@
+// A closed stdout or stderr (`vouch run ... 2>&1 | head -1`, a terminal that went away) must
+// never cost evidence: vouch goes on with the run, writes its record and only stops printing.
+#pragma once
+
+namespace vouch::cli {
+
+// Ignores SIGPIPE (legs get it back: the executor restores the default in each child) and
+// replaces stdout and stderr with streams over the same descriptors that treat EPIPE as
+// "output closed": the write is dropped, later writes to that stream too, and no error reaches
+// the caller (fmt::print would otherwise throw mid-run). Call once, first thing in main.
+void GuardClosedOutput();
+// Whether stdout (FD 1) or stderr (FD 2) was found closed by a reader.
+bool OutputClosed(int fd);
+
+}  // namespace vouch::cli
