@@ -27,10 +27,12 @@ void AddStoreOption(CLI::App& app, std::string* url) {
                  "$XDG_DATA_HOME/vouch/history.sqlite or ~/.local/share/vouch/history.sqlite)");
 }
 
-Result<Opened> OpenStore(const std::string& flag) {
+// A read (list, show, trend) checks the store's version without the write lock; only add
+// migrates.
+Result<Opened> OpenStore(const std::string& flag, StoreAccess access) {
   auto where = ResolveStore(flag);
   if (!where) return where.error();
-  auto s = Store::Open(where->url);
+  auto s = Store::Open(where->url, access);
   if (!s) return s.error();
   return Opened{std::move(*s), RedactUrl(where->url)};
 }
@@ -58,7 +60,7 @@ int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string> args) {
   AddStoreOption(app, &url);
   app.add_option("RECORD", dirs, "run directories (or their record.json)")->required();
   if (int rc = Parse(app, args); rc >= 0) return rc;
-  auto st = OpenStore(url);
+  auto st = OpenStore(url, StoreAccess::kWrite);
   if (!st) return fmt::print(stderr, "vouch history add: {}\n", st.error().message), kExitError;
   int failed = 0, counts[3] = {0, 0, 0};
   for (const auto& d : dirs) {
@@ -90,7 +92,7 @@ int CmdHistoryList(const GlobalOptions&, std::vector<std::string> args) {
   app.add_option("--limit", f.limit, "at most this many runs (50)")->check(CLI::Range(1, 1000000));
   app.add_flag("--json", json, "print JSON");
   if (int rc = Parse(app, args); rc >= 0) return rc;
-  auto st = OpenStore(url);
+  auto st = OpenStore(url, StoreAccess::kRead);
   if (!st) return fmt::print(stderr, "vouch history list: {}\n", st.error().message), kExitError;
   auto runs = st->store->ListRuns(f);
   if (!runs)
@@ -144,7 +146,7 @@ int CmdHistoryShow(const GlobalOptions&, std::vector<std::string> args) {
   app.add_option("RUN", run, "run key or prefix (6 characters or more)")->required();
   app.add_flag("--json", json, "print the stored record as JSON");
   if (int rc = Parse(app, args); rc >= 0) return rc;
-  auto st = OpenStore(url);
+  auto st = OpenStore(url, StoreAccess::kRead);
   if (!st) return fmt::print(stderr, "vouch history show: {}\n", st.error().message), kExitError;
   auto key = st->store->ResolveRunKey(run);
   if (!key) return fmt::print(stderr, "vouch history show: {}\n", key.error().message), kExitError;
@@ -204,7 +206,7 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
   AddMarkdownOption(app, markdown, "the trend")->expected(0, 1);
   if (int rc = Parse(app, args); rc >= 0) return rc;
   if (app.count("--markdown") > 0 && markdown.empty()) markdown = "-";
-  auto st = OpenStore(url);
+  auto st = OpenStore(url, StoreAccess::kRead);
   if (!st) return fmt::print(stderr, "vouch history trend: {}\n", st.error().message), kExitError;
   auto pts = st->store->Trend(q);
   if (!pts) return fmt::print(stderr, "vouch history trend: {}\n", pts.error().message), kExitError;

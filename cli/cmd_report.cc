@@ -64,7 +64,7 @@ int CmdReport(const GlobalOptions&, std::vector<std::string> args) {
   } else {
     auto where = ResolveStore(url);
     if (!where) return say(where.error().message), kExitError;
-    auto store = Store::Open(where->url);
+    auto store = Store::Open(where->url, StoreAccess::kRead);
     if (!store) return say(store.error().message), kExitError;
     if (!run.empty()) {
       auto key = (*store)->ResolveRunKey(run);

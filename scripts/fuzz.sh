@@ -29,7 +29,7 @@ if ! ninja -C "$out" >"$out/build.log" 2>&1; then
 fi
 
 all=(kineto nsys ncu llama_bench vllm gbench nvbench hyperfine pytest channel regex json_pointer
-  record window baseline samples cupti journal fleet)
+  record window baseline samples cupti journal fleet store_doc)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
@@ -113,6 +113,24 @@ for p in edited["extra"]["verdict"]["pairs"]:
 put("edited", plan, node, edited)
 put("claims", plan, dict(node, node="n9"), rec)
 put("run", dict(plan, kind="run"), node, rec)
+EOF
+# The store's documents (runs.record_json): the stored records, small hand shapes (fuzz/seeds/
+# store_doc: a string for the legs, an array, version 2^32 + 2, text where numbers go), and a
+# stored record bent into the shapes that crashed `history show`: legs not objects, a leg
+# index twice, a text median, no window.
+seed store_doc $(find $d/store -name record.json | sort) fuzz/seeds/store_doc/*
+python3 - "$seeds/store_doc" $d/store/run/record.json <<'EOF'
+import copy, json, sys
+out, rec = sys.argv[1], json.load(open(sys.argv[2]))
+def bent(name, f):
+    r = copy.deepcopy(rec)
+    f(r)
+    open(f"{out}/bent-{name}.json", "w").write(json.dumps(r))
+bent("legs-strings", lambda r: r.update(legs=["x"]))
+bent("leg-twice", lambda r: r["legs"].append(r["legs"][-1]))
+bent("text-median", lambda r: r["summary"]["run"][0].update(median="fast"))
+bent("no-window", lambda r: r["legs"][0].pop("window"))
+bent("version-2p32", lambda r: r.update(schema_version=2**32 + 1))
 EOF
 # Inputs that once crashed, hung or leaked a reader (fuzz/regressions/<target>/): kept as seeds.
 for t in "${all[@]}"; do

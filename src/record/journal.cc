@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "metrics/summary.h"
 #include "record/record.h"
@@ -130,18 +131,22 @@ std::string StringOf(const nlohmann::json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-}  // namespace
+// The journal's finished legs, each once: a leg index met a second time is an error naming
+// both lines (the same line twice: appended twice or edited; two different lines: forged or
+// two runs in one folder), never another leg. A last line without its newline is left out
+// with a note in NOTES (the run stopped while writing it).
+struct JournalLegs {
+  nlohmann::json legs = nlohmann::json::array();
+  std::vector<std::size_t> lines;  // the line of each leg
+  std::vector<std::string> notes;
+  bool torn = false;
+};
 
-Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
-  nlohmann::json& j = *record;
-  if (!j.is_object() || StringOf(j, "status") != "running") return OkStatus();
-  std::string path = (std::filesystem::path(dir) / kLegJournalFile).string();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return OkStatus();
+Result<JournalLegs> ReadJournalLegs(const std::string& path) {
   auto text = ReadFile(path, 2ull << 30);
   if (!text) return text.error();
-  nlohmann::json legs = nlohmann::json::array();
-  std::vector<std::string> notes;
+  JournalLegs out;
+  std::map<std::int64_t, std::size_t> seen;  // leg index -> position in out.legs
   std::size_t pos = 0, line_no = 0;
   while (pos < text->size()) {
     ++line_no;
@@ -152,9 +157,10 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
     if (last) {
       // Written in one write(2): only a machine that stopped mid-write leaves a line
       // without its newline. It is not a finished leg.
-      notes.push_back(fmt::format(
+      out.notes.push_back(fmt::format(
           "{} line {} is cut short (the run stopped while writing it): that leg is left out", path,
           line_no));
+      out.torn = true;
       break;
     }
     auto leg = ParseJson(line, "it");
@@ -163,8 +169,93 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
                        leg.error().message);
     if (!leg->is_object())
       return MakeError("{}: line {} is not a JSON object (corrupt journal)", path, line_no);
-    legs.push_back(std::move(*leg));
+    auto idx = leg->find("index");
+    if (idx != leg->end() && idx->is_number_integer()) {
+      const std::int64_t i = idx->get<std::int64_t>();
+      auto [it, fresh] = seen.emplace(i, out.legs.size());
+      if (!fresh) {
+        const std::size_t first = out.lines[it->second];
+        if (out.legs[it->second] == *leg)
+          return MakeError(
+              "{}: line {} repeats line {} (leg index {}) word for word: a leg is counted once; "
+              "the journal was appended twice or edited, no figure is read from it",
+              path, line_no, first, i);
+        return MakeError(
+            "{}: lines {} and {} both hold leg index {}, with different contents: the journal "
+            "was edited or two runs wrote into one folder; no figure is read from it",
+            path, first, line_no, i);
+      }
+    }
+    out.legs.push_back(std::move(*leg));
+    out.lines.push_back(line_no);
   }
+  return out;
+}
+
+// The first place where A and B differ, as a JSON pointer ("/metrics/0/value"), or "".
+std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b) {
+  auto patch = nlohmann::json::diff(a, b);
+  if (patch.empty() || !patch[0].is_object()) return "";
+  return patch[0].value("path", "");
+}
+
+}  // namespace
+
+Status CheckJournalAgainstRecord(const std::string& dir, const nlohmann::json& record,
+                                 std::string_view record_path) {
+  if (!record.is_object() || StringOf(record, "status") == "running") return OkStatus();
+  auto rl = record.find("legs");
+  if (rl == record.end() || !rl->is_array()) return OkStatus();
+  std::string path = (std::filesystem::path(dir) / kLegJournalFile).string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return OkStatus();
+  auto j = ReadJournalLegs(path);
+  if (!j) return j.error();
+  std::map<std::int64_t, const nlohmann::json*> by_index;
+  for (const auto& l : *rl) {
+    auto idx = l.is_object() ? l.find("index") : l.end();
+    if (l.is_object() && idx != l.end() && idx->is_number_integer())
+      by_index[idx->get<std::int64_t>()] = &l;
+  }
+  const std::string tail = fmt::format(
+      "; {} and {} must hold the same legs (one of them was edited): no figure is read from them",
+      record_path, kLegJournalFile);
+  std::set<std::int64_t> journaled;
+  for (std::size_t k = 0; k < j->legs.size(); ++k) {
+    const auto& leg = j->legs[k];
+    auto idx = leg.find("index");
+    if (idx == leg.end() || !idx->is_number_integer())
+      return MakeError("{}: line {} has no leg index{}", path, j->lines[k], tail);
+    const std::int64_t i = idx->get<std::int64_t>();
+    journaled.insert(i);
+    auto it = by_index.find(i);
+    if (it == by_index.end())
+      return MakeError("{}: line {} holds leg index {}, which {} does not have{}", path,
+                       j->lines[k], i, record_path, tail);
+    if (*it->second != leg)
+      return MakeError("{}: line {} (leg index {}) differs from that leg in {} at '{}'{}", path,
+                       j->lines[k], i, record_path, FirstDifference(leg, *it->second), tail);
+  }
+  // A journal cut short by a stopped machine may lack the record's last legs; otherwise a
+  // leg in the record and not in the journal was added by hand.
+  if (!j->torn)
+    for (const auto& [i, leg] : by_index)
+      if (!journaled.count(i))
+        return MakeError("{}: leg index {} is not in {} ({} lines){}", record_path, i, path,
+                         j->legs.size(), tail);
+  return OkStatus();
+}
+
+Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
+  nlohmann::json& j = *record;
+  if (!j.is_object() || StringOf(j, "status") != "running") return OkStatus();
+  std::string path = (std::filesystem::path(dir) / kLegJournalFile).string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return OkStatus();
+  auto read = ReadJournalLegs(path);
+  if (!read) return read.error();
+  nlohmann::json legs = std::move(read->legs);
+  std::vector<std::string> notes = std::move(read->notes);
   // What depends on the legs, computed again: counts and the summary over valid legs.
   int measured = 0, valid = 0;
   std::map<std::string, std::vector<std::vector<Metric>>> per_arm;

@@ -61,6 +61,13 @@ class LegJournal {
 // on them (measured_legs, valid_legs, summary), saying so in "missing" and "caveats".
 // A last line cut short (killed while writing it) is left out with a note; any other
 // malformed line is an error naming the file and the line.
+// A leg index met twice in the journal is an error naming both lines (never another leg).
 Status AssembleFromJournal(const std::string& dir, nlohmann::json* record);
+// When RECORD (read from RECORD_PATH in DIR) is finished (any status but "running") and
+// DIR/legs.jsonl exists, the two must hold the same legs with the same values: a journal line
+// that is not the record's leg of its index, a leg of the record missing from the journal (the
+// journal not cut short), or a leg index twice, is an error naming the file and the line.
+Status CheckJournalAgainstRecord(const std::string& dir, const nlohmann::json& record,
+                                 std::string_view record_path);
 
 }  // namespace vouch

@@ -155,7 +155,7 @@ TEST_F(Journal, ACorruptLineInTheMiddleIsAnErrorNamingTheLine) {
       << rec.error().message;
 }
 
-TEST_F(Journal, AFinishedRecordIsReadAsWrittenWhateverTheJournalSays) {
+TEST_F(Journal, AFinishedRecordMustHoldTheSameLegsAsItsJournal) {
   RunRecord r;
   r.status = "complete";
   r.environment = {{"simulated", true}};
@@ -164,12 +164,46 @@ TEST_F(Journal, AFinishedRecordIsReadAsWrittenWhateverTheJournalSays) {
   r.arms.push_back(arm);
   r.legs.push_back(Leg(0, 100, true));
   ASSERT_TRUE(WriteRecord(dir_.string(), r).ok());
-  std::ofstream(JournalPath()) << ToJson(Leg(0, 100, true)).dump() << "\n"
-                               << ToJson(Leg(1, 100, true)).dump() << "\n";
+  // The journal as the run wrote it: read as written.
+  std::ofstream(JournalPath()) << ToJson(Leg(0, 100, true)).dump() << "\n";
   auto rec = ReadRecordJson(dir_.string());
   ASSERT_TRUE(rec.ok()) << rec.error().message;
   EXPECT_EQ((*rec)["legs"].size(), 1u);
   EXPECT_EQ((*rec)["missing"].size(), 0u);
+  // A leg the record does not have.
+  std::ofstream(JournalPath(), std::ios::app) << ToJson(Leg(1, 100, true)).dump() << "\n";
+  rec = ReadRecordJson(dir_.string());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error().message.find(JournalPath() + ": line 2 holds leg index 1, which"),
+            std::string::npos)
+      << rec.error().message;
+  // Another value for the record's leg.
+  std::ofstream(JournalPath()) << ToJson(Leg(0, 101, true)).dump() << "\n";
+  rec = ReadRecordJson(dir_.string());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error().message.find("line 1 (leg index 0) differs from that leg in"),
+            std::string::npos)
+      << rec.error().message;
+  EXPECT_NE(rec.error().message.find("at '/metrics/0/value'"), std::string::npos)
+      << rec.error().message;
+}
+
+TEST_F(Journal, ALegIndexTwiceIsAnErrorNamingBothLines) {
+  const std::string a = ToJson(Leg(0, 100, true)).dump(), b = ToJson(Leg(1, 100, true)).dump();
+  std::ofstream(JournalPath()) << a << "\n" << b << "\n" << a << "\n";
+  auto rec = ReadRecordJson(dir_.string());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error().message.find(JournalPath() +
+                                     ": line 3 repeats line 1 (leg index 0) word for word"),
+            std::string::npos)
+      << rec.error().message;
+  std::ofstream(JournalPath()) << a << "\n" << b << "\n" << ToJson(Leg(0, 7, true)).dump() << "\n";
+  rec = ReadRecordJson(dir_.string());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error().message.find(
+                JournalPath() + ": lines 1 and 3 both hold leg index 0, with different contents"),
+            std::string::npos)
+      << rec.error().message;
 }
 
 TEST_F(Journal, EachAppendIsOneLineAndTheBytesAreCounted) {

@@ -75,6 +75,8 @@ Status WriteRecord(const std::string& dir, const RunRecord& r);
 // first one that is not ("'legs[2].result.wall_ns' is missing").
 // WHERE names the file in the error.
 Status CheckRecordShape(const nlohmann::json& record, std::string_view where = "record");
+// The record's schema name and version (every reader of a record: the file, the store).
+Status CheckRecordHeader(const nlohmann::json& record, std::string_view where);
 // Every field a reader of a record or of a leg.json relies on, with its type and range.
 const JsonSchema& RecordSchema();
 const JsonSchema& LegRecordSchema();

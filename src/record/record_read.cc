@@ -97,16 +97,34 @@ const JsonSchema& RecordSchema() {
   return s;
 }
 
+Status CheckRecordHeader(const nlohmann::json& j, std::string_view where) {
+  auto schema = j.is_object() ? j.find("schema") : j.end();
+  if (!j.is_object() || schema == j.end() || *schema != "vouch.record")
+    return MakeError("{}: not a vouch record (schema is not 'vouch.record')", where);
+  auto v = j.find("schema_version");
+  if (v == j.end() || !v->is_number_integer() || *v != kRecordSchemaVersion)
+    return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch",
+                     where, v == j.end() ? std::string("(none)") : DumpJson(*v),
+                     kRecordSchemaVersion);
+  return OkStatus();
+}
+
 Status CheckRecordShape(const nlohmann::json& j, std::string_view where) {
   if (auto s = RecordSchema().Check(j, where); !s) return s;
   const auto& legs = j["legs"];
-  for (size_t i = 0; i < legs.size(); ++i)
+  std::map<std::int64_t, size_t> seen;  // a leg index is one leg
+  for (size_t i = 0; i < legs.size(); ++i) {
+    auto [at, fresh] = seen.emplace(legs[i]["index"].get<std::int64_t>(), i);
+    if (!fresh)
+      return MakeError("{}: 'legs[{}]' repeats leg index {} of 'legs[{}]': a leg is counted once",
+                       where, i, at->first, at->second);
     for (size_t k = 0; k < legs[i]["metrics"].size(); ++k) {
       const auto& m = legs[i]["metrics"][k];
       if (m.contains("value") == m.contains("text"))
         return MakeError("{}: 'legs[{}].metrics[{}]' must have one of 'value' and 'text'", where, i,
                          k);
     }
+  }
   return OkStatus();
 }
 
@@ -118,20 +136,15 @@ Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
   auto parsed = ReadJsonFile(path, kMaxRecordFileBytes);
   if (!parsed) return parsed.error();
   nlohmann::json& j = *parsed;
-  auto schema = j.find("schema");
-  if (!j.is_object() || schema == j.end() || *schema != "vouch.record")
-    return MakeError("{}: not a vouch record (schema is not 'vouch.record')", path);
-  auto v = j.find("schema_version");
-  if (v == j.end() || !v->is_number_integer() || *v != kRecordSchemaVersion)
-    return MakeError("{}: record schema version {} is not one this vouch reads ({}); upgrade vouch",
-                     path, v == j.end() ? std::string("(none)") : DumpJson(*v),
-                     kRecordSchemaVersion);
+  if (auto h = CheckRecordHeader(j, path); !h) return h.error();
   // A run killed before its end: its finished legs are in the journal beside the record.
-  if (auto s = AssembleFromJournal(std::filesystem::path(path).parent_path().string(), &j); !s)
-    return s.error();
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (auto s = AssembleFromJournal(dir, &j); !s) return s.error();
   if (auto shape = CheckRecordShape(j, path); !shape)
     return MakeError("{} (hand-edited or written by another tool?); no figure is read from it",
                      shape.error().message);
+  // A finished run: its journal, when it is there, holds the same legs as the record.
+  if (auto s = CheckJournalAgainstRecord(dir, j, path); !s) return s.error();
   return std::move(j);
 }
 

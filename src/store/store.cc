@@ -6,9 +6,8 @@
 #include <filesystem>
 #include <map>
 
-#include "clock/fold.h"
 #include "record/record.h"
-#include "telemetry/sample.h"
+#include "store/store_doc.h"
 #include "util/hash.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -16,134 +15,6 @@
 
 namespace vouch {
 namespace {
-
-// The migrations, in order: migration i brings the store from version i to i + 1. The text
-// is plain SQL that SQLite and PostgreSQL both read (BIGINT, DOUBLE PRECISION, TEXT; flags
-// are 0/1 integers). Never edit a released migration: add the next one.
-struct Migration {
-  const char* description;
-  std::vector<const char*> statements;
-};
-
-const std::vector<Migration>& Migrations() {
-  static const std::vector<Migration> m = {
-      {"runs, legs, windows, metrics, summaries, A/B verdicts, gates and baselines",
-       {R"(CREATE TABLE runs (
-  run_key TEXT PRIMARY KEY,
-  content_sha256 TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  status TEXT NOT NULL,
-  record_schema_version BIGINT NOT NULL,
-  started TEXT NOT NULL,
-  started_unix_s DOUBLE PRECISION NOT NULL,
-  ended_unix_s DOUBLE PRECISION,
-  day TEXT NOT NULL,
-  commit_sha TEXT,
-  branch TEXT,
-  dirty BIGINT,
-  host TEXT,
-  boot_id TEXT,
-  gpu_name TEXT,
-  gpu_uuid TEXT,
-  driver TEXT,
-  simulated BIGINT NOT NULL,
-  clock_sm_median_mhz DOUBLE PRECISION,
-  clock_sm_mean_mhz DOUBLE PRECISION,
-  measured_legs BIGINT NOT NULL,
-  valid_legs BIGINT NOT NULL,
-  reproduce TEXT NOT NULL,
-  source TEXT,
-  ingested_unix_s DOUBLE PRECISION NOT NULL,
-  record_json TEXT NOT NULL))",
-        R"(CREATE TABLE legs (
-  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
-  leg_index BIGINT NOT NULL,
-  arm TEXT NOT NULL,
-  role TEXT NOT NULL,
-  valid BIGINT NOT NULL,
-  reasons_json TEXT NOT NULL,
-  wall_ns BIGINT,
-  exit_code BIGINT,
-  outcome TEXT,
-  dir TEXT,
-  start_unix_ns BIGINT,
-  PRIMARY KEY (run_key, leg_index)))",
-        R"(CREATE TABLE windows (
-  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
-  leg_index BIGINT NOT NULL,
-  gpu BIGINT NOT NULL,
-  gpu_uuid TEXT,
-  status TEXT NOT NULL,
-  window_status TEXT NOT NULL,
-  busy_readings BIGINT,
-  sm_median_mhz DOUBLE PRECISION,
-  sm_mean_mhz DOUBLE PRECISION,
-  sm_min_mhz DOUBLE PRECISION,
-  sm_max_mhz DOUBLE PRECISION,
-  spread DOUBLE PRECISION,
-  power_median_mw DOUBLE PRECISION,
-  region_begin_unix_s DOUBLE PRECISION,
-  region_end_unix_s DOUBLE PRECISION,
-  reasons_json TEXT NOT NULL,
-  series_json TEXT,
-  PRIMARY KEY (run_key, leg_index, gpu)))",
-        R"(CREATE TABLE metrics (
-  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
-  leg_index BIGINT NOT NULL,
-  seq BIGINT NOT NULL,
-  name TEXT NOT NULL,
-  unit TEXT NOT NULL,
-  better TEXT NOT NULL,
-  value DOUBLE PRECISION,
-  text_value TEXT,
-  samples_json TEXT,
-  PRIMARY KEY (run_key, leg_index, seq)))",
-        R"(CREATE TABLE summaries (
-  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
-  arm TEXT NOT NULL,
-  name TEXT NOT NULL,
-  unit TEXT NOT NULL,
-  better TEXT NOT NULL,
-  n BIGINT NOT NULL,
-  median DOUBLE PRECISION NOT NULL,
-  min DOUBLE PRECISION NOT NULL,
-  max DOUBLE PRECISION NOT NULL,
-  spread_pct DOUBLE PRECISION,
-  clock_sm_median_mhz DOUBLE PRECISION,
-  PRIMARY KEY (run_key, arm, name)))",
-        R"(CREATE TABLE ab_verdicts (
-  run_key TEXT PRIMARY KEY REFERENCES runs (run_key) ON DELETE CASCADE,
-  headline TEXT,
-  better TEXT,
-  verdict TEXT NOT NULL,
-  ratio_mean DOUBLE PRECISION,
-  ratio_lo DOUBLE PRECISION,
-  ratio_hi DOUBLE PRECISION,
-  band_pct DOUBLE PRECISION,
-  pairs_used BIGINT,
-  pairs_refused BIGINT,
-  verdict_json TEXT NOT NULL))",
-        R"(CREATE TABLE gates (
-  gate_key TEXT PRIMARY KEY,
-  run_key TEXT NOT NULL REFERENCES runs (run_key) ON DELETE CASCADE,
-  overall TEXT NOT NULL,
-  clock_attributed BIGINT NOT NULL,
-  baseline_path TEXT,
-  gate_json TEXT NOT NULL,
-  ingested_unix_s DOUBLE PRECISION NOT NULL))",
-        R"(CREATE TABLE baselines (
-  run_key TEXT PRIMARY KEY REFERENCES runs (run_key) ON DELETE CASCADE,
-  headline TEXT,
-  path TEXT,
-  baseline_json TEXT NOT NULL))"}},
-      {"indexes for trends and lists",
-       {"CREATE INDEX summaries_by_metric ON summaries (name, arm)",
-        "CREATE INDEX runs_by_start ON runs (started_unix_s)",
-        "CREATE INDEX metrics_by_name ON metrics (name)",
-        "CREATE INDEX gates_by_run ON gates (run_key)"}},
-  };
-  return m;
-}
 
 // Multi-row INSERTs: one statement per table and record on both engines (a record of a
 // thousand legs is a few statements, not thousands of round trips).
@@ -191,77 +62,6 @@ const nlohmann::json& At(const nlohmann::json& j, const char* key) {
   return it == j.end() ? null : *it;
 }
 
-std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
-                                                  const nlohmann::json& l) {
-  const auto& w = l["window"];
-  if (source.empty() || !l.contains("dir") || !l["dir"].is_string() ||
-      !w.contains("samples_file") || !w["samples_file"].is_string())
-    return std::nullopt;
-  auto path = std::filesystem::path(source) / l["dir"].get<std::string>() /
-              w["samples_file"].get<std::string>();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  auto s = ReadSampleStream(path.string());
-  if (!s) return std::nullopt;  // a damaged stream leaves the series out, not the run
-  return std::move(*s);
-}
-
-}  // namespace
-
-nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0) {
-  std::vector<const Sample*> mine;
-  for (const auto& s : samples)
-    if (s.gpu == gpu) mine.push_back(&s);
-  nlohmann::json t = nlohmann::json::array(), sm = nlohmann::json::array(),
-                 pw = nlohmann::json::array(), busy = nlohmann::json::array();
-  const Sample* prev = nullptr;
-  std::vector<const Sample*> kept;
-  for (size_t i = 0; i < mine.size(); ++i) {
-    const Sample* s = mine[i];
-    bool last = i + 1 == mine.size();
-    if (prev && !last && s->sm_mhz == prev->sm_mhz && s->power_mw == prev->power_mw &&
-        IsBusy(*s) == IsBusy(*prev))
-      continue;
-    kept.push_back(s);
-    prev = s;
-  }
-  size_t stride = kept.size() > 4000 ? (kept.size() + 3999) / 4000 : 1;
-  for (size_t i = 0; i < kept.size(); i += stride) {
-    const Sample* s = kept[i];
-    t.push_back(std::round((s->unix_s - t0) * 1000) / 1000);
-    sm.push_back(s->sm_mhz ? nlohmann::json(*s->sm_mhz) : nlohmann::json());
-    pw.push_back(s->power_mw
-                     ? nlohmann::json(std::round(static_cast<double>(*s->power_mw) / 100) / 10)
-                     : nlohmann::json());
-    busy.push_back(IsBusy(*s) ? 1 : 0);
-  }
-  return {{"t0_unix_s", t0}, {"t_s", t}, {"sm_mhz", sm}, {"power_w", pw}, {"busy", busy}};
-}
-
-void AttachLegSeries(nlohmann::json& rec, const std::string& dir) {
-  if (!rec.contains("legs") || !rec["legs"].is_array()) return;
-  for (auto& l : rec["legs"]) {
-    if (!l.is_object() || !l.contains("window") || !l["window"].is_object()) continue;
-    auto samples = ReadLegSamples(dir, l);
-    if (!samples) continue;
-    nlohmann::json per = nlohmann::json::array();
-    const auto& w = l["window"];
-    double t0 = w.value("started_unix_s", samples->front().unix_s);
-    if (w.contains("gpus") && w["gpus"].is_array())
-      for (const auto& g : w["gpus"]) {
-        int gpu = g.is_object() && g.contains("fold") && g["fold"].is_object()
-                      ? g["fold"].value("gpu", 0)
-                      : 0;
-        auto sj = LegSeries(*samples, gpu, t0);
-        sj["gpu"] = gpu;
-        per.push_back(std::move(sj));
-      }
-    l["series"] = per;
-  }
-}
-
-namespace {
-
 std::string Day(double unix_s) { return IsoTimeUtc(unix_s).substr(0, 10); }
 
 std::string JoinUnique(const nlohmann::json& gpus, const char* key) {
@@ -277,27 +77,6 @@ std::string JoinUnique(const nlohmann::json& gpus, const char* key) {
 }
 
 }  // namespace
-
-int StoreSchemaVersion() { return static_cast<int>(Migrations().size()); }
-
-bool IsPostgresUrl(const std::string& url) {
-  return url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0;
-}
-
-Result<StoreLocation> ResolveStore(const std::string& flag) {
-  if (!flag.empty()) return StoreLocation{flag, "--store"};
-  if (const char* v = std::getenv("VOUCH_STORE"); v && *v) return StoreLocation{v, "VOUCH_STORE"};
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x && x[0] == '/')
-    return StoreLocation{(std::filesystem::path(x) / "vouch" / "history.sqlite").string(),
-                         "XDG_DATA_HOME"};
-  if (const char* h = std::getenv("HOME"); h && *h)
-    return StoreLocation{
-        (std::filesystem::path(h) / ".local" / "share" / "vouch" / "history.sqlite").string(),
-        "HOME"};
-  return MakeError(
-      "no history store: give --store PATH or postgresql://..., or set VOUCH_STORE (neither "
-      "XDG_DATA_HOME nor HOME is set)");
-}
 
 std::string_view IngestResultName(IngestResult r) {
   switch (r) {
@@ -318,56 +97,6 @@ std::string RunKeyOf(const nlohmann::json& rec) {
       env.is_object() ? env.value("hostname", "") : "", rec.value("started_unix_s", 0.0),
       At(rec, "recipe").is_object() ? At(rec, "recipe").value("reproduce", "") : "");
   return Sha256Hex(id).substr(0, 32);
-}
-
-Result<std::unique_ptr<Store>> Store::Open(const std::string& url) {
-  Result<std::unique_ptr<SqlDb>> db = IsPostgresUrl(url) ? OpenPostgresDb(url) : OpenSqliteDb(url);
-  if (!db) return db.error();
-  return OpenDb(std::move(*db));
-}
-
-Result<std::unique_ptr<Store>> Store::OpenDb(std::unique_ptr<SqlDb> db, int up_to) {
-  std::unique_ptr<Store> s(new Store(std::move(db)));
-  if (auto m = s->Migrate(up_to); !m) return m.error();
-  return s;
-}
-
-Result<int> Store::SchemaVersion() {
-  auto r = db_->Query("SELECT MAX(version) FROM schema_version");
-  if (!r) return r.error();
-  if (r->rows.empty() || IsNull(r->rows[0][0])) return 0;
-  return static_cast<int>(AsInt(r->rows[0][0]));
-}
-
-Status Store::Migrate(int up_to) {
-  const auto& all = Migrations();
-  SqlTransaction tx(*db_);
-  if (auto s = tx.Begin(); !s) return s;
-  if (auto s = db_->LockSchema(); !s) return s;
-  if (auto r = db_->Exec("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT PRIMARY KEY, "
-                         "description TEXT NOT NULL, applied_unix_s DOUBLE PRECISION NOT NULL)");
-      !r)
-    return r.error();
-  auto v = SchemaVersion();
-  if (!v) return v.error();
-  if (*v > StoreSchemaVersion())
-    return MakeError(
-        "history store {} is at schema version {}, newer than this vouch knows ({}): a newer "
-        "vouch wrote it; upgrade vouch (nothing was changed)",
-        db_->Where(), *v, StoreSchemaVersion());
-  // Each migration and its version row commit together: a store is never half migrated.
-  for (int i = *v; i < up_to && i < static_cast<int>(all.size()); ++i) {
-    for (const char* st : all[static_cast<size_t>(i)].statements)
-      if (auto r = db_->Exec(st); !r)
-        return MakeError("migrating to schema version {}: {}", i + 1, r.error().message);
-    if (auto r = db_->Exec(
-            "INSERT INTO schema_version (version, description, applied_unix_s) VALUES (?, ?, ?)",
-            {static_cast<std::int64_t>(i + 1), std::string(all[static_cast<size_t>(i)].description),
-             UnixNowSeconds()});
-        !r)
-      return r.error();
-  }
-  return tx.Commit();
 }
 
 Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
@@ -635,6 +364,7 @@ Result<std::vector<RunRow>> Store::ListRuns(const RunFilter& f) {
   }
   sql += " ORDER BY r.started_unix_s DESC, r.run_key LIMIT ?";
   p.push_back(static_cast<std::int64_t>(std::max(1, f.limit)));
+  if (empty_) return std::vector<RunRow>{};
   auto q = db_->Query(sql, p);
   if (!q) return q.error();
   std::vector<RunRow> out;
@@ -653,9 +383,16 @@ Result<std::vector<RunRow>> Store::ListRuns(const RunFilter& f) {
     x.gpu_uuid = AsText(r[10]);
     if (!IsNull(r[11])) x.dirty = AsInt(r[11]) != 0;
     x.simulated = AsInt(r[12]) != 0;
-    x.measured_legs = static_cast<int>(AsInt(r[13]));
-    x.valid_legs = static_cast<int>(AsInt(r[14]));
-    x.clock_sm_median_mhz = AsOptReal(r[15]);
+    const std::string row = fmt::format("history store {}: runs row {}", db_->Where(), x.run_key);
+    auto measured = StoredInt(r[13], row + ": measured_legs");
+    if (!measured) return measured.error();
+    auto valid = StoredInt(r[14], row + ": valid_legs");
+    if (!valid) return valid.error();
+    auto clock = StoredOptReal(r[15], row + ": clock_sm_median_mhz");
+    if (!clock) return clock.error();
+    x.measured_legs = static_cast<int>(std::clamp<std::int64_t>(*measured, -1, 1000000000));
+    x.valid_legs = static_cast<int>(std::clamp<std::int64_t>(*valid, -1, 1000000000));
+    x.clock_sm_median_mhz = *clock;
     x.source = AsText(r[16]);
     x.verdict = !IsNull(r[17]) ? AsText(r[17]) : AsText(r[18]);
     out.push_back(std::move(x));
@@ -671,6 +408,7 @@ Result<std::string> Store::ResolveRunKey(const std::string& prefix) {
     if (!std::isxdigit(static_cast<unsigned char>(c)))
       return MakeError("run '{}': a run key is hexadecimal (vouch history list shows them)",
                        prefix);
+  if (empty_) return MakeError("run '{}': no such run in {}", prefix, db_->Where());
   auto q = db_->Query("SELECT run_key FROM runs WHERE run_key LIKE ? ORDER BY run_key LIMIT 2",
                       {prefix + "%"});
   if (!q) return q.error();
@@ -682,12 +420,21 @@ Result<std::string> Store::ResolveRunKey(const std::string& prefix) {
 }
 
 Result<nlohmann::json> Store::RunDocument(const std::string& run_key) {
+  if (empty_) return MakeError("run {}: no such run in {}", run_key, db_->Where());
   auto q = db_->Query("SELECT record_json, source FROM runs WHERE run_key = ?", {run_key});
   if (!q) return q.error();
   if (q->rows.empty()) return MakeError("run {}: no such run in {}", run_key, db_->Where());
-  auto doc = nlohmann::json::parse(AsText(q->rows[0][0]), nullptr, false);
-  if (doc.is_discarded())
-    return MakeError("run {}: the stored record is not valid JSON (store damaged?)", run_key);
+  // The same checks as a record.json read from its folder: schema, version and shape.
+  const std::string where =
+      fmt::format("history store {}: runs row {} (record_json)", db_->Where(), run_key);
+  auto parsed = ParseStoredRecord(AsText(q->rows[0][0]), where);
+  if (!parsed) return parsed.error();
+  nlohmann::json& doc = *parsed;
+  if (RunKeyOf(doc) != run_key)
+    return MakeError(
+        "{}: the document is the record of run {}, not of this row (the store was edited); "
+        "nothing is read from it",
+        where, RunKeyOf(doc));
   auto w = db_->Query(
       "SELECT leg_index, gpu, series_json FROM windows WHERE run_key = ? AND series_json IS NOT "
       "NULL ORDER BY leg_index, gpu",
@@ -711,10 +458,16 @@ Result<nlohmann::json> Store::RunDocument(const std::string& run_key) {
   nlohmann::json gates = nlohmann::json::array();
   for (const auto& r : g->rows) {
     auto j = nlohmann::json::parse(AsText(r[0]), nullptr, false);
-    if (!j.is_discarded()) gates.push_back({{"gate", j}, {"baseline_path", AsText(r[1])}});
+    if (j.is_discarded()) continue;
+    if (!j.is_object())
+      return MakeError(
+          "history store {}: a gates row of run {} holds a gate that is not a JSON object (the "
+          "store was edited or damaged)",
+          db_->Where(), run_key);
+    gates.push_back({{"gate", j}, {"baseline_path", AsText(r[1])}});
   }
   doc["stored"] = {{"run_key", run_key}, {"source", AsText(q->rows[0][1])}, {"gates", gates}};
-  return doc;
+  return std::move(doc);
 }
 
 Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
@@ -737,6 +490,7 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
     p.push_back(t.gpu + "%");
   }
   if (!t.include_simulated) where += " AND r.simulated = 0";
+  if (empty_) return std::vector<TrendPoint>{};
   auto fill = [](TrendPoint& x, const std::vector<SqlValue>& r) {
     x.run_key = AsText(r[0]);
     x.commit = AsText(r[1]);
@@ -761,18 +515,32 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
   for (const auto& r : q->rows) {
     TrendPoint x;
     fill(x, r);
-    x.value = AsReal(r[10]);
-    x.n = static_cast<int>(AsInt(r[11]));
+    // A number where one is required, or an error naming the row: text is not a 0.
+    const std::string row =
+        fmt::format("history store {}: summaries row (run {}, arm {}, metric {})", db_->Where(),
+                    x.run_key, t.arm, t.metric);
+    auto value = StoredReal(r[10], row + ": median");
+    if (!value) return value.error();
+    auto n = StoredInt(r[11], row + ": n");
+    if (!n) return n.error();
+    if (*n < 0 || *n > 1000000000)
+      return MakeError("{}: n is {}, not a count of legs (the store was edited or damaged)", row,
+                       *n);
+    auto clock = StoredOptReal(r[14], row + ": clock_sm_median_mhz");
+    if (!clock) return clock.error();
+    x.value = *value;
+    x.n = static_cast<int>(*n);
     x.unit = AsText(r[12]);
     x.better = AsText(r[13]);
-    x.clock_sm_median_mhz = AsOptReal(r[14]);
+    x.clock_sm_median_mhz = *clock;
     out.push_back(std::move(x));
   }
   if (t.include_unattributed) {
     // Runs whose legs produced the metric but had no valid window: the median over those
     // legs, marked unattributed.
     auto u = db_->Query("SELECT " + cols +
-                            ", m.value, m.unit, m.better FROM metrics m JOIN legs l ON l.run_key "
+                            ", m.value, m.unit, m.better, m.leg_index, m.seq FROM metrics m "
+                            "JOIN legs l ON l.run_key "
                             "= m.run_key AND l.leg_index = m.leg_index JOIN runs r ON r.run_key "
                             "= m.run_key WHERE m.name = ? AND l.arm = ? AND l.role = 'measured' "
                             "AND l.valid = 0 AND m.value IS NOT NULL" +
@@ -796,7 +564,12 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
         it = extra.emplace(key, std::make_pair(x, std::vector<double>{})).first;
         order.push_back(key);
       }
-      it->second.second.push_back(AsReal(r[10]));
+      auto v =
+          StoredReal(r[10], fmt::format("history store {}: metrics row (run {}, leg {}, "
+                                        "seq {}, metric {}): value",
+                                        db_->Where(), key, AsText(r[13]), AsText(r[14]), t.metric));
+      if (!v) return v.error();
+      it->second.second.push_back(*v);
     }
     for (const auto& k : order) {
       auto& [x, vals] = extra[k];

@@ -78,15 +78,24 @@ struct TrendPoint {
   std::optional<double> clock_sm_median_mhz;
 };
 
+// What an opening is for. Both check the store's schema version read-only (no transaction,
+// no lock); only a write migrates a store that is behind, under the write lock. A read of a
+// store nothing was written to sees no run; a read of an older schema is refused by name.
+enum class StoreAccess { kRead, kWrite };
+
 class Store {
  public:
-  // Opens (creating a SQLite file and its directory where needed) and migrates.
-  static Result<std::unique_ptr<Store>> Open(const std::string& url);
+  // Opens (creating a SQLite file and its directory where needed) and, for a write, migrates.
+  static Result<std::unique_ptr<Store>> Open(const std::string& url,
+                                             StoreAccess access = StoreAccess::kWrite);
   // Over an open connection; migrates up to UP_TO (tests stop early to test upgrades).
   static Result<std::unique_ptr<Store>> OpenDb(std::unique_ptr<SqlDb> db,
-                                               int up_to = StoreSchemaVersion());
+                                               int up_to = StoreSchemaVersion(),
+                                               StoreAccess access = StoreAccess::kWrite);
 
   SqlDb& db() { return *db_; }
+  // The highest version in schema_version, checked: an integer in [0, INT_MAX], or an error
+  // naming the store (2^32 + 2 is not version 2).
   Result<int> SchemaVersion();
 
   // Ingests one record document. SOURCE is where it came from (a directory) and, when it is
@@ -102,15 +111,22 @@ class Store {
   Result<std::vector<RunRow>> ListRuns(const RunFilter& filter);
   // A run by its key or a unique prefix of it (at least 6 characters).
   Result<std::string> ResolveRunKey(const std::string& prefix);
-  // The stored record document, with each leg's window series under legs[i].series.
+  // The stored record document, with each leg's window series under legs[i].series. It is
+  // checked as a record.json is (ParseStoredRecord: schema, version, shape) and must be the
+  // run of RUN_KEY; an error names the store and the row.
   Result<nlohmann::json> RunDocument(const std::string& run_key);
+  // A value that is not a finite number where one is required (a median, a count) is an
+  // error naming the store row, never a point at 0.
   Result<std::vector<TrendPoint>> Trend(const TrendQuery& q);
 
  private:
   explicit Store(std::unique_ptr<SqlDb> db) : db_(std::move(db)) {}
+  // SchemaVersion, or 0 where the version table is not there; read-only.
+  Result<int> ReadVersion();
   Status Migrate(int up_to);
   Result<IngestOutcome> AddRecordChecked(const nlohmann::json& record, const std::string& source);
   std::unique_ptr<SqlDb> db_;
+  bool empty_ = false;  // opened for a read, and nothing was ever written to it
 };
 
 // The clock and power of one GPU over a leg, as a chart draws them: a point where any of them

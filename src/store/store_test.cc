@@ -9,9 +9,11 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "record/record.h"
+#include "store/store_doc.h"
 
 namespace vouch {
 namespace {
@@ -217,7 +219,10 @@ TEST_P(StoreTest, ARecordThatFailsHalfwayLeavesNothingBehind) {
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->AddRecord(RunOf(1, "c1", 100), "one").ok());
   auto bad = RunOf(2, "c2", 100);
-  bad["legs"][2]["index"] = 1;  // two legs with one index: the legs insert fails after the run's
+  // One GPU twice in a leg's window: the windows insert fails after the run's and the legs'.
+  // (Two legs with one index no longer get that far: the record's shape check refuses them.)
+  auto& gpus = bad["legs"][2]["window"]["gpus"];
+  gpus.push_back(gpus[0]);
   auto r = s->AddRecord(bad, "two");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("two: not stored (the store is as it was before it)"),
@@ -354,6 +359,88 @@ TEST_P(StoreTest, KeepsAbVerdictsGatesAndBaselines) {
   EXPECT_NE(s->ResolveRunKey("ffffffffff").error().message.find("no such run"), std::string::npos);
 }
 
+TEST_P(StoreTest, AVersionPast2To32OrTextIsRefusedNotTruncated) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->db()
+                  .Exec("INSERT INTO schema_version (version, description, applied_unix_s) "
+                        "VALUES (4294967298, 'forged', 0)")
+                  .ok());
+  auto v = s->SchemaVersion();
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("is at schema version 4294967298, which no vouch writes"),
+            std::string::npos)
+      << v.error().message;
+  for (auto access : {StoreAccess::kRead, StoreAccess::kWrite})
+    EXPECT_FALSE(Store::Open(url_, access).ok());
+}
+
+TEST_P(StoreTest, AReadNeverMigrates) {
+  // Nothing written yet: a read sees no run and creates no table.
+  auto r = Store::Open(url_, StoreAccess::kRead);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE((*r)->ListRuns({})->empty());
+  TrendQuery q;
+  q.metric = "tok_s";
+  EXPECT_TRUE((*r)->Trend(q)->empty());
+  EXPECT_NE((*r)->ResolveRunKey("abcdef").error().message.find("no such run"), std::string::npos);
+  EXPECT_FALSE((*r)->SchemaVersion().ok());  // no schema_version table: nothing was created
+  {
+    auto db = GetParam() == "sqlite" ? OpenSqliteDb(url_) : OpenPostgresDb(url_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(Store::OpenDb(std::move(*db), 1).ok());
+  }
+  // An older schema: a read refuses it by name, a write upgrades it.
+  auto old = Store::Open(url_, StoreAccess::kRead);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().message.find("is at schema version 1, older than this vouch's"),
+            std::string::npos)
+      << old.error().message;
+  ASSERT_TRUE(Open());
+  auto now = Store::Open(url_, StoreAccess::kRead);
+  ASSERT_TRUE(now.ok()) << now.error().message;
+  EXPECT_EQ(*(*now)->SchemaVersion(), StoreSchemaVersion());
+}
+
+TEST_P(StoreTest, AStoredDocumentIsCheckedAsARecordIs) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  auto a = s->AddRecord(RunOf(1, "c1", 100), "one");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(s->RunDocument(a->run_key).ok());
+  auto legs = RunOf(1, "c1", 100);
+  legs["legs"][0]["metrics"] = "none";
+  for (const std::string& doc : {std::string("[1]"), legs.dump(), RunOf(2, "c2", 100).dump()}) {
+    ASSERT_TRUE(
+        s->db().Exec("UPDATE runs SET record_json = ? WHERE run_key = ?", {doc, a->run_key}).ok());
+    auto d = s->RunDocument(a->run_key);
+    ASSERT_FALSE(d.ok()) << doc.substr(0, 40);
+    EXPECT_NE(d.error().message.find("runs row " + a->run_key + " (record_json)"),
+              std::string::npos)
+        << d.error().message;
+  }
+}
+
+TEST_P(StoreTest, ATextMedianIsAnErrorNamingTheRow) {
+  if (GetParam() != "sqlite") GTEST_SKIP() << "a PostgreSQL column of numbers holds no text";
+  auto s = Open();
+  ASSERT_TRUE(s);
+  auto a = s->AddRecord(RunOf(1, "c1", 100), "one");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(s->db()
+                  .Exec("UPDATE summaries SET median = 'fast' WHERE name = 'tok_s' AND run_key = ?",
+                        {a->run_key})
+                  .ok());
+  TrendQuery q;
+  q.metric = "tok_s";
+  auto t = s->Trend(q);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("summaries row (run " + a->run_key +
+                                   ", arm run, metric tok_s): median is text ('fast')"),
+            std::string::npos)
+      << t.error().message;
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, StoreTest, ::testing::Values("sqlite", "postgresql"),
                          [](const auto& p) { return p.param; });
 
@@ -373,6 +460,23 @@ TEST(StoreLocation, FlagThenEnvironmentThenDataDirectory) {
   EXPECT_FALSE(IsPostgresUrl("/tmp/postgresql.sqlite"));
   EXPECT_EQ(RedactUrl("postgresql://u:secret@h:5432/db"), "postgresql://u:<redacted>@h:5432/db");
   EXPECT_EQ(RedactUrl("postgresql:///db?host=/tmp"), "postgresql:///db?host=/tmp");
+}
+
+TEST(StoredCells, ANumberWhereOneIsRequiredOrAnError) {
+  EXPECT_EQ(*StoredInt(SqlValue(std::int64_t{4294967298}), "v"), 4294967298);
+  EXPECT_EQ(*StoredInt(SqlValue(2.0), "v"), 2);
+  EXPECT_FALSE(StoredInt(SqlValue(2.5), "v").ok());
+  EXPECT_FALSE(StoredInt(SqlValue(1e300), "v").ok());
+  EXPECT_NE(StoredInt(SqlValue(std::string("2")), "row x: v")
+                .error()
+                .message.find("row x: v is text ('2'), not an integer"),
+            std::string::npos);
+  EXPECT_EQ(*StoredReal(SqlValue(1.5), "m"), 1.5);
+  EXPECT_FALSE(StoredReal(SqlValue(std::numeric_limits<double>::infinity()), "m").ok());
+  EXPECT_FALSE(StoredReal(SqlNull(), "m").ok());
+  EXPECT_FALSE(StoredOptReal(SqlNull(), "m")->has_value());
+  EXPECT_FALSE(ParseStoredRecord("{\"schema\":\"vouch.record\",\"schema_version\":1}", "w").ok());
+  EXPECT_TRUE(ParseStoredRecord(Fixture().dump(), "w").ok());
 }
 
 TEST(StoreSqlite, AFileThatIsNotADatabaseIsRefusedByName) {

@@ -1,0 +1,134 @@
+#include "store/store_doc.h"
+
+#include <cmath>
+#include <filesystem>
+#include <variant>
+
+#include "clock/fold.h"
+#include "record/record.h"
+#include "store/store.h"
+#include "util/json_io.h"
+
+namespace vouch {
+
+Result<nlohmann::json> ParseStoredRecord(std::string_view text, std::string_view where) {
+  constexpr std::string_view kTail =
+      " (the store was edited or damaged, or written by another tool); nothing is read from it";
+  auto doc = ParseJson(text, where);
+  if (!doc) return MakeError("{}{}", doc.error().message, kTail);
+  if (auto h = CheckRecordHeader(*doc, where); !h)
+    return MakeError("{}{}", h.error().message, kTail);
+  if (auto s = CheckRecordShape(*doc, where); !s)
+    return MakeError("{}{}", s.error().message, kTail);
+  return std::move(*doc);
+}
+
+namespace {
+
+Error NotANumber(const SqlValue& v, std::string_view where, std::string_view what) {
+  constexpr std::string_view kTail = ": the store was edited or damaged; nothing is read from it";
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    std::string shown = s->size() > 40 ? s->substr(0, 40) + "..." : *s;
+    return Error{fmt::format("{} is text ('{}'), not {}{}", where, shown, what, kTail)};
+  }
+  if (std::holds_alternative<std::monostate>(v))
+    return Error{fmt::format("{} is NULL, not {}{}", where, what, kTail)};
+  if (const auto* d = std::get_if<double>(&v))
+    return Error{fmt::format("{} is {}, not {}{}", where, *d, what, kTail)};
+  return Error{fmt::format("{} is not {}{}", where, what, kTail)};
+}
+
+}  // namespace
+
+Result<std::int64_t> StoredInt(const SqlValue& v, std::string_view where) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v))
+    // Exactly representable integers only: -2^63 <= d < 2^63, and whole.
+    if (std::isfinite(*d) && *d == std::trunc(*d) && *d >= -9223372036854775808.0 &&
+        *d < 9223372036854775808.0)
+      return static_cast<std::int64_t>(*d);
+  return NotANumber(v, where, "an integer");
+}
+
+Result<double> StoredReal(const SqlValue& v, std::string_view where) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v))
+    if (std::isfinite(*d)) return *d;
+  return NotANumber(v, where, "a finite number");
+}
+
+Result<std::optional<double>> StoredOptReal(const SqlValue& v, std::string_view where) {
+  if (std::holds_alternative<std::monostate>(v)) return std::optional<double>();
+  auto d = StoredReal(v, where);
+  if (!d) return d.error();
+  return std::optional<double>(*d);
+}
+
+std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
+                                                  const nlohmann::json& l) {
+  const auto& w = l["window"];
+  if (source.empty() || !l.contains("dir") || !l["dir"].is_string() ||
+      !w.contains("samples_file") || !w["samples_file"].is_string())
+    return std::nullopt;
+  auto path = std::filesystem::path(source) / l["dir"].get<std::string>() /
+              w["samples_file"].get<std::string>();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  auto s = ReadSampleStream(path.string());
+  if (!s) return std::nullopt;  // a damaged stream leaves the series out, not the run
+  return std::move(*s);
+}
+
+nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0) {
+  std::vector<const Sample*> mine;
+  for (const auto& s : samples)
+    if (s.gpu == gpu) mine.push_back(&s);
+  nlohmann::json t = nlohmann::json::array(), sm = nlohmann::json::array(),
+                 pw = nlohmann::json::array(), busy = nlohmann::json::array();
+  const Sample* prev = nullptr;
+  std::vector<const Sample*> kept;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Sample* s = mine[i];
+    bool last = i + 1 == mine.size();
+    if (prev && !last && s->sm_mhz == prev->sm_mhz && s->power_mw == prev->power_mw &&
+        IsBusy(*s) == IsBusy(*prev))
+      continue;
+    kept.push_back(s);
+    prev = s;
+  }
+  size_t stride = kept.size() > 4000 ? (kept.size() + 3999) / 4000 : 1;
+  for (size_t i = 0; i < kept.size(); i += stride) {
+    const Sample* s = kept[i];
+    t.push_back(std::round((s->unix_s - t0) * 1000) / 1000);
+    sm.push_back(s->sm_mhz ? nlohmann::json(*s->sm_mhz) : nlohmann::json());
+    pw.push_back(s->power_mw
+                     ? nlohmann::json(std::round(static_cast<double>(*s->power_mw) / 100) / 10)
+                     : nlohmann::json());
+    busy.push_back(IsBusy(*s) ? 1 : 0);
+  }
+  return {{"t0_unix_s", t0}, {"t_s", t}, {"sm_mhz", sm}, {"power_w", pw}, {"busy", busy}};
+}
+
+void AttachLegSeries(nlohmann::json& rec, const std::string& dir) {
+  if (!rec.contains("legs") || !rec["legs"].is_array()) return;
+  for (auto& l : rec["legs"]) {
+    if (!l.is_object() || !l.contains("window") || !l["window"].is_object()) continue;
+    auto samples = ReadLegSamples(dir, l);
+    if (!samples) continue;
+    nlohmann::json per = nlohmann::json::array();
+    const auto& w = l["window"];
+    double t0 = w.value("started_unix_s", samples->front().unix_s);
+    if (w.contains("gpus") && w["gpus"].is_array())
+      for (const auto& g : w["gpus"]) {
+        int gpu = g.is_object() && g.contains("fold") && g["fold"].is_object()
+                      ? g["fold"].value("gpu", 0)
+                      : 0;
+        auto sj = LegSeries(*samples, gpu, t0);
+        sj["gpu"] = gpu;
+        per.push_back(std::move(sj));
+      }
+    l["series"] = per;
+  }
+}
+
+}  // namespace vouch

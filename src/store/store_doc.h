@@ -1,0 +1,36 @@
+// The store's documents and cells read back: a stored record document goes through the same
+// checks as a record.json (schema, version, shape), and a cell where a number is required is a
+// number or an error naming the row, never a 0 made up from text. Nothing here talks to a
+// database, so the fuzz target for stored documents (fuzz/fuzz_store.cc) builds it alone.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/sql.h"
+#include "telemetry/sample.h"
+#include "util/result.h"
+
+namespace vouch {
+
+// A stored record document (runs.record_json) as `history show` and `report --run` read it:
+// valid JSON, a 'vouch.record' of the version this vouch reads, and the record's shape
+// (CheckRecordShape). WHERE names the store and the row; every error starts with it.
+Result<nlohmann::json> ParseStoredRecord(std::string_view text, std::string_view where);
+
+// A cell where a number is required. An integer, or a real that is a whole number in range
+// (StoredInt); a finite number (StoredReal); NULL allowed (StoredOptReal). Text, NULL or a
+// non-finite value is an error "WHERE is text ('abc'), not a number ...".
+Result<std::int64_t> StoredInt(const SqlValue& v, std::string_view where);
+Result<double> StoredReal(const SqlValue& v, std::string_view where);
+Result<std::optional<double>> StoredOptReal(const SqlValue& v, std::string_view where);
+
+// A leg's samples file (SOURCE/legs[i].dir/window.samples_file), when it is there and readable.
+std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
+                                                  const nlohmann::json& leg);
+
+}  // namespace vouch
