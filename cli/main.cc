@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "lock/lock.h"
+#include "terminal_guard.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -137,6 +138,8 @@ int Main(std::vector<std::string> args) {
 }  // namespace vouch::cli
 
 int main(int argc, char** argv) {
+  // Nothing reaches the terminal raw: the escaping of stdout and stderr is set up first.
+  vouch::cli::GuardTerminalOutput();
   std::vector<std::string> args(argv + 1, argv + argc);
   // The last line of defence: every reader validates its input and returns an error naming
   // the file, so an exception here is a bug in vouch; it ends with a message and exit 1,
