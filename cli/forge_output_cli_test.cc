@@ -131,7 +131,9 @@ TEST_F(ForgeOutputCli, PasswordsInUrlsHeadersAndGoFlagsNeverReachTheRecord) {
       "-- ./leg.sh -H 'Authorization: Bearer HDRTOK3' -token GOTOK4 "
       "--url=https://bot:URLPASS5@git.example/x.git",
       kFast));
-  // The store cannot be reached (or this vouch has no PostgreSQL): the run itself is kept.
+  // The store cannot be reached (port 1): exit 1, and the run itself is kept.
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "history store postgresql://u:<redacted>@127.0.0.1:1/db: ")) << r.out;
   ASSERT_TRUE(fs::exists(D("r/record.json"))) << r.out;
   const std::string all = AllFiles("r");
   for (const char* secret : {"PGPASS1", "ENVPASS2", "HDRTOK3", "GOTOK4", "URLPASS5"}) {
