@@ -4,12 +4,11 @@
 
 namespace vouch::cli {
 
-// Ignores SIGPIPE (legs get it back: the executor restores the default in each child) and
-// replaces stdout and stderr with streams over the same descriptors that treat EPIPE as
-// "output closed": the write is dropped, later writes to that stream too, and no error reaches
-// the caller (fmt::print would otherwise throw mid-run). Call once, first thing in main.
+// Ignores SIGPIPE (legs get it back: the executor restores the default in each child), so that
+// a write to a closed pipe fails with EPIPE instead of killing vouch. The streams that replace
+// stdout and stderr (terminal_guard.h) treat EPIPE as "output closed": the write is dropped,
+// later writes to that stream too, and no error reaches the caller (fmt::print would otherwise
+// throw mid-run). Call once, first thing in main, before GuardTerminalOutput.
 void GuardClosedOutput();
-// Whether stdout (FD 1) or stderr (FD 2) was found closed by a reader.
-bool OutputClosed(int fd);
 
 }  // namespace vouch::cli

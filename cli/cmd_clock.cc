@@ -228,8 +228,8 @@ int CmdClockPair(const GlobalOptions&, std::vector<std::string> args) {
   wa->verdict = JudgeWindow(wa->gpus, p, wa->gpu_source);
   wb->verdict = JudgeWindow(wb->gpus, p, wb->gpu_source);
   auto v = PairWindows(*wa, *wb, p, cross);
-  const std::string md = fmt::format("**vouch clock pair**: A `{}`, B `{}`\n\n{}", MarkdownCell(a),
-                                     MarkdownCell(b), RenderPairMarkdown(v));
+  const std::string md = fmt::format("**vouch clock pair**: A {}, B {}\n\n{}", MarkdownCode(a),
+                                     MarkdownCode(b), RenderPairMarkdown(v));
   if (!WriteMarkdownFile(
           markdown, [&] { return md; }, "clock pair"))
     return kExitError;

@@ -203,10 +203,11 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   std::string baseline_path, record_path, markdown;
   app.add_option("--baseline", baseline_path, "baseline file (from vouch baseline)")->required();
   app.add_option("RECORD", record_path, "a record to gate instead of running a command");
-  app.add_option("--markdown", markdown,
-                 "also write the table as Markdown for a pull request (at most 65,536 characters: "
-                 "the rows that matter first; every row in FILE.full.md when they do not all fit); "
-                 "- prints every row to stdout instead of the text");
+  app.add_option(
+      "--markdown", markdown,
+      "also write the table as Markdown for a pull request (at most 65,536 characters: "
+      "the rows that matter first; every row in FILE.full.md when they do not all fit; - prints "
+      "every row on stdout instead of the text)");
   std::vector<std::string> threshold_specs;
   ThresholdPolicy thresholds;
   AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
@@ -255,7 +256,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
   if (f.json)
     fmt::print("{}\n", RenderGateJson(report));
-  else if (markdown == "-")  // every row: stdout has no size limit
+  else if (markdown == "-")
     fmt::print("{}", RenderGateMarkdown(report, std::string::npos));
   else
     fmt::print("{}", RenderGateText(report));

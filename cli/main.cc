@@ -14,6 +14,7 @@
 #include "command.h"
 #include "lock/lock.h"
 #include "telemetry/sim_builtin.h"
+#include "terminal_guard.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -171,8 +172,11 @@ int Main(std::vector<std::string> args) {
 }  // namespace vouch::cli
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  // A closed pipe never ends vouch (closed_output.h), and nothing reaches the terminal raw: the
+  // escaping of stdout and stderr (terminal_guard.h) is set up before anything is printed.
   vouch::cli::GuardClosedOutput();
+  vouch::cli::GuardTerminalOutput();
+  std::vector<std::string> args(argv + 1, argv + argc);
   // The last line of defence: every reader validates its input and returns an error naming
   // the file, so an exception here is a bug in vouch; it ends with a message and exit 1,
   // never an abort, and what the run wrote so far stays on disk.

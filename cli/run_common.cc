@@ -17,6 +17,7 @@
 
 #include "leg_notes.h"
 #include "telemetry/sim_builtin.h"
+#include "terminal_guard.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/redact.h"
@@ -408,19 +409,20 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     }
     if (now - last_print < std::chrono::milliseconds(250)) return;
     last_print = now;
-    std::string line =
-        fmt::format("[leg {} of {}: {} {}] {:6.1f} s  SM clock {}{}", index + 1, r.planned_legs,
-                    arm.name, role, elapsed, sm, eta.empty() ? "" : "  " + eta);
+    std::string line = TerminalSafe(fmt::format("[leg {} of {}: {} {}] {:6.1f} s  SM clock {}{}",
+                                                index + 1, r.planned_legs, arm.name, role, elapsed,
+                                                sm, eta.empty() ? "" : "  " + eta));
     // Never wider than the terminal: a wrapped line cannot be redrawn with '\r'.
     struct winsize ws {};
     if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.size() >= ws.ws_col)
       line.resize(ws.ws_col - 1u);
-    fmt::print(stderr, "\r{}\033[K", line);
+    // vouch's own control sequences: past the guard, the line itself escaped above.
+    fmt::print(RawStderr(), "\r{}\033[K", line);
   };
   auto leg = RunLeg(*ctx.device, ctx.executor, ctx.config, ctx.dir, arm, index, role,
                     tty || plain ? progress : ProgressFn());
   ctx.last_leg_end = std::chrono::steady_clock::now();
-  if (tty) fmt::print(stderr, "\r\033[K");
+  if (tty) fmt::print(RawStderr(), "\r\033[K");
   if (!leg) {
     r.caveats.push_back(leg.error().message);
     if (Interrupted()) ctx.interrupted = true;

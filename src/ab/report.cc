@@ -5,6 +5,8 @@
 
 #include "ab/protocol.h"
 #include "metrics/ratio.h"
+#include "util/escape.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 namespace vouch {
@@ -158,23 +160,26 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
   std::string text;
   text += fmt::format("A/B verdict: {}\n", ToString(decision.verdict));
   if (context.simulated) text += "  (SIMULATED DEVICE: clocks are a replay)\n";
-  text += fmt::format("  headline  {} ({} is better; {})\n", o.headline.empty() ? "?" : o.headline,
-                      BetterName(o.better),
-                      o.headline_reason.empty() ? "not chosen" : o.headline_reason);
-  text +=
-      fmt::format("  arms      A = {}: {}{}\n            B = {}: {}{}\n", a.name, ShellJoin(a.argv),
-                  context.a_env.empty() ? "" : fmt::format(" [{}]", fmt::join(context.a_env, " ")),
-                  b.name, ShellJoin(b.argv),
-                  context.b_env.empty() ? "" : fmt::format(" [{}]", fmt::join(context.b_env, " ")));
+  text += fmt::format("  headline  {} ({} is better; {})\n",
+                      o.headline.empty() ? "?" : TerminalSafe(o.headline), BetterName(o.better),
+                      o.headline_reason.empty() ? "not chosen" : TerminalSafe(o.headline_reason));
+  // An arm as a terminal may show it: its command and variables redacted, then escaped.
+  const auto arm = [](const Arm& x, const std::vector<std::string>& env) {
+    return TerminalSafe(
+        fmt::format("{}: {}{}", x.name, ShellJoin(RedactArgv(x.argv)),
+                    env.empty() ? "" : fmt::format(" [{}]", fmt::join(RedactArgv(env), " "))));
+  };
+  text += fmt::format("  arms      A = {}\n            B = {}\n", arm(a, context.a_env),
+                      arm(b, context.b_env));
   text += fmt::format("  pairs     {} used, {} refused ({} mode, seed {}, blocks {})\n",
                       o.pairs_used, o.refused.size(), o.sequential ? "sequential" : "fixed",
                       plan.seed, fmt::join(o.orientations, " "));
-  text += fmt::format("  ratio     {}\n", RatioText(decision, o.better, unit));
-  text += fmt::format("  clock-normalised {}{}\n", RatioText(cmp.clock_normalised, o.better, unit),
-                      cmp.clock_explained_log
-                          ? fmt::format("; the clock explains {:+.3f} %",
-                                        100 * (std::exp(*cmp.clock_explained_log) - 1))
-                          : "");
+  text += fmt::format("  ratio     {}\n", TerminalSafe(RatioText(decision, o.better, unit)));
+  text += fmt::format(
+      "  clock-normalised {}{}\n", TerminalSafe(RatioText(cmp.clock_normalised, o.better, unit)),
+      cmp.clock_explained_log ? fmt::format("; the clock explains {:+.3f} %",
+                                            100 * (std::exp(*cmp.clock_explained_log) - 1))
+                              : "");
   text +=
       fmt::format("  band      +/- {:.3f} % ({})\n", decision.band.Percent(),
                   decision.band.source == NoiseBand::Source::kCalibrated
@@ -193,8 +198,8 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
       o.clock_a.median_mhz, o.clock_a.mean_mhz, o.clock_b.median_mhz, o.clock_b.mean_mhz);
   if (decision.further_pairs)
     text += fmt::format("  about {} more pairs would likely decide it\n", *decision.further_pairs);
-  for (const auto& r : decision.reasons) text += fmt::format("  - {}\n", r);
-  for (const auto& c : context.caveats) text += fmt::format("  caveat: {}\n", c);
+  for (const auto& r : decision.reasons) text += fmt::format("  - {}\n", TerminalSafe(r));
+  for (const auto& c : context.caveats) text += fmt::format("  caveat: {}\n", TerminalSafe(c));
   return text;
 }
 
@@ -202,13 +207,14 @@ std::string RenderAbMarkdown(const AbOutcome& o, const std::vector<std::string>&
   const AbDecision& decision = o.decision;
   const std::string unit = HeadlineUnit(o);
   std::string md = fmt::format(
-      "### vouch A/B: **{}**\n\n| | |\n|---|---|\n| headline | `{}` ({} is better) |\n"
+      "### vouch A/B: **{}**\n\n| | |\n|---|---|\n| headline | {} ({} is better) |\n"
       "| pairs | {} used, {} refused |\n| ratio | {} |\n| clock-normalised | {} |\n"
       "| band | ±{:.3f} % |\n| SM clock A / B (mean) | {:.1f} / {:.1f} MHz |\n",
-      ToString(decision.verdict), o.headline, BetterName(o.better), o.pairs_used, o.refused.size(),
-      RatioText(decision, o.better, unit), RatioText(o.comparison.clock_normalised, o.better, unit),
+      ToString(decision.verdict), MarkdownCode(o.headline), BetterName(o.better), o.pairs_used,
+      o.refused.size(), MarkdownCell(RatioText(decision, o.better, unit)),
+      MarkdownCell(RatioText(o.comparison.clock_normalised, o.better, unit)),
       decision.band.Percent(), o.clock_a.mean_mhz, o.clock_b.mean_mhz);
-  for (const auto& c : caveats) md += fmt::format("\n- caveat: {}", c);
+  for (const auto& c : caveats) md += fmt::format("\n- caveat: {}", MarkdownCell(c));
   md += "\n";
   return md;
 }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "metrics/ratio.h"
+#include "util/escape.h"
 #include "util/json_io.h"
 #include "util/strings.h"
 
@@ -231,8 +232,6 @@ const std::vector<std::string> kHeader = {"metric",       "unit",      "baseline
                                           "now",          "change",    "interval",
                                           "now/baseline", "threshold", "verdict"};
 
-std::string MarkdownEscape(const std::string& s) { return MarkdownCell(s); }
-
 }  // namespace
 
 std::string_view GateVerdictName(GateVerdict v) {
@@ -423,12 +422,17 @@ GateReport CompareToBaseline(const Baseline& baseline,
 
 std::string HeadlineLine(const GateReport& r) {
   if (r.headline.empty()) return "";
-  return fmt::format("headline: {} ({})", r.headline, r.headline_reason);
+  return fmt::format("headline: {} ({})", TerminalSafe(r.headline),
+                     TerminalSafe(r.headline_reason));
 }
 
 std::string RenderGateText(const GateReport& report) {
   std::vector<std::vector<std::string>> table = {kHeader};
-  for (const auto& r : report.rows) table.push_back(Cells(r));
+  // Every cell as a terminal shows it: a metric named with escape sequences cannot draw.
+  for (const auto& r : report.rows) {
+    table.push_back(Cells(r));
+    for (auto& c : table.back()) c = TerminalSafe(c);
+  }
   std::vector<size_t> width(kHeader.size(), 0);
   for (const auto& row : table)
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
@@ -449,15 +453,15 @@ std::string RenderGateText(const GateReport& report) {
     }
     out += line + "\n";
   }
-  for (const auto& c : report.caveats) out += "caveat: " + c.message + "\n";
+  for (const auto& c : report.caveats) out += "caveat: " + TerminalSafe(c.message) + "\n";
   if (!report.not_in_baseline.empty()) {
     out += "not gated (not in the baseline):";
-    for (const auto& n : report.not_in_baseline) out += " " + n;
+    for (const auto& n : report.not_in_baseline) out += " " + TerminalSafe(n);
     out += "\n";
   }
   if (std::string hint = WarnHint(report); !hint.empty()) out += "note: " + hint + "\n";
   if (std::string n = NoiseLine(report); !n.empty()) out += "noise: " + n + "\n";
-  if (std::string n = NotJudgedLine(report); !n.empty()) out += "noise: " + n + "\n";
+  if (std::string n = NotJudgedLine(report); !n.empty()) out += "noise: " + TerminalSafe(n) + "\n";
   out += OverallLine(report) + "\n";
   return out;
 }
@@ -487,7 +491,7 @@ std::string MarkdownRow(const GateRow& r) {
   auto cells = Cells(r);
   if (MarkdownRank(r.verdict) <= 1) cells.back() = "**" + cells.back() + "**";
   std::string line = "|";
-  for (const auto& c : cells) line += " " + MarkdownEscape(c) + " |";
+  for (const auto& c : cells) line += " " + MarkdownCell(c) + " |";
   return line + "\n";
 }
 
@@ -501,17 +505,17 @@ std::string RenderGateMarkdown(const GateReport& report, std::size_t max_chars,
                                const std::string& full_path) {
   std::string head = "**vouch " + OverallLine(report) + "**\n\n";
   if (!report.headline.empty())
-    head += "Headline: `" + MarkdownEscape(report.headline) + "` (" +
-            MarkdownEscape(report.headline_reason) + ")\n\n";
+    head += "Headline: " + MarkdownCode(report.headline) + " (" +
+            MarkdownCell(report.headline_reason) + ")\n\n";
   std::string tail;
   if (!report.caveats.empty()) {
     tail += "\nCaveats:\n";
-    for (const auto& c : report.caveats) tail += "- " + MarkdownEscape(c.message) + "\n";
+    for (const auto& c : report.caveats) tail += "- " + MarkdownCell(c.message) + "\n";
   }
   if (std::string hint = WarnHint(report); !hint.empty()) tail += "\nNote: " + hint + "\n";
-  if (std::string n = NoiseLine(report); !n.empty()) tail += "\nNoise: " + MarkdownEscape(n) + "\n";
+  if (std::string n = NoiseLine(report); !n.empty()) tail += "\nNoise: " + MarkdownCell(n) + "\n";
   if (std::string n = NotJudgedLine(report); !n.empty())
-    tail += "\nNoise: " + MarkdownEscape(n) + "\n";
+    tail += "\nNoise: " + MarkdownCell(n) + "\n";
 
   // The rows that matter first (failing, inconclusive, warning), the largest change in the
   // bad direction first within each; passing and skipped rows after them.
@@ -528,7 +532,7 @@ std::string RenderGateMarkdown(const GateReport& report, std::size_t max_chars,
   std::string not_gated;
   if (!report.not_in_baseline.empty()) {
     not_gated = "\nNot gated (not in the baseline):";
-    for (const auto& n : report.not_in_baseline) not_gated += " `" + MarkdownEscape(n) + "`";
+    for (const auto& n : report.not_in_baseline) not_gated += " " + MarkdownCode(n);
     not_gated += "\n";
   }
   // Everything fits: one table, as it always was (in the order that matters).
@@ -538,9 +542,8 @@ std::string RenderGateMarkdown(const GateReport& report, std::size_t max_chars,
   // Too long for one comment (GitHub refuses one over 65,536 characters): the rows that
   // matter in the table, the passing ones folded, and what still does not fit left out and
   // counted, with where every row is.
-  const std::string where = full_path.empty()
-                                ? std::string("`vouch gate --json` lists every row")
-                                : "every row is in `" + MarkdownEscape(full_path) + "`";
+  const std::string where = full_path.empty() ? std::string("`vouch gate --json` lists every row")
+                                              : "every row is in " + MarkdownCode(full_path);
   const std::size_t reserve = 400;  // the "not shown" line and the fold's own markup
   std::size_t budget = max_chars > head.size() + tail.size() + reserve
                            ? max_chars - head.size() - tail.size() - reserve

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "stats/ab_stats.h"
+#include "util/escape.h"
 
 namespace vouch::gputrace {
 namespace {
@@ -285,12 +286,13 @@ nlohmann::json ToJson(const GpuComparison& c) {
 std::string RenderComparisonText(const GpuComparison& c, const std::string& attribution,
                                  std::size_t max_rows) {
   std::string o;
-  o += fmt::format("GPU: {}\n", c.summary);
-  o += fmt::format("  {}\n", attribution);
-  for (const auto& n : c.notes) o += fmt::format("  note: {}\n", n);
+  const std::string a_label = TerminalSafe(c.a_label), b_label = TerminalSafe(c.b_label);
+  o += fmt::format("GPU: {}\n", TerminalSafe(c.summary));
+  o += fmt::format("  {}\n", TerminalSafe(attribution));
+  for (const auto& n : c.notes) o += fmt::format("  note: {}\n", TerminalSafe(n));
   double d = c.b_kernel_ns - c.a_kernel_ns;
   o += fmt::format("  GPU-active {}: {} {}, {} {}; kernel time {} {} -> {} ({}{})\n", c.basis,
-                   c.a_label, Ns(c.a_active_ns), c.b_label, Ns(c.b_active_ns), c.a_label,
+                   a_label, Ns(c.a_active_ns), b_label, Ns(c.b_active_ns), a_label,
                    Ns(c.a_kernel_ns), Ns(c.b_kernel_ns), d >= 0 ? "+" : "", Ns(d));
   std::size_t shown = 0;
   std::string table;
@@ -298,10 +300,10 @@ std::string RenderComparisonText(const GpuComparison& c, const std::string& attr
     if (shown == max_rows) break;
     if (r.status == "same" && std::fabs(r.delta_ns()) < 1) continue;
     ++shown;
-    table += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", r.status,
-                         Count(r.a_count), Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns),
-                         (r.delta_ns() >= 0 ? "+" : "") + Ns(r.delta_ns()),
-                         r.share_pct ? fmt::format("{:.1f}%", *r.share_pct) : "-", Short(r.name));
+    table += fmt::format(
+        "  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", r.status, Count(r.a_count),
+        Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns), (r.delta_ns() >= 0 ? "+" : "") + Ns(r.delta_ns()),
+        r.share_pct ? fmt::format("{:.1f}%", *r.share_pct) : "-", TerminalSafe(Short(r.name)));
   }
   if (!table.empty())
     o += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", "kernel", "A n", "B n",
@@ -316,11 +318,11 @@ std::string RenderComparisonText(const GpuComparison& c, const std::string& attr
 std::string RenderComparisonMarkdown(const GpuComparison& c, const std::string& attribution,
                                      std::size_t max_rows) {
   std::string o = "### What ran on the GPU\n\n";
-  o += fmt::format("**{}**\n\n_{}_\n\n", c.summary, attribution);
-  for (const auto& n : c.notes) o += fmt::format("- note: {}\n", n);
+  o += fmt::format("**{}**\n\n_{}_\n\n", MarkdownCell(c.summary), MarkdownCell(attribution));
+  for (const auto& n : c.notes) o += fmt::format("- note: {}\n", MarkdownCell(n));
   if (!c.notes.empty()) o += "\n";
-  o += fmt::format("GPU-active {}: {} {}, {} {}.\n\n", c.basis, c.a_label, Ns(c.a_active_ns),
-                   c.b_label, Ns(c.b_active_ns));
+  o += fmt::format("GPU-active {}: {} {}, {} {}.\n\n", c.basis, MarkdownCell(c.a_label),
+                   Ns(c.a_active_ns), MarkdownCell(c.b_label), Ns(c.b_active_ns));
   o += "| status | A count | B count | A time | B time | change | share | kernel |\n";
   o += "|---|---:|---:|---:|---:|---:|---:|---|\n";
   std::size_t shown = 0;
@@ -329,10 +331,10 @@ std::string RenderComparisonMarkdown(const GpuComparison& c, const std::string& 
     ++shown;
     std::string name = Short(r.name, 90);
     std::replace(name.begin(), name.end(), '|', '/');
-    o += fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | `{}` |\n", r.status, Count(r.a_count),
+    o += fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | {} |\n", r.status, Count(r.a_count),
                      Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns), r.delta_ns() >= 0 ? "+" : "",
                      Ns(r.delta_ns()), r.share_pct ? fmt::format("{:.1f} %", *r.share_pct) : "-",
-                     name);
+                     MarkdownCode(name));
   }
   if (c.rows.size() > shown)
     o += fmt::format("\n{} more kernel name(s) in the JSON record.\n", c.rows.size() - shown);

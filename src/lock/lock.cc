@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "util/escape.h"
 #include "util/host.h"
 #include "util/json_io.h"
 #include "util/redact.h"
@@ -172,8 +173,10 @@ std::string DefaultLockPath() {
 }
 
 std::string DescribeHolder(const LockHolder& h) {
-  return fmt::format("pid {} on {} since {} ({:.0f} s ago): {}", h.pid, h.host,
-                     IsoTimeUtc(h.start_unix_s), UnixNowSeconds() - h.start_unix_s, h.command);
+  // Another user's file: its host and command are shown, never obeyed, by a terminal.
+  return fmt::format("pid {} on {} since {} ({:.0f} s ago): {}", h.pid, TerminalSafe(h.host),
+                     IsoTimeUtc(h.start_unix_s), UnixNowSeconds() - h.start_unix_s,
+                     TerminalSafe(h.command));
 }
 
 Result<MeasureLock> MeasureLock::Acquire(const std::string& path, const std::string& command,

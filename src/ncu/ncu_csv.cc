@@ -474,16 +474,16 @@ std::string RenderNcuText(const NcuReport& r) {
 
 std::string RenderNcuMarkdown(const NcuReport& r) {
   std::string o = fmt::format(
-      "**vouch ncu**: `{}` (Nsight Compute, {} page, {} kernel(s); {} line(s) of program output "
+      "**vouch ncu**: {} (Nsight Compute, {} page, {} kernel(s); {} line(s) of program output "
       "skipped)\n\nclock: {}\n",
-      MarkdownCell(r.path), r.layout, r.kernels.size(), r.skipped_lines, kNcuClockWindow);
+      MarkdownCode(r.path), r.layout, r.kernels.size(), r.skipped_lines, kNcuClockWindow);
   for (const auto& w : r.warnings) o += "\n> warning: " + MarkdownCell(w) + "\n";
   o += "\n| id | duration | SM MHz | regs | occup % | issue % | sm % | mem % | L2 hit % | spills | "
        "kernel | grid x block | top stalls |\n";
   o += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n";
   for (const auto& k : r.kernels)
-    o += fmt::format("| {} | `{}` | {} x {} | {} |\n", fmt::join(FigureCells(k), " | "),
-                     MarkdownCell(k.name), MarkdownCell(k.grid_size), MarkdownCell(k.block_size),
+    o += fmt::format("| {} | {} | {} x {} | {} |\n", fmt::join(FigureCells(k), " | "),
+                     MarkdownCode(k.name), MarkdownCell(k.grid_size), MarkdownCell(k.block_size),
                      MarkdownCell(StallsText(k)));
   return o;
 }

@@ -201,7 +201,7 @@ nlohmann::json ToJson(const LegRecord& l) {
     leftovers.push_back(
         {{"pid", p.pid},
          {"name", p.name},
-         {"argv", p.argv},
+         {"argv", RedactArgv(p.argv)},
          {"ended_by", p.ended_by.empty() ? nlohmann::json() : nlohmann::json(p.ended_by)}});
   nlohmann::json res = {
       {"argv", RedactArgv(l.result.argv)},

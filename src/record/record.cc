@@ -106,7 +106,7 @@ nlohmann::json CaptureEnvironment(Device& device, const std::vector<int>& gpus) 
   for (int g : gpus) gj.push_back(ToJson(device.Static(g)));
   nlohmann::json vars = nlohmann::json::object();
   for (const char* v : kRelevantVars)
-    if (const char* val = std::getenv(v)) vars[v] = IsSecretName(v) ? "<redacted>" : val;
+    if (const char* val = std::getenv(v)) vars[v] = RedactEnvValue(v, val);
   return {{"hostname", h.hostname},
           {"kernel", h.kernel},
           {"cpu", h.cpu},
@@ -294,7 +294,7 @@ nlohmann::json ToJson(const RunRecord& r) {
   nlohmann::json arms = nlohmann::json::array();
   for (const auto& a : r.arms) {
     nlohmann::json env = nlohmann::json::object();
-    for (const auto& [k, v] : a.env) env[k] = IsSecretName(k) ? "<redacted>" : v;
+    for (const auto& [k, v] : a.env) env[k] = RedactEnvValue(k, v);
     arms.push_back({{"name", a.name},
                     {"argv", RedactArgv(a.argv)},
                     {"env", env},
@@ -324,8 +324,9 @@ nlohmann::json ToJson(const RunRecord& r) {
   std::string reproduce = r.cwd.empty() ? std::string() : "cd " + ShellQuote(r.cwd) + " && ";
   int hidden = 0;
   for (const auto& [k, v] : r.reproduce_env) {
-    hidden += IsSecretName(k);
-    reproduce += k + "=" + (IsSecretName(k) ? std::string("<redacted>") : ShellQuote(v)) + " ";
+    const std::string shown = RedactEnvValue(k, v);
+    hidden += shown != v;
+    reproduce += k + "=" + (IsSecretName(k) ? shown : ShellQuote(shown)) + " ";
   }
   std::vector<std::string> argv = {"vouch"};
   int hidden_args = 0;

@@ -12,6 +12,7 @@
 #include "record/journal.h"
 #include "record/record.h"
 #include "util/bounded_file.h"
+#include "util/escape.h"
 #include "util/json_io.h"
 #include "util/median.h"
 #include "util/strings.h"
@@ -274,7 +275,7 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                      status, rec.value("started", ""), rec.value("valid_legs", 0),
                      rec.value("measured_legs", 0));
   for (const auto& m : rec.value("missing", std::vector<std::string>{}))
-    out += fmt::format("  missing: {}\n", m);
+    out += fmt::format("  missing: {}\n", TerminalSafe(m));
   if (auto sel = env.find("gpu_selection"); sel != env.end() && sel->is_object()) {
     std::vector<std::string> ids;
     if (auto g = sel->find("gpus"); g != sel->end() && g->is_array())
@@ -287,7 +288,9 @@ std::string RenderRecordText(const nlohmann::json& rec) {
   out += "legs:\n";
   // Columns as wide as their longest entry: long arm names do not push the rows apart.
   std::size_t arm_w = 6;
-  for (const auto& l : rec["legs"]) arm_w = std::max(arm_w, l.value("arm", "").size());
+  // Names as a terminal shows them (util/escape.h): a name cannot draw or start a line.
+  for (const auto& l : rec["legs"])
+    arm_w = std::max(arm_w, TerminalSafe(l.value("arm", "")).size());
   for (const auto& l : rec["legs"]) {
     std::string clock = "";
     const auto& w = l["window"];
@@ -309,16 +312,16 @@ std::string RenderRecordText(const nlohmann::json& rec) {
     std::string state = l.value("role", "") == "warmup"
                             ? "discarded (warmup)"
                             : (l.value("valid", false) ? "valid" : "INVALID");
-    out += fmt::format("  {:>3} {:<{}} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0) + 1,
-                       l.value("arm", ""), arm_w, l.value("role", ""), state,
-                       static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9,
-                       clock);
+    out += fmt::format(
+        "  {:>3} {:<{}} {:<8} {:<18} {:.2f} s{}\n", l.value("index", 0) + 1,
+        TerminalSafe(l.value("arm", "")), arm_w, TerminalSafe(l.value("role", "")), state,
+        static_cast<double>(l["result"].value("wall_ns", std::int64_t{0})) / 1e9, clock);
     if (l.value("role", "") == "measured")
       for (const auto& r : l.value("reasons", std::vector<std::string>{}))
-        out += fmt::format("        - {}\n", r);
+        out += fmt::format("        - {}\n", TerminalSafe(r));
   }
   for (const auto& [arm, sums] : rec["summary"].items()) {
-    out += fmt::format("summary over valid legs ({}):\n", arm);
+    out += fmt::format("summary over valid legs ({}):\n", TerminalSafe(arm));
     if (sums.empty()) out += "  no valid leg: no number can be quoted\n";
     // Byte counts in KiB/MiB/GiB; the name and unit columns as wide as their longest entry.
     auto value = [](const nlohmann::json& m, const char* key) {
@@ -326,21 +329,22 @@ std::string RenderRecordText(const nlohmann::json& rec) {
       return m.value("unit", "") == "bytes" ? HumanBytes(v) : fmt::format("{:.6g}", v);
     };
     auto unit = [](const nlohmann::json& m) {
-      return m.value("unit", "") == "bytes" ? std::string() : m.value("unit", "");
+      return m.value("unit", "") == "bytes" ? std::string() : TerminalSafe(m.value("unit", ""));
     };
     std::size_t name_w = 34, unit_w = 6;
     for (const auto& s : sums) {
-      name_w = std::max(name_w, s.value("name", "").size());
+      name_w = std::max(name_w, TerminalSafe(s.value("name", "")).size());
       unit_w = std::max(unit_w, unit(s).size());
     }
     for (const auto& s : sums) {
       if (StartsWith(s.value("name", ""), "vouch.exit_status")) continue;
-      out += fmt::format(
-          "  {:<{}} median {:>12} {:<{}} min {} max {} spread {} (n={})\n", s.value("name", ""),
-          name_w, value(s, "median"), unit(s), unit_w, value(s, "min"), value(s, "max"),
-          s["spread_pct"].is_null() ? std::string("n/a")
-                                    : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
-          s.value("n", 0));
+      out += fmt::format("  {:<{}} median {:>12} {:<{}} min {} max {} spread {} (n={})\n",
+                         TerminalSafe(s.value("name", "")), name_w, value(s, "median"), unit(s),
+                         unit_w, value(s, "min"), value(s, "max"),
+                         s["spread_pct"].is_null()
+                             ? std::string("n/a")
+                             : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
+                         s.value("n", 0));
     }
   }
   // An A/B record: its verdict, as vouch ab printed it in short.
@@ -348,8 +352,9 @@ std::string RenderRecordText(const nlohmann::json& rec) {
       rec["extra"]["verdict"].is_object()) {
     try {
       const auto& v = rec["extra"]["verdict"];
-      out += fmt::format("A/B verdict: {} (headline {}, {} is better)\n", v.value("verdict", "?"),
-                         v.value("headline", "?"), v.value("better", "?"));
+      out += fmt::format(
+          "A/B verdict: {} (headline {}, {} is better)\n", TerminalSafe(v.value("verdict", "?")),
+          TerminalSafe(v.value("headline", "?")), TerminalSafe(v.value("better", "?")));
       const nlohmann::json d = v.value("decision", nlohmann::json::object());
       const nlohmann::json ratio = d.value("ratio", nlohmann::json::object());
       const nlohmann::json plain = d.value("b_over_a", nlohmann::json::object());
@@ -366,16 +371,16 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                          v.value("pairs_used", 0), v.value("pairs_refused", 0),
                          d.value("band_pct", 0.0), d.value("band_source", "?"));
       for (const auto& r : d.value("reasons", std::vector<std::string>{}))
-        out += fmt::format("  - {}\n", r);
+        out += fmt::format("  - {}\n", TerminalSafe(r));
     } catch (const nlohmann::json::exception& e) {
       out += fmt::format("A/B verdict: unreadable ({})\n", e.what());
     }
   }
   for (const auto& v : rec["expectation_violations"])
-    out += fmt::format("VIOLATION: {}\n", v.value("message", ""));
+    out += fmt::format("VIOLATION: {}\n", TerminalSafe(v.value("message", "")));
   for (const auto& c : rec.value("caveats", std::vector<std::string>{}))
-    out += fmt::format("caveat: {}\n", c);
-  out += fmt::format("reproduce: {}\n", rec["recipe"].value("reproduce", ""));
+    out += fmt::format("caveat: {}\n", TerminalSafe(c));
+  out += fmt::format("reproduce: {}\n", TerminalSafe(rec["recipe"].value("reproduce", "")));
   if (auto n = rec["recipe"].find("reproduce_note"); n != rec["recipe"].end() && n->is_string())
     out += fmt::format("  ({})\n", n->get<std::string>());
   return out;

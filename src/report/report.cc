@@ -370,33 +370,6 @@ void GateTable(const json& gate, const std::string& baseline_path, Page& p) {
 
 }  // namespace
 
-std::string HtmlEscape(std::string_view t) {
-  std::string o;
-  o.reserve(t.size());
-  for (char c : t) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&#39;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
-
 Result<std::string> RenderRecordReport(const json& rec, const ReportAssets& a) {
   if (auto s = NeedUplot(a); !s) return s.error();
   if (!rec.is_object()) return MakeError("the record is not a JSON object");

@@ -12,6 +12,7 @@
 
 #include "report/assets.h"
 #include "trend/trend.h"
+#include "util/escape.h"  // HtmlEscape, the one HTML escape
 #include "util/result.h"
 
 namespace vouch {
@@ -24,8 +25,5 @@ Result<std::string> RenderRecordReport(const nlohmann::json& record, const Repor
 Result<std::string> RenderTrendReport(const TrendSeries& series, const ReportAssets& assets);
 // A trace summary (vouch trace summarize --json): its components and kernels.
 Result<std::string> RenderTraceReport(const nlohmann::json& summary, const ReportAssets& assets);
-
-// HTML-escapes text (& < > " ').
-std::string HtmlEscape(std::string_view text);
 
 }  // namespace vouch

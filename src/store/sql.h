@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "util/redact.h"  // RedactUrl: a store URL as vouch prints it
 #include "util/result.h"
 
 namespace vouch {
@@ -68,9 +69,6 @@ class SqlDb {
 Result<std::unique_ptr<SqlDb>> OpenSqliteDb(const std::string& path);
 // PostgreSQL: URL is a libpq connection string (postgresql://user@host:port/db?...).
 Result<std::unique_ptr<SqlDb>> OpenPostgresDb(const std::string& url);
-
-// URL without the password ("postgresql://u:secret@h/db" -> "postgresql://u:<redacted>@h/db").
-std::string RedactUrl(const std::string& url);
 
 // Rolls back on scope exit unless committed.
 class SqlTransaction {

@@ -49,18 +49,6 @@ std::string AsText(const SqlValue& v) {
   return "";
 }
 
-std::string RedactUrl(const std::string& url) {
-  // scheme://user:password@host...
-  auto scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  auto at = url.find('@', scheme + 3);
-  auto slash = url.find('/', scheme + 3);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
-  auto colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon + 1) + "<redacted>" + url.substr(at);
-}
-
 namespace {
 
 class SqliteDb final : public SqlDb {

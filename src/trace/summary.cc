@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "util/escape.h"
 #include "util/json_io.h"
 #include "util/strings.h"
 
@@ -783,10 +784,10 @@ std::string RenderSummaryText(const Summary& s, std::size_t max_kernels) {
 
 std::string RenderSummaryMarkdown(const Summary& s, std::size_t max_kernels) {
   std::string o;
-  Line(o, "**vouch trace summarize**: `{}` ({}), {}", MarkdownCell(s.path), s.format,
-       s.window.empty() ? std::string("whole trace")
-                        : fmt::format("window `{}`, {} instance(s)", MarkdownCell(s.window),
-                                      s.instances.size()));
+  Line(o, "**vouch trace summarize**: {} ({}), {}", MarkdownCode(s.path), MarkdownCell(s.format),
+       s.window.empty()
+           ? std::string("whole trace")
+           : fmt::format("window {}, {} instance(s)", MarkdownCode(s.window), s.instances.size()));
   Line(o, "");
   Line(o, "clock: {}", MarkdownCell(s.clock_window));
   for (const auto& w : s.warnings) Line(o, "\n> warning: {}", MarkdownCell(w));
@@ -835,10 +836,10 @@ std::string RenderSummaryMarkdown(const Summary& s, std::size_t max_kernels) {
   Line(o, "|---:|---:|---:|---:|---:|---:|---|");
   for (std::size_t i = 0; i < std::min(max_kernels, s.kernels.size()); ++i) {
     const auto& k = s.kernels[i];
-    Line(o, "| {} | {} | {:.1f} % | {} | {} | {} | {}`{}` |", k.count,
+    Line(o, "| {} | {} | {:.1f} % | {} | {} | {} | {}{} |", k.count,
          Ms(static_cast<double>(k.total_ns)), k.percent_of_kernel_time, Us(k.mean_ns),
          Us(k.median_ns), Us(static_cast<double>(k.max_ns)), k.mixture ? "[mixture] " : "",
-         MarkdownCell(Shorten(k.name, 120)));
+         MarkdownCode(Shorten(k.name, 120)));
   }
   return o;
 }
@@ -971,9 +972,8 @@ std::string RenderDiffText(const Diff& d, std::size_t max_kernels) {
 std::string RenderDiffMarkdown(const Diff& d, std::size_t max_kernels) {
   std::string o;
   auto side = [](const Summary& s) {
-    return fmt::format(
-        "`{}` ({})", MarkdownCell(s.path),
-        s.window.empty() ? "whole trace" : "window `" + MarkdownCell(s.window) + "`");
+    return fmt::format("{} ({})", MarkdownCode(s.path),
+                       s.window.empty() ? "whole trace" : "window " + MarkdownCode(s.window));
   };
   Line(o, "**vouch trace diff**: A {} against B {}", side(d.a), side(d.b));
   Line(o, "");
@@ -987,7 +987,7 @@ std::string RenderDiffMarkdown(const Diff& d, std::size_t max_kernels) {
   Line(o, "|---|---:|---:|---:|---:|");
   for (const auto& r : d.headline) {
     auto c = Cells(r);
-    Line(o, "| {} | {} | {} | {} | {} |", c.name, c.a, c.b, c.change, c.pct);
+    Line(o, "| {} | {} | {} | {} | {} |", MarkdownCell(c.name), c.a, c.b, c.change, c.pct);
   }
   auto table = [&](const std::string& title, const std::vector<DiffRow>& v, std::size_t limit) {
     Line(o, "");
@@ -1002,8 +1002,8 @@ std::string RenderDiffMarkdown(const Diff& d, std::size_t max_kernels) {
     }
     for (std::size_t i = 0; i < std::min(limit, v.size()); ++i) {
       const auto& r = v[i];
-      std::string name = "`" + MarkdownCell(Shorten(r.name, 120)) + "`" +
-                         (r.status == "both" ? "" : " (" + r.status + ")");
+      std::string name =
+          MarkdownCode(Shorten(r.name, 120)) + (r.status == "both" ? "" : " (" + r.status + ")");
       std::string a = Ms(static_cast<double>(r.a_ns)), b = Ms(static_cast<double>(r.b_ns)),
                   ch = Ms(static_cast<double>(r.change_ns()));
       if (d.length_a)
@@ -1024,8 +1024,8 @@ std::string RenderDiffMarkdown(const Diff& d, std::size_t max_kernels) {
     Line(o, "<details><summary>{} kernel(s) added, {} removed</summary>", d.added.size(),
          d.removed.size());
     Line(o, "");
-    for (const auto& n : d.added) Line(o, "- added `{}`", MarkdownCell(Shorten(n, 200)));
-    for (const auto& n : d.removed) Line(o, "- removed `{}`", MarkdownCell(Shorten(n, 200)));
+    for (const auto& n : d.added) Line(o, "- added {}", MarkdownCode(Shorten(n, 200)));
+    for (const auto& n : d.removed) Line(o, "- removed {}", MarkdownCode(Shorten(n, 200)));
     Line(o, "");
     Line(o, "</details>");
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "util/escape.h"
 #include "util/median.h"
 
 namespace vouch {
@@ -147,20 +148,21 @@ std::string StepWord(const TrendSeries& s, const Step& st) {
 
 std::string RenderTrendText(const TrendSeries& s) {
   std::string out =
-      fmt::format("trend of {} ({}, {} is better) per {}, arm {}: {} points\n", s.metric,
-                  s.unit.empty() ? "no unit" : s.unit, s.better.empty() ? "?" : s.better,
-                  TrendByName(s.by), s.arm, s.points.size());
+      fmt::format("trend of {} ({}, {} is better) per {}, arm {}: {} points\n",
+                  TerminalSafe(s.metric), s.unit.empty() ? "no unit" : TerminalSafe(s.unit),
+                  s.better.empty() ? "?" : TerminalSafe(s.better), TrendByName(s.by),
+                  TerminalSafe(s.arm), s.points.size());
   if (s.points.empty()) {
     out += "  no stored run has this metric (vouch history list shows what is stored)\n";
     return out;
   }
   for (const auto& p : s.points)
-    out +=
-        fmt::format("  {:<12} {:>14.6g}  runs {:<3} {}{}{}\n", p.label, p.value, p.run_keys.size(),
-                    p.clock_sm_median_mhz ? fmt::format("SM {:.0f} MHz", *p.clock_sm_median_mhz)
-                                          : std::string("no clock"),
-                    p.attributed ? "" : "  UNATTRIBUTED", p.dirty ? "  dirty" : "");
-  for (const auto& m : s.mixed) out += fmt::format("no steps reported: {}\n", m);
+    out += fmt::format("  {:<12} {:>14.6g}  runs {:<3} {}{}{}\n", TerminalSafe(p.label), p.value,
+                       p.run_keys.size(),
+                       p.clock_sm_median_mhz ? fmt::format("SM {:.0f} MHz", *p.clock_sm_median_mhz)
+                                             : std::string("no clock"),
+                       p.attributed ? "" : "  UNATTRIBUTED", p.dirty ? "  dirty" : "");
+  for (const auto& m : s.mixed) out += fmt::format("no steps reported: {}\n", TerminalSafe(m));
   if (s.steps_searched) {
     if (s.steps.empty() && s.points.size() < 6)
       out +=
@@ -169,33 +171,35 @@ std::string RenderTrendText(const TrendSeries& s) {
       out += "steps: none found (E-Divisive means, permutation test)\n";
     for (const auto& st : s.steps)
       out += fmt::format("step between {} and {}: {:.6g} -> {:.6g} ({:+.2f} %, {}), p = {:.3f}\n",
-                         st.before, st.after, st.before_value, st.after_value, st.size_pct,
-                         StepWord(s, st), st.p_value);
+                         TerminalSafe(st.before), TerminalSafe(st.after), st.before_value,
+                         st.after_value, st.size_pct, StepWord(s, st), st.p_value);
   }
   return out;
 }
 
 std::string RenderTrendMarkdown(const TrendSeries& s) {
-  std::string out = fmt::format("### vouch trend: `{}` per {} ({} points)\n\n", s.metric,
-                                TrendByName(s.by), s.points.size());
-  for (const auto& m : s.mixed) out += fmt::format("> **No steps reported:** {}\n\n", m);
+  std::string out = fmt::format("### vouch trend: {} per {} ({} points)\n\n",
+                                MarkdownCode(s.metric), TrendByName(s.by), s.points.size());
+  for (const auto& m : s.mixed)
+    out += fmt::format("> **No steps reported:** {}\n\n", MarkdownCell(m));
   if (s.steps_searched) {
     if (s.steps.empty()) {
       out += "No step found (E-Divisive means, permutation test).\n\n";
     } else {
       out += "| step between | before | after | change | p |\n|---|---:|---:|---:|---:|\n";
       for (const auto& st : s.steps)
-        out += fmt::format("| `{}` .. `{}` | {:.6g} | {:.6g} | {:+.2f} % ({}) | {:.3f} |\n",
-                           st.before, st.after, st.before_value, st.after_value, st.size_pct,
-                           StepWord(s, st), st.p_value);
+        out += fmt::format("| {} .. {} | {:.6g} | {:.6g} | {:+.2f} % ({}) | {:.3f} |\n",
+                           MarkdownCode(st.before), MarkdownCode(st.after), st.before_value,
+                           st.after_value, st.size_pct, StepWord(s, st), st.p_value);
       out += "\n";
     }
   }
   out += fmt::format("| {} | {} ({}) | runs | SM clock |\n|---|---:|---:|---:|\n",
-                     TrendByName(s.by), s.metric, s.unit);
+                     TrendByName(s.by), MarkdownCell(s.metric), MarkdownCell(s.unit));
   for (const auto& p : s.points)
-    out += fmt::format("| `{}`{} | {:.6g}{} | {} | {} |\n", p.label, p.dirty ? " (dirty)" : "",
-                       p.value, p.attributed ? "" : " (unattributed)", p.run_keys.size(),
+    out += fmt::format("| {}{} | {:.6g}{} | {} | {} |\n", MarkdownCode(p.label),
+                       p.dirty ? " (dirty)" : "", p.value, p.attributed ? "" : " (unattributed)",
+                       p.run_keys.size(),
                        p.clock_sm_median_mhz ? fmt::format("{:.0f} MHz", *p.clock_sm_median_mhz)
                                              : std::string("n/a"));
   return out;

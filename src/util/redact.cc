@@ -4,6 +4,111 @@
 
 namespace vouch {
 
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string u;
+  for (char c : s) u += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return u;
+}
+
+bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+// Where a URL ends inside a longer text: at a space or a quote.
+bool EndsUrl(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\'' || c == '"' || c == '`' || c == '>';
+}
+
+// S with the part [B, E) replaced by <redacted>, counted, unless it is empty or already that.
+void Hide(std::string& s, std::size_t b, std::size_t e, int* n) {
+  if (b >= e || s.compare(b, e - b, kRedacted) == 0) return;
+  s.replace(b, e - b, kRedacted);
+  ++*n;
+}
+
+// A header whose value is a credential, by its name.
+bool IsSecretHeader(std::string_view name) {
+  const std::string l = Lower(name);
+  return l == "authorization" || l == "proxy-authorization" || l == "cookie" || l == "set-cookie" ||
+         IsSecretName(name);
+}
+
+// The length of a header name ending in ':' at the start of S ("Authorization:"), or 0.
+std::size_t HeaderNameLength(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && (IsAlnum(s[i]) || s[i] == '-' || s[i] == '_')) ++i;
+  if (i == 0 || i >= s.size() || s[i] != ':') return 0;
+  return IsSecretHeader(s.substr(0, i)) ? i + 1 : 0;
+}
+
+// A scheme word before a credential ("Bearer", "Basic", "Token").
+bool IsSchemeWord(std::string_view w) {
+  if (w.empty() || w.size() > 20) return false;
+  for (char c : w)
+    if (!std::isalpha(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// "Authorization: Bearer X" (a whole header, quotes around it allowed) with X hidden, or ""
+// when ARG is no such header.
+std::string RedactHeader(const std::string& arg, int* n) {
+  std::size_t start = arg.find_first_not_of(" '\"");
+  if (start == std::string::npos) return "";
+  const std::size_t name = HeaderNameLength(std::string_view(arg).substr(start));
+  if (name == 0) return "";
+  std::string out = arg;
+  std::size_t v = out.find_first_not_of(' ', start + name);
+  if (v == std::string::npos) return out;  // "Authorization:" alone: the value comes next
+  std::size_t end = out.find_last_not_of("'\"");
+  end = end == std::string::npos || end < v ? out.size() : end + 1;
+  // Keep the scheme: "Bearer <redacted>".
+  const std::size_t sp = out.find(' ', v);
+  if (sp != std::string::npos && sp < end && IsSchemeWord(std::string_view(out).substr(v, sp - v)))
+    v = out.find_first_not_of(' ', sp);
+  if (v != std::string::npos && v < end) Hide(out, v, end, n);
+  return out;
+}
+
+// Where a header would start in ARG: after "--header=" (a flag's value), else at 0.
+std::size_t HeaderStart(const std::string& arg) {
+  const std::size_t eq = arg.find('=');
+  return !arg.empty() && arg[0] == '-' && eq != std::string::npos ? eq + 1 : 0;
+}
+
+// ARG with the header in it redacted, or "" when it holds none.
+std::string RedactHeaderArg(const std::string& arg, int* n) {
+  const std::size_t at = HeaderStart(arg);
+  std::string h = RedactHeader(arg.substr(at), n);
+  return h.empty() ? h : arg.substr(0, at) + h;
+}
+
+// A word of a command line without the shell quotes around it.
+std::string_view Unquoted(std::string_view w) {
+  while (!w.empty() && (w.front() == '\'' || w.front() == '"')) w.remove_prefix(1);
+  while (!w.empty() && (w.back() == '\'' || w.back() == '"')) w.remove_suffix(1);
+  return w;
+}
+
+// WORD hidden, its shell quotes kept ("'hunter2'" -> "'<redacted>'").
+std::string HideWord(const std::string& word, int* n) {
+  const std::string_view core = Unquoted(word);
+  if (core.empty() || core == kRedacted) return word;
+  const std::size_t b = static_cast<std::size_t>(core.data() - word.data());
+  std::string out = word;
+  Hide(out, b, b + core.size(), n);
+  return out;
+}
+
+// "--password", "--hf-token", "-token": a flag whose name is a secret's, its value next. A
+// single dash and one letter ("-p") carries no name.
+bool IsSecretFlag(const std::string& arg) {
+  if (arg.size() < 3 || arg[0] != '-' || arg.find('=') != std::string::npos) return false;
+  const std::string_view name = std::string_view(arg).substr(arg[1] == '-' ? 2 : 1);
+  return name.size() >= 2 && IsSecretName(name);
+}
+
+}  // namespace
+
 bool IsSecretName(std::string_view name) {
   std::string u;
   for (char c : name) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -12,43 +117,103 @@ bool IsSecretName(std::string_view name) {
   return false;
 }
 
+std::string RedactUrl(std::string_view text, int* count) {
+  std::string out(text);
+  int n = 0;
+  for (std::size_t scheme = out.find("://"); scheme != std::string::npos;
+       scheme = out.find("://", scheme + 3)) {
+    std::size_t end = scheme + 3;
+    while (end < out.size() && !EndsUrl(out[end])) ++end;
+    // userinfo: scheme://user:PASSWORD@host, the last '@' before the path.
+    std::size_t host_end = out.find_first_of("/?#", scheme + 3);
+    if (host_end == std::string::npos || host_end > end) host_end = end;
+    const std::size_t at = out.rfind('@', host_end == 0 ? 0 : host_end - 1);
+    if (at != std::string::npos && at > scheme + 3) {
+      const std::size_t colon = out.find(':', scheme + 3);
+      if (colon < at) {
+        const std::size_t before = out.size();
+        Hide(out, colon + 1, at, &n);
+        end = end + out.size() - before;
+      }
+    }
+    // Query parameters with a secret's name: ?password=X&sslmode=require.
+    std::size_t q = out.find('?', scheme + 3);
+    if (q == std::string::npos || q >= end) continue;
+    std::size_t frag = out.find('#', q);
+    if (frag == std::string::npos || frag > end) frag = end;
+    for (std::size_t p = q + 1; p < frag;) {
+      std::size_t amp = out.find('&', p);
+      if (amp == std::string::npos || amp > frag) amp = frag;
+      const std::size_t eq = out.find('=', p);
+      if (eq < amp && IsSecretName(std::string_view(out).substr(p, eq - p))) {
+        const std::size_t before = out.size();
+        Hide(out, eq + 1, amp, &n);
+        const std::size_t grown = out.size() - before;  // modulo 2^64: shorter works too
+        amp += grown;
+        frag += grown;
+        end += grown;
+      }
+      p = amp + 1;
+    }
+  }
+  if (count) *count = n;
+  return out;
+}
+
+std::string RedactEnvValue(std::string_view name, std::string_view value) {
+  if (IsSecretName(name)) return std::string(kRedacted);
+  return RedactUrl(value);
+}
+
 std::string RedactArg(const std::string& arg) {
+  int n = 0;
   const auto eq = arg.find('=');
-  if (eq == std::string::npos) return arg;
   const auto start = arg.find_first_not_of('-');
-  if (start == std::string::npos || start >= eq) return arg;
-  if (!IsSecretName(std::string_view(arg).substr(start, eq - start))) return arg;
-  if (arg.compare(eq + 1, std::string::npos, kRedacted) == 0) return arg;
-  return arg.substr(0, eq + 1) + std::string(kRedacted);
+  if (eq != std::string::npos && start != std::string::npos && start < eq &&
+      IsSecretName(std::string_view(arg).substr(start, eq - start))) {
+    if (arg.compare(eq + 1, std::string::npos, kRedacted) == 0) return arg;
+    return arg.substr(0, eq + 1) + std::string(kRedacted);
+  }
+  // "Authorization: Bearer X", "--header=Authorization: Bearer X".
+  if (std::string h = RedactHeaderArg(arg, &n); !h.empty()) return h;
+  return RedactUrl(arg);
 }
-
-namespace {
-
-// "--password", "--hf-token": a long flag whose name is a secret's, its value next.
-bool IsSecretFlag(const std::string& arg) {
-  return arg.size() > 2 && arg[0] == '-' && arg[1] == '-' && arg.find('=') == std::string::npos &&
-         IsSecretName(std::string_view(arg).substr(2));
-}
-
-}  // namespace
 
 std::vector<std::string> RedactArgv(const std::vector<std::string>& argv, int* count) {
   std::vector<std::string> out;
   out.reserve(argv.size());
   int n = 0;
-  bool hide_next = false;
+  bool hide_next = false, after_header = false;
   for (const auto& a : argv) {
+    if (after_header && a != "--") {
+      after_header = false;
+      // "Authorization:" then "Bearer" then the credential: the scheme is kept.
+      if (IsSchemeWord(Unquoted(a)) && a == Unquoted(a) && a.back() != '\'') {
+        hide_next = true;
+        out.push_back(a);
+        continue;
+      }
+      hide_next = true;
+    }
     if (hide_next && a != "--") {
-      out.emplace_back(kRedacted);
-      n += a != kRedacted;
+      out.push_back(HideWord(a, &n));
       hide_next = false;
       continue;
     }
     hide_next = false;
-    // A whole command line in one argument (sh -c '...', --shell): its words.
-    std::string r = a.find(' ') != std::string::npos ? RedactCommandLine(a) : RedactArg(a);
+    // A whole command line in one argument (sh -c '...', --shell): its words; a header with
+    // its value is one argument ("-H", "Authorization: Bearer X").
+    std::string r;
+    int header_n = 0;
+    if (std::string h = RedactHeaderArg(a, &header_n); !h.empty() && header_n > 0)
+      r = h;
+    else
+      r = a.find(' ') != std::string::npos ? RedactCommandLine(a) : RedactArg(a);
     n += r != a;
     hide_next = IsSecretFlag(a);
+    // A header name alone ("'Authorization:" in a shell line): its value is the next word.
+    const std::string_view core = Unquoted(std::string_view(a).substr(HeaderStart(a)));
+    after_header = !core.empty() && core.back() == ':' && HeaderNameLength(core) == core.size();
     out.push_back(std::move(r));
   }
   if (count) *count = n;

@@ -28,5 +28,52 @@ TEST(Redact, EveryFormOfASecretInACommandLine) {
   EXPECT_FALSE(IsSecretName("MODE"));
 }
 
+TEST(Redact, UrlPasswordsByShapeWhereverTheUrlStands) {
+  int n = 0;
+  EXPECT_EQ(RedactUrl("https://user:PASS@host/x?y=1#z", &n),
+            "https://user:<redacted>@host/x?y=1#z");
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(RedactUrl("postgresql://u:p@ss@h:5432/db"), "postgresql://u:<redacted>@h:5432/db");
+  EXPECT_EQ(RedactUrl("postgresql://u@h/db?sslmode=require&password=x&access_token=y", &n),
+            "postgresql://u@h/db?sslmode=require&password=<redacted>&access_token=<redacted>");
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(RedactUrl("postgresql:///db?host=/tmp"), "postgresql:///db?host=/tmp");
+  EXPECT_EQ(RedactUrl("mail a@b then https://x.org/@me"), "mail a@b then https://x.org/@me");
+  EXPECT_EQ(RedactUrl("a https://u:1@h b https://v:2@i"),
+            "a https://u:<redacted>@h b https://v:<redacted>@i");
+  EXPECT_EQ(RedactArgv({"vouch", "run", "--store", "postgresql://u:PASS@db/vouch", "--env",
+                        "DATABASE_URL=postgres://u:p@h/db", "--store=https://a:b@c/d", "--", "x"},
+                       &n),
+            (V{"vouch", "run", "--store", "postgresql://u:<redacted>@db/vouch", "--env",
+               "DATABASE_URL=postgres://u:<redacted>@h/db", "--store=https://a:<redacted>@c/d",
+               "--", "x"}));
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(RedactEnvValue("DATABASE_URL", "postgres://u:p@h/db"), "postgres://u:<redacted>@h/db");
+  EXPECT_EQ(RedactEnvValue("HF_TOKEN", "abc"), "<redacted>");
+  EXPECT_EQ(RedactEnvValue("MODE", "fast"), "fast");
+}
+
+TEST(Redact, AuthorizationHeadersAndSingleDashFlags) {
+  int n = 0;
+  EXPECT_EQ(RedactArgv({"curl", "-H", "Authorization: Bearer X", "-H", "X-Api-Key: k",
+                        "--header=Proxy-Authorization: Basic dTpw", "-H", "Accept: text/plain"},
+                       &n),
+            (V{"curl", "-H", "Authorization: Bearer <redacted>", "-H", "X-Api-Key: <redacted>",
+               "--header=Proxy-Authorization: Basic <redacted>", "-H", "Accept: text/plain"}));
+  EXPECT_EQ(n, 3);
+  // Inside a shell line, quoted: the words after the header's name.
+  EXPECT_EQ(RedactCommandLine("curl -H 'Authorization: Bearer X' https://h/", &n),
+            "curl -H 'Authorization: Bearer <redacted>' https://h/");
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(RedactCommandLine("curl -H \"authorization: abc123\" u", &n),
+            "curl -H \"authorization: <redacted>\" u");
+  EXPECT_EQ(n, 1);
+  // Go's flag package: one dash, a whole name.
+  EXPECT_EQ(RedactArgv({"server", "-token", "X", "-password", "Y", "-v", "2", "-apikey=Z"}, &n),
+            (V{"server", "-token", "<redacted>", "-password", "<redacted>", "-v", "2",
+               "-apikey=<redacted>"}));
+  EXPECT_EQ(n, 3);
+}
+
 }  // namespace
 }  // namespace vouch

@@ -92,19 +92,6 @@ std::string HumanBytes(double bytes) {
                 : fmt::format("{:.1f} {}", bytes, units[u]);
 }
 
-std::string MarkdownCell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::string HumanDuration(double seconds) {
   if (!std::isfinite(seconds)) return fmt::format("{} s", seconds);
   if (seconds < 0) return "-" + HumanDuration(-seconds);

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/escape.h"  // MarkdownCell, once declared here
+
 namespace vouch {
 
 // Levenshtein distance, for "did you mean" (after ninja's edit_distance).
@@ -21,8 +23,6 @@ std::string HumanBytes(double bytes);
 // Human-readable duration of SECONDS: "12 ns", "3.4 us", "12.5 ms", "4.2 s", "2 min 05 s",
 // "1 h 03 min". Negative durations keep their sign.
 std::string HumanDuration(double seconds);
-// S as one cell of a Markdown table: '|' escaped, newlines as spaces.
-std::string MarkdownCell(std::string_view s);
 
 // The lines of a text, one at a time, without their '\n'. A last line with no newline is
 // returned too, marked unterminated (a writer that stopped mid-line).

@@ -30,8 +30,6 @@ TEST(Strings, HumanBytes) {
   EXPECT_EQ(HumanBytes(3.0 * 1024 * 1024 * 1024), "3.0 GiB");
 }
 
-TEST(Strings, MarkdownCell) { EXPECT_EQ(MarkdownCell("a|b\nc"), "a\\|b c"); }
-
 TEST(Strings, HumanDuration) {
   EXPECT_EQ(HumanDuration(12e-9), "12 ns");
   EXPECT_EQ(HumanDuration(3.44e-6), "3.4 us");

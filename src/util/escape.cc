@@ -1,0 +1,189 @@
+#include "util/escape.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace vouch {
+
+namespace {
+
+// The length of the valid UTF-8 sequence at the start of S, or 0 when it is not one (an
+// overlong form, a surrogate, past U+10FFFF, cut short, or a stray continuation byte).
+std::size_t Utf8Length(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  std::size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i)
+    if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+  return n;
+}
+
+void Hex(std::string& out, std::string_view bytes) {
+  for (char c : bytes) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+}
+
+// Appends S to OUT made safe; KEEP_LINES keeps '\n' and '\t'. Each ASCII character that is
+// not a control goes through PLAIN (the medium's own escapes).
+template <typename Plain>
+void Escape(std::string& out, std::string_view s, bool keep_lines, Plain plain) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (keep_lines && (c == '\n' || c == '\t'))
+        out += static_cast<char>(c);
+      else if (c < 0x20 || c == 0x7F)
+        Hex(out, s.substr(i, 1));
+      else
+        plain(out, static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    const std::size_t n = Utf8Length(s.substr(i));
+    if (n == 0) {
+      Hex(out, s.substr(i, 1));
+      ++i;
+      continue;
+    }
+    const auto b1 = static_cast<unsigned char>(s[i + 1]);
+    if (n == 2 && c == 0xC2 && b1 < 0xA0) {  // U+0080..U+009F, the C1 controls
+      Hex(out, s.substr(i, 2));
+    } else if (n == 3 && c == 0xE2) {
+      const std::uint32_t cp = 0x2000u | ((b1 & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+      if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069))
+        out += fmt::format("\\u{:04x}", cp);
+      else
+        out.append(s.substr(i, n));
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+}
+
+void Verbatim(std::string& out, char c) { out += c; }
+
+}  // namespace
+
+std::string TerminalSafe(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  Escape(out, s, false, Verbatim);
+  return out;
+}
+
+std::string TerminalText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  Escape(out, s, true, Verbatim);
+  return out;
+}
+
+namespace {
+
+// Newlines read as spaces in Markdown text and code alike: a cell stays one cell.
+std::string OneLine(std::string_view s) {
+  std::string t(s);
+  for (char& c : t)
+    if (c == '\n' || c == '\r') c = ' ';
+  return t;
+}
+
+}  // namespace
+
+std::string MarkdownCell(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  Escape(out, OneLine(s), false, [](std::string& o, char c) {
+    switch (c) {
+      case '|':
+        o += "\\|";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '`':
+        o += "&#96;";
+        break;
+      default:
+        o += c;
+    }
+  });
+  return out;
+}
+
+std::string MarkdownCode(std::string_view s) {
+  std::string body;
+  body.reserve(s.size());
+  Escape(body, OneLine(s), false, [](std::string& o, char c) {
+    if (c == '|') o += '\\';
+    o += c;
+  });
+  // The fence: one backtick more than the longest run inside.
+  std::size_t longest = 0, run = 0;
+  for (char c : body) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  // A code span drops one space at each end when both have one, and a backtick at an end
+  // would join the fence: pad.
+  const bool pad = body.empty() || body.front() == '`' || body.back() == '`' ||
+                   (body.front() == ' ' && body.back() == ' ');
+  return pad ? fence + " " + body + " " + fence : fence + body + fence;
+}
+
+std::string HtmlEscape(std::string_view t) {
+  std::string o;
+  o.reserve(t.size());
+  for (char c : t) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += c;
+    }
+  }
+  return o;
+}
+
+}  // namespace vouch
