@@ -236,9 +236,15 @@ Status CheckJournalAgainstRecord(const std::string& dir, const nlohmann::json& r
       return MakeError("{}: line {} (leg index {}) differs from that leg in {} at '{}'{}", path,
                        j->lines[k], i, record_path, FirstDifference(leg, *it->second), tail);
   }
-  // A journal cut short by a stopped machine may lack the record's last legs; otherwise a
-  // leg in the record and not in the journal was added by hand.
-  if (!j->torn)
+  // A journal cut short by a stopped machine may lack the record's last legs, and so may one
+  // whose appends failed (a full disk: the run wrote that as a "journal: ..." caveat, and the
+  // record's legs are then the evidence); otherwise a leg in the record and not in the journal
+  // was added by hand.
+  bool append_failed = false;
+  if (auto c = record.find("caveats"); c != record.end() && c->is_array())
+    for (const auto& x : *c)
+      if (x.is_string() && x.get<std::string>().rfind("journal: ", 0) == 0) append_failed = true;
+  if (!j->torn && !append_failed)
     for (const auto& [i, leg] : by_index)
       if (!journaled.count(i))
         return MakeError("{}: leg index {} is not in {} ({} lines){}", record_path, i, path,

@@ -188,6 +188,30 @@ TEST_F(Journal, AFinishedRecordMustHoldTheSameLegsAsItsJournal) {
       << rec.error().message;
 }
 
+TEST_F(Journal, ARecordWhoseJournalAppendsFailedKeepsItsLaterLegs) {
+  // A full disk stopped the journal after leg 0; the run said so in a caveat and its record
+  // holds both legs: the record is the evidence, not a forgery.
+  RunRecord r;
+  r.status = "complete";
+  r.environment = {{"simulated", true}};
+  Arm arm;
+  arm.argv = {"./bench"};
+  r.arms.push_back(arm);
+  r.legs.push_back(Leg(0, 100, true));
+  r.legs.push_back(Leg(1, 100, true));
+  ASSERT_TRUE(WriteRecord(dir_.string(), r).ok());
+  std::ofstream(JournalPath()) << ToJson(Leg(0, 100, true)).dump() << "\n";
+  auto rec = ReadRecordJson(dir_.string());
+  ASSERT_FALSE(rec.ok());  // without the caveat, a leg added by hand
+  EXPECT_NE(rec.error().message.find("leg index 1 is not in"), std::string::npos)
+      << rec.error().message;
+  r.caveats.push_back("journal: cannot append to legs.jsonl: No space left on device");
+  ASSERT_TRUE(WriteRecord(dir_.string(), r).ok());
+  rec = ReadRecordJson(dir_.string());
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  EXPECT_EQ((*rec)["legs"].size(), 2u);
+}
+
 TEST_F(Journal, ALegIndexTwiceIsAnErrorNamingBothLines) {
   const std::string a = ToJson(Leg(0, 100, true)).dump(), b = ToJson(Leg(1, 100, true)).dump();
   std::ofstream(JournalPath()) << a << "\n" << b << "\n" << a << "\n";
