@@ -52,7 +52,7 @@ for mode in default on; do
   rm -f "$f"
   extra=""
   [ $mode = on ] && extra="VOUCH_GPU_TRACE_API=on"
-  timeout 60 env CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" VOUCH_GPU_TRACE="$f" $extra \
+  timeout 30 env CUDA_INJECTION64_PATH="$LIB" NVTX_INJECTION64_PATH="$LIB" VOUCH_GPU_TRACE="$f" $extra \
     "$B/launch_cost" --host-us 0 --launches 2000 --label "$mode" > "$OUT/check-$mode.out" 2>&1
   rc=$?
   api=$(head -1 "$f" 2>/dev/null | grep -o '"api":"[a-z]*","api_from":"[A-Za-z_]*"')
