@@ -45,14 +45,16 @@ thread_ticks() {  # PID -> "tid ticks name" per thread
 one() {  # LABEL BIN ROUND
   local label=$1 bin=$2 round=$3 dir="$OUT/run-$1-$3" pid vpid c0 c1 t0 t1 w
   rm -rf "$dir"
-  /usr/bin/time -f "%e %U %S" -o "$OUT/time-$label-$round.txt" \
-    "$bin" "${SIMARG[@]}" clock sample --interval-ms 10 --quiet --out "$dir" -- sleep "$SECS" \
+  local timer=()  # the whole run's CPU, where /usr/bin/time exists
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%e %U %S" -o "$OUT/time-$label-$round.txt")
+  "${timer[@]}" "$bin" "${SIMARG[@]}" clock sample --interval-ms 10 --quiet --out "$dir" -- sleep "$SECS" \
     > "$OUT/log-$label-$round.txt" 2>&1 &
   pid=$!
   vpid=""
+  [ ${#timer[@]} = 0 ] && vpid=$pid
   for _ in $(seq 1 50); do
-    vpid=$(pgrep -P "$pid" | head -1)
     [ -n "$vpid" ] && break
+    vpid=$(pgrep -P "$pid" | head -1)
     sleep 0.02
   done
   [ -z "$vpid" ] && { echo "$label round $round: vouch did not start" >&2; wait "$pid"; return; }
@@ -71,7 +73,7 @@ one() {  # LABEL BIN ROUND
   # which scans the process tree every 20 ms).
   local top main
   top=$(join "$OUT/threads0-$label-$round.txt" "$OUT/threads1-$label-$round.txt" |
-    awk -v pid="$vpid" '{ d = $4 - $2; if ($3 == "vouch-sampler") { n = d; named = 1 }
+    awk -v pid="$vpid" '$4 < 0 { next } { d = $4 - $2; if ($3 == "vouch-sampler") { n = d; named = 1 }
       if ($1 != pid && d > m) m = d } END { print (named ? n : m) + 0 }')
   main=$(join "$OUT/threads0-$label-$round.txt" "$OUT/threads1-$label-$round.txt" |
     awk -v pid="$vpid" '$1 == pid { print $4 - $2 }')
