@@ -329,8 +329,10 @@ TEST_F(RunCli, GateKnowsItsNoise) {
 TEST_F(RunCli, SlowPollingReportsTheReadingsItMisses) {
   auto slow =
       Vouch("clock sample --min-busy-readings 5 --interval-ms 250 --quiet --out c -- sleep 3");
-  EXPECT_TRUE(Has(slow.out, "polled every 250 ms, slower than the driver's update period (100 ms"))
-      << slow.out;
+  // The interval is the polls' measured median: 250 ms give or take a loaded machine's jitter
+  // (248 and 254 seen), so only its first digit is asserted.
+  EXPECT_TRUE(Has(slow.out, "polled every 2")) << slow.out;
+  EXPECT_TRUE(Has(slow.out, "ms, slower than the driver's update period (100 ms")) << slow.out;
   EXPECT_TRUE(Has(slow.out,
                   "driver readings of power (every 100 ms by the driver's own "
                   "timestamps, nvmlDeviceGetSamples)"))

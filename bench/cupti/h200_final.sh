@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One H200 call for the tracer's cost with its shipped defaults (docs/BENCHMARKS.md):
 #   bash bench/cupti/h200_final.sh OUTDIR
-# Builds libvouch_cupti.so from src/cupti/tracer.cc with nvcc, then runs bench/cupti/cost.sh:
+# Builds libvouch_cupti.so from src/cupti/tracer.cc and options.cc with nvcc, then runs bench/cupti/cost.sh:
 # short_5k traced and torch.profiler (PAIRS, 8), then short and long traced (PAIRS_OTHER, 4).
 # Leaves OUTDIR/final.tgz (records, logs) and OUTDIR/final.txt (the verdict lines).
 set -u
@@ -11,7 +11,7 @@ CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 W=${FINAL_WORK:-$(mktemp -d)}
 mkdir -p "$W/final"
 nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$W/libvouch_cupti.so" \
-  "$ROOT/src/cupti/tracer.cc" -I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" \
+  "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" -I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" \
   -L"$CUDA_HOME/lib64" -L"$CUDA_HOME/extras/CUPTI/lib64" -lcupti -ldl -Xlinker -rpath,"$CUDA_HOME/lib64" \
   -Xlinker --version-script="$ROOT/src/cupti/exports.map" || exit 1
 export VOUCH_CUPTI_LIB=$W/libvouch_cupti.so

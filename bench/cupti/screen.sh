@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Screens the CUPTI tracer's switches for their cost, on a machine with a GPU, nvcc and PyTorch:
 #   bash bench/cupti/screen.sh OUTDIR
-# Builds libvouch_cupti.so twice from src/cupti/tracer.cc with nvcc (as shipped, and with
+# Builds libvouch_cupti.so twice from src/cupti/tracer.cc and options.cc with nvcc (as shipped, and with
 # -DVOUCH_CUPTI_DISCARD: records counted, never formatted or written) and bench/cupti/launch_cost.cu,
 # then runs, for each configuration (CONFIGS below) in ROUNDS rounds, in an order shuffled per round
 # (seeded), three loads: launch_cost back to back (--host-us 0), launch_cost with 200 us of host
@@ -23,7 +23,7 @@ LIBS="-L$CUDA_HOME/lib64 -L$CUDA_HOME/extras/CUPTI/lib64 -lcupti -ldl"
 DEFS=""
 build_lib() {  # OUTPUT EXTRA_FLAGS
   nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden $DEFS $2 -o "$1" \
-    "$ROOT/src/cupti/tracer.cc" $INC $LIBS -Xlinker -rpath,"$CUDA_HOME/lib64" \
+    "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" $INC $LIBS -Xlinker -rpath,"$CUDA_HOME/lib64" \
     -Xlinker --version-script="$ROOT/src/cupti/exports.map"
 }
 build_lib "$OUT/libvouch_cupti.so" ""
@@ -34,14 +34,15 @@ echo "built (defines: ${DEFS:-none})"
 LIB=$OUT/libvouch_cupti.so
 T="CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB"
 # name|environment (space-separated assignments; VOUCH_GPU_TRACE is added per run). "shipped" is
-# the tracer's defaults; "before" the defaults until 2026-12-01 (a forced flush every second,
-# 8 MiB buffers). ONLY="shipped|api_off" runs a subset (untraced always).
+# the tracer's defaults (launch-API records off since 2026-12-02); "api_on" the defaults of
+# 2026-12-01 (launch-API records on); "before" those of 2026-11 (also a forced flush every
+# second, 8 MiB buffers). ONLY="shipped|api_on" runs a subset (untraced always).
 CONFIGS=(
   "untraced|"
   "shipped|$T"
-  "before|$T VOUCH_GPU_TRACE_FLUSH_MS=1000 VOUCH_GPU_TRACE_BUFFER_MB=8"
+  "before|$T VOUCH_GPU_TRACE_API=on VOUCH_GPU_TRACE_FLUSH_MS=1000 VOUCH_GPU_TRACE_BUFFER_MB=8"
   "flush_1s|$T VOUCH_GPU_TRACE_FLUSH_MS=1000"
-  "api_off|$T VOUCH_GPU_TRACE_API=off"
+  "api_on|$T VOUCH_GPU_TRACE_API=on"
   "clock_cupti|$T VOUCH_GPU_TRACE_CLOCK=cupti"
   "buf_8mb|$T VOUCH_GPU_TRACE_BUFFER_MB=8"
   "discard|CUDA_INJECTION64_PATH=$OUT/libvouch_cupti_discard.so"

@@ -7,7 +7,8 @@
 //   {"type":"header",...}            first line: pid, command line, clock, CUPTI version
 //   {"t":"n","id":N,"v":"name"}      a name, before its first use
 //   {"t":"k",...} {"t":"c",...} {"t":"m",...}  kernel (CONCURRENT_KERNEL), memcpy, memset
-//   {"t":"a",...}                    a launch API call (runtime or driver)
+//   {"t":"a",...}                    a launch API call (runtime or driver): only with
+//                                    VOUCH_GPU_TRACE_API=on (off by default; options.h)
 //   {"t":"ms",...} {"t":"me",...}    an NVTX range's start and end (push/pop or start/end)
 //   {"t":"drop","n":N}               records CUPTI dropped (counted, never silent)
 //   {"t":"signal","sig":N}           a fatal signal arrived; what follows is the last flush
@@ -38,9 +39,13 @@
 #include <thread>
 #include <unordered_map>
 
+#include "options.h"
+
 #define VOUCH_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
+
+using vouch_cupti::AppendEscaped;
 
 constexpr int kFormatVersion = 1;
 
@@ -52,36 +57,6 @@ std::uint64_t RealtimeNs() {
 }
 
 std::uint64_t CUPTIAPI TimestampCallback() { return RealtimeNs(); }
-
-void AppendEscaped(std::string* out, const char* s) {
-  out->push_back('"');
-  for (; s && *s; ++s) {
-    auto c = static_cast<unsigned char>(*s);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out->append(buf);
-    } else {
-      out->push_back(static_cast<char>(c));
-    }
-  }
-  out->push_back('"');
-}
-
-std::string ReadSmallFile(const char* path) {
-  std::string s;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return s;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0 && s.size() < 65536)
-    s.append(buf, static_cast<std::size_t>(n));
-  close(fd);
-  return s;
-}
 
 struct Counts {
   std::uint64_t kernels = 0, graph_kernels = 0, memcpys = 0, memsets = 0, api = 0, markers = 0;
@@ -451,31 +426,6 @@ void InstallSignalHandlers() {
   }
 }
 
-void AtForkChild() { g_writer = nullptr; }
-
-bool Check(CUptiResult r, const char* what) {
-  if (r == CUPTI_SUCCESS) return true;
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  std::fprintf(stderr, "vouch_cupti: %s failed: %s\n", what, s ? s : "?");
-  return false;
-}
-
-std::string OutputPath() {
-  const char* env = std::getenv("VOUCH_GPU_TRACE");
-  std::string tmpl = env && *env ? env : "vouch-gpu-trace.%p.jsonl";
-  std::string out;
-  for (std::size_t i = 0; i < tmpl.size(); ++i) {
-    if (tmpl[i] == '%' && i + 1 < tmpl.size() && tmpl[i + 1] == 'p') {
-      out += std::to_string(getpid());
-      ++i;
-    } else {
-      out += tmpl[i];
-    }
-  }
-  return out;
-}
-
 // Launch APIs only (not every runtime/driver call): the launch count and the link from a kernel
 // to its launch, at a small fraction of full API tracing's cost.
 bool IsLaunchName(const char* n) {
@@ -500,25 +450,14 @@ int EnableLaunchApis() {
   return enabled;
 }
 
-// VOUCH_GPU_TRACE_<name>: the tracer's switches, each recorded in the header.
-bool EnvIs(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v && std::strcmp(v, value) == 0;
-}
+void AtForkChild() { g_writer = nullptr; }
 
-std::string CommandLineJson() {
-  // /proc/self/cmdline: arguments, each ended by a NUL.
-  std::string raw = ReadSmallFile("/proc/self/cmdline");
-  std::string out = "[";
-  std::size_t start = 0;
-  while (start < raw.size()) {
-    std::size_t end = raw.find('\0', start);
-    if (end == std::string::npos) end = raw.size();
-    if (out.size() > 1) out += ',';
-    AppendEscaped(&out, raw.substr(start, end - start).c_str());
-    start = end + 1;
-  }
-  return out + "]";
+bool Check(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return true;
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  std::fprintf(stderr, "vouch_cupti: %s failed: %s\n", what, s ? s : "?");
+  return false;
 }
 
 }  // namespace
@@ -527,23 +466,19 @@ VOUCH_EXPORT int InitializeInjection(void) {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return 1;
   g_pid = getpid();
-  if (const char* mb = std::getenv("VOUCH_GPU_TRACE_BUFFER_MB")) {
-    long v = std::strtol(mb, nullptr, 10);
-    if (v >= 1 && v <= 1024) g_buffer_bytes = static_cast<std::size_t>(v) << 20;
-  }
+  const vouch_cupti::Options opt = vouch_cupti::ReadOptions(g_pid);
+  g_buffer_bytes = opt.buffer_bytes;
   std::uint32_t version = 0;
   cuptiGetVersion(&version);
   auto* w = new Writer();
-  if (!w->Open(OutputPath())) {
+  if (!w->Open(opt.path)) {
     delete w;
     return 0;
   }
-  // VOUCH_GPU_TRACE_API=off: no launch-API records (the reader then counts launches by the
-  // kernels' correlation ids and attributes kernels to ranges by when they ran).
-  bool want_api = !EnvIs("VOUCH_GPU_TRACE_API", "off");
-  // VOUCH_GPU_TRACE_CLOCK=cupti: CUPTI's own clock, the offset to CLOCK_REALTIME measured once
-  // here and applied by the reader, instead of a callback on every timestamp.
-  bool want_ts_cb = !EnvIs("VOUCH_GPU_TRACE_CLOCK", "cupti");
+  // Launch-API records only with VOUCH_GPU_TRACE_API=on: without them the reader counts
+  // launches by the kernels' correlation ids and attributes kernels to ranges by when they ran.
+  bool want_api = opt.api;
+  bool want_ts_cb = opt.timestamp_callback;
   // The clock first (before any kind is enabled, as CUPTI requires).
   bool ts_cb = want_ts_cb && Check(cuptiActivityRegisterTimestampCallback(TimestampCallback),
                                    "cuptiActivityRegisterTimestampCallback");
@@ -564,17 +499,12 @@ VOUCH_EXPORT int InitializeInjection(void) {
   bool markers = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable MARKER");
   bool devices = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "enable DEVICE");
   int launch_apis = ok && want_api ? EnableLaunchApis() : 0;
-  // The periodic forced flush (partly filled buffers too) is off by default: on the H200 it
-  // cost the traced process 1-2 % at 5,000 launches/s (evidence/2026-12-01-h200-tracer-cost).
-  // VOUCH_GPU_TRACE_FLUSH_MS=N turns it on for a program expected to be killed.
-  long flush_ms = 0;
-  if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
-    flush_ms = std::strtol(f, nullptr, 10);
+  long flush_ms = opt.flush_ms;
 
   std::string h =
       "{\"type\":\"header\",\"format\":\"vouch-gpu-trace\",\"version\":" +
       std::to_string(kFormatVersion) + ",\"pid\":" + std::to_string(g_pid) +
-      ",\"ppid\":" + std::to_string(getppid()) + ",\"cmdline\":" + CommandLineJson() +
+      ",\"ppid\":" + std::to_string(getppid()) + ",\"cmdline\":" + vouch_cupti::CommandLineJson() +
       ",\"clock\":\"CLOCK_REALTIME\",\"timestamp_callback\":" + (ts_cb ? "true" : "false") +
       ",\"timestamp_offset_ns\":" + std::to_string(offset) +
       ",\"measured_offset_ns\":" + std::to_string(measured) +
@@ -584,8 +514,9 @@ VOUCH_EXPORT int InitializeInjection(void) {
       (devices ? ",\"DEVICE\"" : "") + "],\"launch_apis\":" + std::to_string(launch_apis) +
       ",\"flush_period_ms\":" + std::to_string(flush_ms) +
       ",\"buffer_bytes\":" + std::to_string(g_buffer_bytes) +
-      ",\"api\":" + (want_api ? "\"launch\"" : "\"off\"") +
-      ",\"discard\":" + (kDiscard ? "true" : "false") + ",\"ok\":" + (ok ? "true" : "false") + "}";
+      ",\"api\":" + (want_api ? "\"launch\"" : "\"off\"") + ",\"api_from\":\"" + opt.api_from +
+      "\"" + ",\"discard\":" + (kDiscard ? "true" : "false") +
+      ",\"ok\":" + (ok ? "true" : "false") + "}";
   w->Line(h);
   if (!ok) {
     // The header says ok:false and no footer follows: the reader refuses the file by name.

@@ -108,9 +108,10 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
     for (const auto& a : t.api)
       if (a.is_launch && in_region(a.start_ns)) ++g.launches;
   } else {
-    // No launch-API records (the tracer ran with VOUCH_GPU_TRACE_API=off, or another tool
-    // wrote the trace): one launch per correlation id among the region's kernels; a graph
-    // launch's kernels share its id, so it counts once, as its launch call would.
+    // No launch-API records (the tracer's default since 2026-12-02, without
+    // VOUCH_GPU_TRACE_API=on; or another tool wrote the trace): one launch per correlation id among
+    // the region's kernels; a graph launch's kernels share its id, so it counts once, as its launch
+    // call would.
     g.launches_from = "kernel correlation ids (the trace has no launch-API records)";
     std::unordered_set<std::uint64_t> seen;
     for (const auto& o : t.ops) {

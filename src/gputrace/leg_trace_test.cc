@@ -80,7 +80,7 @@ TEST(LegGpuTrace, FallsBackWhenRangeAndApiThreadsDiffer) {
 }
 
 TEST(LegGpuTrace, WithoutLaunchApiRecordsLaunchesAreCountedByCorrelationId) {
-  // VOUCH_GPU_TRACE_API=off: the same trace without its launch-API lines.
+  // The tracer's default (no VOUCH_GPU_TRACE_API=on): the same trace without its launch-API lines.
   std::string text = trace::testing::Slurp(trace::testing::DataPath("cupti_small.jsonl"));
   std::string kept;
   int dropped = 0;

@@ -3,6 +3,7 @@
 // first. Every error carries the call and nvmlErrorString (after nvbench's NVML macro).
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <mutex>
@@ -105,7 +106,10 @@ std::string ProcessName(unsigned pid) {
 class NvmlDevice final : public Device {
  public:
   NvmlDevice(Api api, std::vector<nvmlDevice_t> handles, std::string driver)
-      : api_(api), handles_(std::move(handles)), driver_(std::move(driver)) {}
+      : api_(api),
+        handles_(std::move(handles)),
+        driver_(std::move(driver)),
+        unsupported_fields_(new std::atomic<std::uint32_t>[handles_.size()]()) {}
   ~NvmlDevice() override {
     if (api_.Shutdown) api_.Shutdown();
     // The library stays loaded: unloading NVML while a thread may touch it is not worth it.
@@ -145,28 +149,36 @@ class NvmlDevice final : public Device {
     return s;
   }
 
+  // A poll asks only for what the GPU can answer: a field answered NOT_SUPPORTED (or whose
+  // symbol this NVML lacks) is recorded once (NotSupported()) and not asked again, since that
+  // answer does not change; every other error is asked again on the next poll.
   Sample Poll(int gpu, bool with_slow) override {
     Sample s;
     s.gpu = gpu;
     nvmlDevice_t d = handles_.at(static_cast<size_t>(gpu));
     unsigned v = 0;
-    if (Ok("nvmlDeviceGetClockInfo(SM)", api_.DeviceGetClockInfo, d, NVML_CLOCK_SM, &v))
+    if (Ask(gpu, kSmClock, "nvmlDeviceGetClockInfo(SM)", api_.DeviceGetClockInfo, d, NVML_CLOCK_SM,
+            &v))
       s.sm_mhz = static_cast<int>(v);
-    if (Ok("nvmlDeviceGetClockInfo(MEM)", api_.DeviceGetClockInfo, d, NVML_CLOCK_MEM, &v))
+    if (Ask(gpu, kMemClock, "nvmlDeviceGetClockInfo(MEM)", api_.DeviceGetClockInfo, d,
+            NVML_CLOCK_MEM, &v))
       s.mem_mhz = static_cast<int>(v);
-    if (Ok("nvmlDeviceGetPowerUsage", api_.DeviceGetPowerUsage, d, &v)) s.power_mw = v;
+    if (Ask(gpu, kPower, "nvmlDeviceGetPowerUsage", api_.DeviceGetPowerUsage, d, &v))
+      s.power_mw = v;
     nvmlUtilization_t u{};
-    if (Ok("nvmlDeviceGetUtilizationRates", api_.DeviceGetUtilizationRates, d, &u)) {
+    if (Ask(gpu, kUtil, "nvmlDeviceGetUtilizationRates", api_.DeviceGetUtilizationRates, d, &u)) {
       s.util_gpu_pct = static_cast<int>(u.gpu);
       s.util_mem_pct = static_cast<int>(u.memory);
     }
     unsigned long long r = 0;
-    if (Ok("nvmlDeviceGetCurrentClocksEventReasons", api_.DeviceGetEventReasons, d, &r))
+    if (Ask(gpu, kReasons, "nvmlDeviceGetCurrentClocksEventReasons", api_.DeviceGetEventReasons, d,
+            &r))
       s.reasons = r;
     if (!with_slow) return s;
     nvmlMemory_t m{};
-    if (Ok("nvmlDeviceGetMemoryInfo", api_.DeviceGetMemoryInfo, d, &m)) s.mem_used_bytes = m.used;
-    if (Ok("nvmlDeviceGetTemperature(GPU)", api_.DeviceGetTemperature, d, 0u, &v))
+    if (Ask(gpu, kMemInfo, "nvmlDeviceGetMemoryInfo", api_.DeviceGetMemoryInfo, d, &m))
+      s.mem_used_bytes = m.used;
+    if (Ask(gpu, kTemp, "nvmlDeviceGetTemperature(GPU)", api_.DeviceGetTemperature, d, 0u, &v))
       s.temp_c = static_cast<int>(v);
     return s;
   }
@@ -283,11 +295,35 @@ class NvmlDevice final : public Device {
     return false;
   }
 
+  // Poll's fields, one bit each in unsupported_fields_.
+  enum PollField : std::uint32_t {
+    kSmClock = 1u << 0,
+    kMemClock = 1u << 1,
+    kPower = 1u << 2,
+    kUtil = 1u << 3,
+    kReasons = 1u << 4,
+    kMemInfo = 1u << 5,
+    kTemp = 1u << 6,
+  };
+  template <class F, class... A>
+  bool Ask(int gpu, PollField field, const char* what, F fn, A... args) {
+    auto& skip = unsupported_fields_[static_cast<size_t>(gpu)];
+    if (skip.load(std::memory_order_relaxed) & field) return false;
+    nvmlReturn_t rc = Call(fn, args...);
+    if (rc == NVML_SUCCESS) return true;
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == -1) skip.fetch_or(field, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> l(mu_);
+    unsupported_.insert(
+        fmt::format("{}: {}", what, rc == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : Text(rc)));
+    return false;
+  }
+
   Api api_;
   std::vector<nvmlDevice_t> handles_;
   std::string driver_;
   mutable std::mutex mu_;
   std::set<std::string> unsupported_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> unsupported_fields_;  // per GPU, PollField bits
 };
 
 }  // namespace

@@ -3,7 +3,7 @@
 # nvcc and PyTorch:
 #   LD_LIBRARY_PATH=$PWD/.carry/lib VOUCH=.carry/bin/vouch bash tests/gpu/check_tracer.sh OUTDIR
 # The tracer is $VOUCH_CUPTI_LIB, else .carry/lib/libvouch_cupti.so, else build/…, else it is
-# built here from src/cupti/tracer.cc with nvcc. Steps (status.txt lists each one):
+# built here from src/cupti/tracer.cc and options.cc with nvcc. Steps (status.txt lists each one):
 #   a  a PyTorch region traced by the tracer and by torch.profiler: equal kernel counts
 #   b  a CUDA graph replayed: every graph kernel counted, with its graph id and node id
 #   p  a process killed by SIGTERM and by SIGKILL mid-run: what was flushed stays, marked partial
@@ -52,7 +52,7 @@ if [ -z "$LIB" ]; then
   CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
   LIB=$OUT/libvouch_cupti.so
   note "building $LIB with nvcc ($CUDA_HOME)"
-  nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$LIB" "$ROOT/src/cupti/tracer.cc" \
+  nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$LIB" "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" \
     -I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" -L"$CUDA_HOME/lib64" \
     -L"$CUDA_HOME/extras/CUPTI/lib64" -lcupti -ldl -Xlinker -rpath,"$CUDA_HOME/lib64" \
     -Xlinker --version-script="$ROOT/src/cupti/exports.map" > "$OUT/build_tracer.log" 2>&1 || { note "FAIL: tracer build"; exit 1; }
@@ -95,7 +95,8 @@ fi
 
 # (b) CUDA graph replay.
 if want b; then
-step b_traced 0 T "$F/graph.%p.jsonl" "$OUT/tracer_graph" 6 50 20
+# Launch-API records are opt-in (VOUCH_GPU_TRACE_API=on): this step counts graph launch calls.
+step b_traced 0 T "$F/graph.%p.jsonl" env VOUCH_GPU_TRACE_API=on "$OUT/tracer_graph" 6 50 20
 B_TRACE=$(newest "$F/graph.*.jsonl")
 step b_count 0 "$PY" "$HERE/tracer_count.py" "$B_TRACE" --region replay --region plain
 check b_graph "

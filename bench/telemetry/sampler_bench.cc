@@ -1,0 +1,76 @@
+// sampler_bench: what the sampler thread costs, alone (issue 24), on a simulated device or NVML.
+//
+//   sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] [--out FILE.jsonl]
+//
+// Runs vouch's Sampler as `vouch clock sample` does (GPU 0, 10 ms polls, processes every
+// 100 ms, the JSONL stream written and flushed every 0.5 s) for S seconds and prints one JSON
+// line: polls, samples, the sampler thread's CPU time and share of one core, the mean poll
+// round. Without --sim it opens NVML. Small enough to run under callgrind
+// (bench/telemetry/sampler_cpu.sh: instructions per poll, collection toggled on Sampler::Loop),
+// which `vouch` itself is not: boost's long-double erf_inv initializer aborts under valgrind.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "telemetry/device.h"
+#include "telemetry/sampler.h"
+
+using namespace vouch;
+
+int main(int argc, char** argv) {
+  std::string sim, out = "/dev/null";
+  double seconds = 10, interval_ms = 10;
+  for (int i = 1; i < argc; ++i) {
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "sampler_bench: %s needs a value\n", argv[i]);
+        std::exit(64);
+      }
+      return argv[++i];
+    };
+    if (!std::strcmp(argv[i], "--sim")) {
+      sim = next();
+    } else if (!std::strcmp(argv[i], "--seconds")) {
+      seconds = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--interval-ms")) {
+      interval_ms = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--out")) {
+      out = next();
+    } else {
+      std::fprintf(stderr,
+                   "usage: sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] "
+                   "[--out FILE.jsonl]\n");
+      return 64;
+    }
+  }
+  auto dev = sim.empty() ? OpenNvml() : OpenSimulated(sim, "", 0);
+  if (!dev) {
+    std::fprintf(stderr, "sampler_bench: %s\n", dev.error().message.c_str());
+    return 1;
+  }
+  Sampler sampler(**dev, SamplerOptions{{0}, interval_ms / 1000, 0.1, out, 0.5});
+  if (auto s = sampler.Start(); !s) {
+    std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
+    return 1;
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  if (auto s = sampler.Stop(); !s) {
+    std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
+    return 1;
+  }
+  SamplerStats st = sampler.Stats();
+  std::printf(
+      "%s\n",
+      fmt::format("{{\"device\":\"{}\",\"interval_ms\":{},\"polls\":{},\"samples\":{},"
+                  "\"late_polls\":{},\"thread_cpu_s\":{:.6f},\"wall_s\":{:.3f},"
+                  "\"cpu_pct_of_core\":{:.4f},\"poll_cost_mean_us\":{:.2f}}}",
+                  sim.empty() ? "nvml" : "sim", interval_ms, st.polls, sampler.Samples().size(),
+                  st.late_polls, st.thread_cpu_s, st.wall_s,
+                  st.wall_s > 0 ? 100 * st.thread_cpu_s / st.wall_s : 0.0, st.poll_cost_mean_us)
+          .c_str());
+  return 0;
+}
