@@ -12,6 +12,7 @@
 #include "ab/command_files.h"
 #include "ab/protocol.h"
 #include "gputrace/compare.h"
+#include "modes_check.h"
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -40,7 +41,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   std::optional<int> max_pairs;
   std::optional<std::uint64_t> seed;
   double band_pct = 1.0, confidence = 0.95;
-  bool cross_boot = false, not_on_gpu = false, segment = false;
+  bool cross_boot = false, not_on_gpu = false, segment = false, allow_modes = false;
   ArmInput arms_a, arms_b;
   std::vector<std::string> controls, sources;
   app.add_option(
@@ -68,6 +69,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--confidence", confidence, "confidence of the interval (0.95)");
   app.add_flag("--allow-cross-boot", cross_boot,
                "pair legs across boots (waives the boot id only; a caveat)");
+  app.add_flag("--allow-modes", allow_modes,
+               "give a verdict even when an arm's legs form two modes (by default refused)");
   app.add_option("--fail-on", fail_on, "'slower': exit 5 when the verdict is B slower (for CI)")
       ->check(CLI::IsMember({"slower"}));
   AddMarkdownOption(app, markdown, "the verdict");
@@ -311,6 +314,17 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
       } else if (gpu->identity == gputrace::Identity::kMoved) {
         out.decision.reasons.push_back(gpu->summary);
       }
+    }
+  }
+  // Modes across process spawns: a ratio of medians over them is no process's ratio.
+  if (auto modes = ArmModes(out.legs, out.headline, {a.name, b.name}); !modes.empty()) {
+    if (allow_modes) {
+      for (const auto& m : modes) out.decision.reasons.push_back("modes allowed: " + m);
+    } else if (out.decision.verdict != AbVerdict::kRefused) {
+      out.decision.reasons.insert(out.decision.reasons.begin(), ModesRefusal("compare"));
+      for (auto it = modes.rbegin(); it != modes.rend(); ++it)
+        out.decision.reasons.insert(out.decision.reasons.begin(), "refused: " + *it);
+      out.decision.verdict = AbVerdict::kRefused;
     }
   }
   nlohmann::json v = AbVerdictJson(plan, out, ctx.record.caveats);

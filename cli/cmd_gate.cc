@@ -8,7 +8,9 @@
 
 #include "gate/gate.h"
 #include "metrics/headline.h"
+#include "modes_check.h"
 #include "run_common.h"
+#include "stats/modes.h"
 #include "util/fs.h"
 
 namespace vouch::cli {
@@ -22,6 +24,8 @@ bool Gateable(const MetricSummary& s) {
 
 // The legs a gate runs by default (RunFlags::reps): the baseline's noise warning assumes it.
 constexpr int kGateDefaultLegs = 3;
+// The gate refused: a metric's legs or the baseline's trials form two modes.
+constexpr int kGateExitModes = 3;
 
 // Per metric of the record's valid measured legs: the median, unit, every leg's value and the
 // configuration that produced it.
@@ -171,6 +175,12 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   b->trials = trials;
   b->headline_reason = headline_reason;
   b->noise_warnings = BaselineNoiseWarnings(*b, kGateDefaultLegs);
+  for (const auto& in : inputs)
+    if (auto m = DetectModes(in.values); m.found)
+      b->noise_warnings.push_back(fmt::format(
+          "{}: the trials show {}: a gate against this baseline refuses the metric unless "
+          "--allow-modes",
+          in.name, DescribeModes(m, in.unit, "trials")));
   if (auto s = WriteBaseline(file, *b); !s)
     return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
   for (const auto& w : b->noise_warnings) fmt::print(stderr, "vouch baseline: warning: {}\n", w);
@@ -197,7 +207,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
       "than the noise (the baseline's trials against the run's legs) can explain; when the noise "
       "cannot tell, the gate is inconclusive.\nExit: 0 pass or warn, 1 a failing or missing "
       "metric (or no valid leg), 2 inconclusive (run more legs: --reps, or re-pin the baseline "
-      "with more --trials)",
+      "with more --trials), 3 refused: a metric's legs or trials form two modes (--allow-modes)",
       "gate"};
   RunFlags f;
   std::string baseline_path, record_path, markdown;
@@ -209,6 +219,10 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
       "the rows that matter first; every row in FILE.full.md when they do not all fit; - prints "
       "every row on stdout instead of the text)");
   std::vector<std::string> threshold_specs;
+  bool allow_modes = false;
+  app.add_flag("--allow-modes", allow_modes,
+               "gate a metric whose legs (or baseline trials) form two modes anyway: by default "
+               "the gate refuses it (exit 3)");
   ThresholdPolicy thresholds;
   AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
   f.Add(app, true);
@@ -254,6 +268,19 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   std::map<std::string, CurrentMetric> now = std::move(*run_metrics);
   ClockState clock = RecordClockState(rec, "run");
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
+  // Modes across process spawns: a median over them is no process's number.
+  std::vector<std::string> modes = GateModes(report, *base, now);
+  for (const auto& m : modes)
+    fmt::print(stderr, "vouch gate: {}{}\n", allow_modes ? "warning: " : "", m);
+  if (!modes.empty() && !allow_modes) {
+    fmt::print(stderr, "vouch gate: {}\n", ModesRefusal("gate"));
+    if (record_path.empty()) {
+      ctx.record.extra["gate_refused"] = {{"modes", modes}};
+      if (auto s = WriteRecord(ctx.dir, ctx.record); !s)
+        return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitError;
+    }
+    return kGateExitModes;
+  }
   if (f.json)
     fmt::print("{}\n", RenderGateJson(report));
   else if (markdown == "-")
@@ -282,6 +309,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   // The gate table goes with its record: into record.json when the gate ran the legs, and
   // into the history store with --store.
   nlohmann::json gate_json = nlohmann::json::parse(RenderGateJson(report));
+  if (!modes.empty()) gate_json["modes_allowed"] = modes;
   if (record_path.empty()) {
     ctx.record.extra["gate"] = gate_json;
     ctx.record.extra["baseline_path"] = baseline_path;

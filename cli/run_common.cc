@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "leg_notes.h"
+#include "modes_check.h"
 #include "telemetry/sim_builtin.h"
 #include "terminal_guard.h"
 #include "util/fs.h"
@@ -53,6 +54,10 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
                  "free disk needed under the run directory (1 GiB)");
   app.add_flag("--allow-busy", allow_busy,
                "run even if another compute process is on the GPU (recorded)");
+  app.add_option("--min-requests", min_requests,
+                 "a serving leg (vllm bench serve) that completed fewer requests is flagged; its "
+                 "percentiles are quoted only when the count supports them at 99 % confidence")
+      ->check(CLI::Range(1LL, 1LL << 40));
   app.add_flag("--tee", tee, "show the command's output on the terminal");
   app.add_flag("--shell", shell, "run the command through /bin/sh -c");
   app.add_option("--output-cap-mib", output_cap_mib,
@@ -219,6 +224,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                RunContext* ctx) {
   ctx->name = kind;
   ctx->keep_going = f.keep_going;
+  ctx->min_requests = f.min_requests;
   ctx->progress_every_s = f.progress_every_s;
   auto say = [&](const std::string& m) { fmt::print(stderr, "vouch {}: {}\n", kind, m); };
   for (const auto& a : arms)
@@ -544,6 +550,10 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   r.ended_unix_s = UnixNowSeconds();
   std::vector<int> gpus = ctx.config.window.gpus;
   r.contention["end"] = CaptureContention(*ctx.device, gpus);
+  for (const auto& w : LegPercentileWarnings(r.legs, ctx.min_requests)) {
+    fmt::print(stderr, "vouch {}: warning: {}\n", ctx.name, w);
+    r.caveats.push_back(w);
+  }
   ctx.record_open = false;
   auto journal = ctx.journal.Close();
   if (!journal) r.caveats.push_back("journal: " + journal.error().message);

@@ -24,6 +24,8 @@ struct RunFlags : WindowFlags {
   bool allow_cross_boot = false;
   bool keep_going = false;  // run every planned leg even after one whose command failed
   bool overwrite = false;   // --out may hold an earlier run: it is replaced
+  // --min-requests: a serving leg (vllm bench serve) that completed fewer is flagged.
+  std::optional<long long> min_requests;
   // The run directory when --out is not given (DefaultRunDir(KIND) when empty). A default
   // directory that exists already gets a -2, -3... suffix; an --out that holds files is
   // refused unless --overwrite.
@@ -68,7 +70,8 @@ struct RunContext {
   std::string name;  // "run", "baseline", ... for messages
   bool interrupted = false;
   bool keep_going = false;
-  double progress_every_s = 30;  // RunFlags::progress_every_s
+  std::optional<long long> min_requests;  // RunFlags::min_requests
+  double progress_every_s = 30;           // RunFlags::progress_every_s
   // planned_legs is an upper bound (a sequential A/B may decide early): the ETA says "at most".
   bool planned_is_max = false;
   // When the first leg was about to start and when the last one ended: the run's ETA.

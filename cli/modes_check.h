@@ -1,0 +1,32 @@
+// Modes across process spawns (src/stats/modes.h) and serving percentiles
+// (src/stats/percentiles.h), found in the legs a command ran or read, in the words gate, ab
+// and run print.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gate/gate.h"
+#include "record/leg_runner.h"
+
+namespace vouch::cli {
+
+// One line per metric and side whose values form two modes: "decode.tok_s: this run's legs
+// show two modes: 33.1 tok/s in 5 legs, 26.0 in 4". Gate: the rows that compare (not skipped,
+// missing or in error), on the run's legs and on the baseline's trials.
+std::vector<std::string> GateModes(const GateReport& report, const Baseline& baseline,
+                                   const std::map<std::string, CurrentMetric>& now);
+
+// Ab: the headline over each arm's valid measured legs ("arm A's legs show two modes: ...").
+std::vector<std::string> ArmModes(const std::vector<LegRecord>& legs, const std::string& metric,
+                                  const std::vector<std::string>& arms);
+
+// What refusing means, said once after the lines above.
+std::string ModesRefusal(std::string_view what);
+
+// The serving-percentile warnings of a run's valid measured legs (stats/percentiles.h).
+std::vector<std::string> LegPercentileWarnings(const std::vector<LegRecord>& legs,
+                                               std::optional<long long> min_requests);
+
+}  // namespace vouch::cli

@@ -1,0 +1,112 @@
+// Modes across process spawns and serving percentiles, through the real binary on the
+// simulated device: gate and ab refuse a metric whose legs form two modes unless
+// --allow-modes; a vllm serving leg's p99 from too few requests is flagged with the count
+// needed. The statistics are tested in src/stats (modes_test.cc, percentiles_test.cc).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace vouch {
+namespace {
+
+const std::string kBusy = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy.jsonl";
+constexpr const char* kFast = "--min-busy-readings 5";
+
+using testing_util::Has;
+using Res = testing_util::ShellResult;
+
+class ModesCli : public testing_util::ScratchDirTest {
+ protected:
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    // A leg: tok_s = BASE, or 26 on every other leg of its arm when BIMODAL is set (a counter
+    // file per arm), with a small deterministic jitter.
+    Script("leg.sh",
+           "sleep 0.7\n"
+           "c=count_${ARM:-run}; n=$(cat $c 2>/dev/null | wc -l); echo x >> $c\n"
+           "v=$(awk -v n=$n -v b=\"${BIMODAL:-}\" "
+           "'BEGIN{m=33; if (b != \"\" && n % 2 == 1) m=26; printf \"%.3f\", m+(n%3)*0.05}')\n"
+           "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"unit\\\":\\\"tok/s\\\","
+           "\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  }
+  Res Vouch(const std::string& args, const std::string& env = "") const {
+    return testing_util::Shell(fmt::format("cd {} && {} VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} {} {}",
+                                           D(), env, D(), kBusy, VOUCH_BINARY, args));
+  }
+};
+
+TEST_F(ModesCli, GateRefusesTwoModesUnlessAllowed) {
+  auto b = Vouch(fmt::format("baseline {} --trials 4 --baseline base.json -- ./leg.sh", kFast));
+  ASSERT_EQ(b.rc, 0) << b.out;
+  auto g = Vouch(
+      fmt::format("gate {} --baseline base.json --warmup 0 --reps 6 --out g -- ./leg.sh", kFast),
+      "BIMODAL=1");
+  EXPECT_EQ(g.rc, 3) << g.out;
+  EXPECT_TRUE(Has(g.out, "tok_s: this run's legs show two modes: 33.0 tok/s in 3 legs, 26.1 in 3"))
+      << g.out;
+  EXPECT_TRUE(Has(g.out, "refused: a median over two modes")) << g.out;
+  EXPECT_TRUE(Has(g.out, "--allow-modes")) << g.out;
+  EXPECT_TRUE(Has(g.out, "false-alarm rate is 1 %")) << g.out;
+  EXPECT_FALSE(Has(g.out, "verdict")) << g.out;  // no table over the modes
+  // The saved record: refused again; with --allow-modes the gate judges the median.
+  EXPECT_EQ(Vouch("gate --baseline base.json g").rc, 3);
+  auto allowed = Vouch("gate --baseline base.json --allow-modes g");
+  EXPECT_NE(allowed.rc, 3) << allowed.out;
+  EXPECT_TRUE(Has(allowed.out, "warning: tok_s: this run's legs show two modes")) << allowed.out;
+  EXPECT_TRUE(Has(allowed.out, "tok_s")) << allowed.out;
+}
+
+TEST_F(ModesCli, BaselineWarnsWhenItsTrialsShowModes) {
+  auto b = Vouch(fmt::format("baseline {} --trials 4 --baseline base.json -- ./leg.sh", kFast),
+                 "BIMODAL=1");
+  ASSERT_EQ(b.rc, 0) << b.out;
+  EXPECT_TRUE(Has(b.out, "tok_s: the trials show two modes: 33.0 tok/s in 2 trials, 26.0 in 2"))
+      << b.out;
+}
+
+TEST_F(ModesCli, AbRefusesAnArmWithTwoModesUnlessAllowed) {
+  const std::string ab = fmt::format(
+      "ab {} --a-env ARM=a --a-env BIMODAL=1 --b-env ARM=b --pairs 4 --seed 3 --band 1", kFast);
+  auto r = Vouch(ab + " --out r -- ./leg.sh");
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_TRUE(Has(r.out, "refused: tok_s: arm A's legs show two modes: ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "--allow-modes")) << r.out;
+  EXPECT_FALSE(Has(r.out, "arm B's legs show")) << r.out;
+  std::filesystem::remove(D("count_a"));
+  std::filesystem::remove(D("count_b"));
+  auto ok = Vouch(ab + " --allow-modes --out s -- ./leg.sh");
+  EXPECT_NE(ok.rc, 3) << ok.out;
+  EXPECT_TRUE(Has(ok.out, "modes allowed: tok_s: arm A's legs show two modes")) << ok.out;
+}
+
+TEST_F(ModesCli, ServingPercentileFromTooFewRequestsIsFlagged) {
+  Script("serve.sh",
+         "sleep 0.7\n"
+         "echo '{\"completed\": 50, \"request_throughput\": 4.2, \"output_throughput\": 512.0, "
+         "\"p99_ttft_ms\": 81.5, \"p99_e2el_ms\": 930.0, \"median_ttft_ms\": 40.0}' > "
+         "result.json\n");
+  auto r = Vouch(fmt::format(
+      "run {} --warmup 0 --reps 1 --metric vllm:result.json --min-requests 100 --out r -- "
+      "./serve.sh",
+      kFast));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "p99 (p99_e2el_ms, p99_ttft_ms) from 50 completed requests is not a p99"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "needs at least 459 requests per leg")) << r.out;
+  EXPECT_TRUE(Has(r.out, "leg 1 completed fewer requests than --min-requests 100 (fewest: 50)"))
+      << r.out;
+  // In the record too, for gate, ab and the report.
+  auto rec = Json("r/record.json");
+  bool found = false;
+  for (const auto& c : rec["caveats"])
+    found = found || Has(c.get<std::string>(), "needs at least 459 requests");
+  EXPECT_TRUE(found) << rec["caveats"].dump();
+}
+
+}  // namespace
+}  // namespace vouch
