@@ -1,0 +1,27 @@
+# CPack configuration for vouch's .deb (scripts/release.sh runs `cpack --config` on it with
+# -D VOUCH_TREE=<the staged release tree> -D CPACK_PACKAGE_VERSION=<version>). The package holds
+# that tree under /opt/vouch and a link /usr/bin/vouch; it bundles every library but glibc's, so
+# its only dependency is libc6 (Debian 12, Ubuntu 22.04 and 24.04 alike).
+if(NOT VOUCH_TREE)
+  message(FATAL_ERROR "VOUCH_TREE is not set")
+endif()
+get_filename_component(_stage "${VOUCH_TREE}" DIRECTORY)
+set(_root "${_stage}/deb-root")
+file(REMOVE_RECURSE "${_root}")
+file(MAKE_DIRECTORY "${_root}/opt" "${_root}/usr/bin")
+file(COPY "${VOUCH_TREE}/" DESTINATION "${_root}/opt/vouch")
+file(CREATE_LINK /opt/vouch/bin/vouch "${_root}/usr/bin/vouch" SYMBOLIC)
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME vouch)
+set(CPACK_PACKAGE_VENDOR vouch)
+set(CPACK_PACKAGE_CONTACT "vouch developers <vouch@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU benchmark numbers worth believing")
+set(CPACK_INSTALLED_DIRECTORIES "${_root};/")
+set(CPACK_PACKAGING_INSTALL_PREFIX "/")
+set(CPACK_SET_DESTDIR OFF)
+set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= ${VOUCH_GLIBC})")
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_STRIP_FILES OFF)

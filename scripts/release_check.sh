@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Installs dist/'s tarball, wheel and .deb (scripts/release.sh) in clean environments (env -i, a
+# fresh folder, no LD_LIBRARY_PATH) and runs each: --version, help, and a leg on the simulated
+# device whose Python benchmark marks its region with `import vouch` from the wheel. Every
+# library but glibc's must come from the package's own lib/. Exit 1 naming what failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$(mktemp -d /tmp/vouch-release-check.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/home"
+fail() { echo "release check: $*" >&2; exit 1; }
+clean() { env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+one() { # one GLOB: the single file it names
+  local f=( $1 )
+  [ ${#f[@]} -eq 1 ] && [ -f "${f[0]}" ] || fail "expected one file $1, found: ${f[*]}"
+  echo "${f[0]}"
+}
+tgz=$(one "dist/vouch-*-linux-x86_64.tar.gz")
+whl=$(one "dist/vouch-*-py3-none-manylinux_2_*_x86_64.whl")
+deb=$(one "dist/vouch_*_amd64.deb")
+nn=$(basename "$whl" | sed -E 's/.*manylinux_2_([0-9]+)_x86_64\.whl/\1/')
+sim=$root/tests/data/sim/h200_copy_busy.jsonl
+cat >"$work/bench.py" <<'PY'
+import time
+import vouch
+time.sleep(0.3)  # start-up outside the region
+for _ in range(40):
+    with vouch.region("step"):
+        time.sleep(0.1)
+vouch.metric("steps_per_s", 10.0, "1/s", "higher")
+PY
+
+bundled() { # bundled FILE TREE: every library FILE needs but glibc's resolves inside TREE
+  local name path
+  while read -r name path; do
+    case "$name" in linux-vdso* | libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) continue ;; esac
+    [[ $path == "$2"/* ]] || fail "$1 takes $name from ${path:-nowhere}, not from its own lib/"
+  done < <(clean ldd "$1" | awk '/=>/ {print $1, $3}')
+  local need
+  need=$(objdump -T "$1" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+  [ "${need#GLIBC_2.}" -le "$nn" ] || fail "$1 needs $need, newer than the wheel's manylinux_2_$nn"
+}
+leg() { # leg NAME VOUCH [ENV...]: a simulated run of bench.py, valid, with its metric and region
+  local name=$1 vouch=$2 python=$3
+  shift 3
+  clean "$@" "$vouch" --sim "$sim" --lock-file "$work/lock" run --warmup 0 --reps 1 \
+    --out "$work/$name-run" -- "$python" "$work/bench.py" >"$work/$name.out" 2>&1 ||
+    { cat "$work/$name.out"; fail "$name: the simulated run failed"; }
+  grep -q '"steps_per_s"' "$work/$name-run/record.json" || fail "$name: no steps_per_s in the record"
+  grep -q '"event":"begin"' "$work/$name-run"/legs/*/metrics.jsonl ||
+    fail "$name: vouch.region wrote no begin marker"
+  echo "release check: $name: simulated run valid, region marked by import vouch"
+}
+
+# 1. The tarball, unpacked anywhere.
+mkdir -p "$work/tgz" && tar -C "$work/tgz" -xzf "$tgz"
+t=$(one "$work/tgz/vouch-*")
+clean "$t/bin/vouch" --version | grep -q '^vouch ' || fail "tarball: vouch --version"
+clean "$t/bin/vouch" help >/dev/null || fail "tarball: vouch help"
+bundled "$t/bin/vouch" "$t/lib"
+[ ! -f "$t/lib/libvouch_cupti.so" ] || bundled "$t/lib/libvouch_cupti.so" "$t/lib"
+leg tarball "$t/bin/vouch" /usr/bin/python3 PYTHONPATH="$root/python"
+echo "release check: tarball runs ($(clean "$t/bin/vouch" --version))"
+
+# 2. The wheel, in a fresh virtual environment and with pip --target, no index, no root needed.
+clean /usr/bin/python3 -m venv "$work/venv"
+clean "$work/venv/bin/python" -m pip install -q --no-index --no-cache-dir "$whl" ||
+  fail "wheel: pip install --no-index into a venv"
+clean "$work/venv/bin/vouch" --version | grep -q '^vouch ' || fail "wheel: vouch --version from the venv"
+n=$(one "$work/venv/lib/python3*/site-packages/vouch/_native/bin/vouch")
+bundled "$n" "$(dirname "$(dirname "$n")")/lib"
+leg wheel "$work/venv/bin/vouch" "$work/venv/bin/python"
+clean /usr/bin/python3 -m pip install -q --no-index --no-cache-dir --target "$work/target" "$whl" ||
+  fail "wheel: pip install --target"
+clean PYTHONPATH="$work/target" "$work/target/bin/vouch" --version | grep -q '^vouch ' ||
+  fail "wheel: vouch --version from pip --target"
+echo "release check: wheel installs (venv and --target) and runs"
+
+# 3. The .deb: only libc6 as dependency; installed and removed where we are root, else unpacked.
+dep=$(dpkg-deb -f "$deb" Depends)
+[ "$dep" = "libc6 (>= 2.$nn)" ] || fail ".deb depends on '$dep', not only libc6 (>= 2.$nn)"
+if [ "$(id -u)" -eq 0 ] && ! dpkg -s vouch >/dev/null 2>&1; then
+  dpkg -i "$deb" >/dev/null
+  trap 'dpkg -r vouch >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+  clean vouch --version | grep -q '^vouch ' || fail ".deb: /usr/bin/vouch --version"
+  bundled /opt/vouch/bin/vouch /opt/vouch/lib
+  leg deb /usr/bin/vouch /usr/bin/python3 PYTHONPATH="$root/python"
+  dpkg -r vouch >/dev/null
+  [ ! -e /usr/bin/vouch ] || fail ".deb: dpkg -r left /usr/bin/vouch"
+  echo "release check: .deb installs, runs and removes"
+else
+  dpkg-deb -x "$deb" "$work/deb"
+  clean "$work/deb/opt/vouch/bin/vouch" --version | grep -q '^vouch ' || fail ".deb: unpacked vouch --version"
+  echo "release check: .deb unpacked and runs (not installed: not root, or a vouch package is installed)"
+fi
+echo "release check: all passed (glibc >= 2.$nn)"
