@@ -351,6 +351,11 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   report.b_env = b_env;
   auto render_md = [&] {
     std::string md = RenderAbMarkdown(out, ctx.record.caveats);
+    if (host_noise.is_object()) {
+      if (host_noise.value("host_bound", false)) md += "\n- " + host_noise.value("text", "") + "\n";
+      if (host_noise.contains("opposite_ways"))
+        md += "\n- " + host_noise["opposite_ways"].get<std::string>() + "\n";
+    }
     if (gpu) md += "\n" + gputrace::RenderComparisonMarkdown(*gpu, gpu_attribution);
     return md;
   };
