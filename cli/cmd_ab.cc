@@ -12,6 +12,7 @@
 #include "ab/command_files.h"
 #include "ab/protocol.h"
 #include "gputrace/compare.h"
+#include "gputrace/host_noise.h"
 #include "modes_check.h"
 #include "run_common.h"
 #include "util/fs.h"
@@ -261,14 +262,14 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     std::map<std::string, std::vector<std::string>> windows;  // arm -> "leg N valid"
     for (const auto& l : out.legs) {
       if (l.role != "measured" || l.gpu_trace.is_null()) continue;
-      auto t = gputrace::LegGpuTraceFromJson(l.gpu_trace, fmt::format("leg {}", l.index));
+      auto t = gputrace::LegGpuTraceFromJson(l.gpu_trace, fmt::format("leg {}", l.index + 1));
       if (!t) {
         say(t.error().message);
         continue;
       }
       (l.arm == a.name ? ta : tb).push_back(std::move(*t));
-      windows[l.arm].push_back(
-          fmt::format("{}{}", l.index, l.window.verdict.status == WindowStatus::kValid ? "" : "*"));
+      windows[l.arm].push_back(fmt::format(
+          "{}{}", l.index + 1, l.window.verdict.status == WindowStatus::kValid ? "" : "*"));
     }
     gpu_attribution = fmt::format(
         "clock windows: arm {} legs {}, arm {} legs {} (each leg's trace under its own window; * "
@@ -327,7 +328,26 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
       out.decision.verdict = AbVerdict::kRefused;
     }
   }
+  // Host noise: a wall-clock headline against the traced legs' GPU time (issue 23 item 5).
+  nlohmann::json host_noise;
+  {
+    nlohmann::json legs = nlohmann::json::array();
+    for (const auto& l : out.legs) legs.push_back(ToJson(l));
+    auto hn = gputrace::AssessHostNoise(legs, out.headline);
+    if (hn) {
+      host_noise = hn->ToJson();
+      if (hn->host_bound) out.decision.reasons.push_back(hn->text);
+      auto ow = gputrace::OppositeWays(legs, *hn, a.name, b.name, out.better == Better::kHigher);
+      if (ow) {
+        out.decision.reasons.push_back(*ow);
+        host_noise["opposite_ways"] = *ow;
+      } else if (!hn->traced && out.decision.verdict == AbVerdict::kInconclusive) {
+        out.decision.reasons.push_back(gputrace::HostNoiseAdvice(std::nullopt));
+      }
+    }
+  }
   nlohmann::json v = AbVerdictJson(plan, out, ctx.record.caveats);
+  if (!host_noise.is_null()) v["host_noise"] = host_noise;
   if (gpu) {
     v["gpu"] = gputrace::ToJson(*gpu);
     v["gpu"]["attribution"] = gpu_attribution;
@@ -345,6 +365,11 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   report.b_env = b_env;
   auto render_md = [&] {
     std::string md = RenderAbMarkdown(out, ctx.record.caveats);
+    if (host_noise.is_object()) {
+      if (host_noise.value("host_bound", false)) md += "\n- " + host_noise.value("text", "") + "\n";
+      if (host_noise.contains("opposite_ways"))
+        md += "\n- " + host_noise["opposite_ways"].get<std::string>() + "\n";
+    }
     if (gpu) md += "\n" + gputrace::RenderComparisonMarkdown(*gpu, gpu_attribution);
     return md;
   };

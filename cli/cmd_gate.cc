@@ -7,6 +7,7 @@
 #include <set>
 
 #include "gate/gate.h"
+#include "gputrace/host_noise.h"
 #include "metrics/headline.h"
 #include "modes_check.h"
 #include "run_common.h"
@@ -181,6 +182,14 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
           "{}: the trials show {}: a gate against this baseline refuses the metric unless "
           "--allow-modes",
           in.name, DescribeModes(m, in.unit, "trials")));
+  // Host noise (issue 23 item 5): the headline against the traced trials' GPU time; and, when
+  // the headline is too noisy, where a quieter figure is (issue 22 item 9).
+  const auto host_noise = gputrace::AssessHostNoise(ToJson(ctx.record)["legs"], headline);
+  const bool headline_noisy =
+      std::any_of(b->noise_warnings.begin(), b->noise_warnings.end(),
+                  [&](const std::string& w) { return w.rfind(headline + ":", 0) == 0; });
+  if (host_noise && (host_noise->host_bound || headline_noisy))
+    b->noise_warnings.push_back(gputrace::HostNoiseAdvice(host_noise));
   if (auto s = WriteBaseline(file, *b); !s)
     return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
   for (const auto& w : b->noise_warnings) fmt::print(stderr, "vouch baseline: warning: {}\n", w);
@@ -281,12 +290,21 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     }
     return kGateExitModes;
   }
+  // An undecided wall-clock metric: where a quieter figure is (issue 22 item 9).
+  std::optional<gputrace::HostNoise> host_noise;
+  for (const auto& row : report.rows)
+    if (row.verdict == GateVerdict::kInconclusive && row.metric.rfind("gpu.", 0) != 0) {
+      host_noise =
+          gputrace::AssessHostNoise(rec.value("legs", nlohmann::json::array()), row.metric);
+      if (host_noise) break;
+    }
   if (f.json)
     fmt::print("{}\n", RenderGateJson(report));
   else if (markdown == "-")
     fmt::print("{}", RenderGateMarkdown(report, std::string::npos));
   else
     fmt::print("{}", RenderGateText(report));
+  if (host_noise) fmt::print(stderr, "vouch gate: {}\n", gputrace::HostNoiseAdvice(host_noise));
   if (!markdown.empty() && markdown != "-") {
     // A comment GitHub accepts; when every row does not fit, all of them go beside it in
     // FILE.full.md, which the comment names.
@@ -310,6 +328,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   // into the history store with --store.
   nlohmann::json gate_json = nlohmann::json::parse(RenderGateJson(report));
   if (!modes.empty()) gate_json["modes_allowed"] = modes;
+  if (host_noise) gate_json["host_noise"] = host_noise->ToJson();
   if (record_path.empty()) {
     ctx.record.extra["gate"] = gate_json;
     ctx.record.extra["baseline_path"] = baseline_path;

@@ -300,11 +300,13 @@ TEST_F(RunCli, GateKnowsItsNoise) {
   auto b = Vouch(fmt::format("baseline {} --trials 3 --baseline noisy.json -- ./leg.sh", kFast));
   ASSERT_EQ(b.rc, 0) << b.out;
   EXPECT_TRUE(Has(b.out, "warning: tok_s: the 3 trials spread 8.80 %")) << b.out;
-  EXPECT_TRUE(Has(b.out, "trials (and gate --reps")) << b.out;
+  EXPECT_TRUE(Has(b.out, "trials in all (this baseline has 3) and gate --reps")) << b.out;
   EXPECT_TRUE(Has(b.out, "headline: tok_s (the first metric with a direction")) << b.out;
   auto base = Json("noisy.json");
   EXPECT_EQ(base["metrics"][0]["trials"], nlohmann::json({100.0, 95.6, 104.4}));
-  EXPECT_EQ(base["noise_warnings"].size(), 1u);
+  // The noisy headline's warning, and where a quieter figure is (an untraced leg: --gpu-trace).
+  ASSERT_EQ(base["noise_warnings"].size(), 2u);
+  EXPECT_TRUE(Has(base["noise_warnings"][1].get<std::string>(), "run with --gpu-trace"));
   values("97\n101\n95\n");
   auto g = Vouch(fmt::format(
       "gate {} --baseline noisy.json --warmup 0 --reps 3 --out g1 --json -- ./leg.sh", kFast));

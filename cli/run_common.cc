@@ -15,6 +15,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "gputrace/leg_trace.h"
 #include "leg_notes.h"
 #include "modes_check.h"
 #include "telemetry/sim_builtin.h"
@@ -254,6 +255,8 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     auto lib = FindTracerLibrary(f.gpu_trace_lib);
     if (!lib) return say(lib.error().message), kExitUsage;
     ctx->config.gpu_trace_lib = *lib;
+    if (auto cost = gputrace::TracerLaunchCostOverride(); !cost)
+      return say(cost.error().message), kExitUsage;
   }
   ctx->device = OpenDevice(g);
   if (!ctx->device) return kExitError;
@@ -470,6 +473,10 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
              eta.empty() ? "" : " (" + eta + ")");
   for (const auto& w : l.window.verdict.warnings)
     fmt::print(stderr, "vouch {}: warning: leg {}: {}\n", ctx.name, index + 1, w);
+  if (l.gpu_trace.is_object() && l.gpu_trace.contains("tracer_cost") &&
+      l.gpu_trace["tracer_cost"].is_object())
+    if (std::string w = l.gpu_trace["tracer_cost"].value("warning", ""); !w.empty())
+      fmt::print(stderr, "vouch {}: warning: leg {}: {}\n", ctx.name, index + 1, w);
   for (const auto& e : l.evidence_errors)
     fmt::print(stderr, "vouch {}: evidence: {}\n", ctx.name, e);
   std::error_code abs_ec;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gate/advice.h"
 #include "gate/noise.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -394,7 +395,7 @@ std::vector<std::string> BaselineNoiseWarnings(const Baseline& b, int gate_legs)
         "threshold of {:g} % with a gate of {} legs: unchanged code would often be inconclusive; "
         "{}",
         m.name, m.trials.size(), spread, *sd * 100, kind, *threshold, gate_legs,
-        need ? fmt::format("about {} trials (and gate --reps {}) would resolve it", *need, *need)
+        need ? BaselineTrialsAdvice(*need, static_cast<int>(m.trials.size()), gate_legs)
              : std::string("no practical number of trials resolves it: quiet the machine or "
                            "widen the threshold")));
   }

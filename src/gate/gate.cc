@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gate/advice.h"
 #include "metrics/ratio.h"
 #include "util/escape.h"
 #include "util/json_io.h"
@@ -59,14 +60,14 @@ void Decide(const BaselineMetric& m, double bad, const std::vector<double>& now_
     row->verdict = GateVerdict::kInconclusive;
     std::optional<double> sd = SdOfLogs(m.trials);
     if (auto s2 = SdOfLogs(now_values); s2 && (!sd || *s2 > *sd)) sd = s2;
-    std::optional<int> need;
-    if (sd) need = TrialsToResolve(*sd, *m.fail_pct, row->interval ? row->interval->alpha : 0.05);
     row->note = fmt::format(
         "the noise cannot tell: the change is {:+.2f}% .. {:+.2f}%, across the fail threshold of "
         "{:g}%{}",
         row->interval->lo_pct, row->interval->hi_pct, *m.fail_pct,
-        need ? fmt::format("; about {} baseline trials and gate legs would resolve it", *need)
-             : std::string());
+        sd ? InconclusiveAdvice(*sd, static_cast<int>(m.trials.size()),
+                                static_cast<int>(now_values.size()), bad, *m.fail_pct,
+                                row->interval->alpha)
+           : std::string());
   } else if (m.warn_pct && beyond(*m.warn_pct)) {
     row->verdict = GateVerdict::kWarn;
   } else {

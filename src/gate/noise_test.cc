@@ -145,7 +145,8 @@ TEST(NoiseGate, InconclusiveSaysSoWithItsOwnExitCode) {
   EXPECT_LT(row.interval->lo_pct, -3);
   EXPECT_GT(row.interval->hi_pct, -3);
   EXPECT_NE(row.note.find("the noise cannot tell"), std::string::npos) << row.note;
-  EXPECT_NE(row.note.find("baseline trials and gate legs would resolve it"), std::string::npos);
+  // Advice about the total, with what this gate had (never fewer than it used).
+  EXPECT_NE(row.note.find("(this gate had 5 trials and 3 legs)"), std::string::npos) << row.note;
   std::string text = RenderGateText(r);
   EXPECT_NE(text.find("INCONCLUSIVE"), std::string::npos) << text;
   EXPECT_NE(text.find("gate: inconclusive (0 pass, 0 warn, 0 fail, 1 inconclusive)"),
@@ -181,7 +182,8 @@ TEST(NoiseGate, BaselineWarnsWhenItsSpreadCannotResolveItsThreshold) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("tg_tok_s: the 3 trials spread 4.40 %"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("fail threshold of 3 % with a gate of 3 legs"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("trials (and gate --reps"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("trials in all (this baseline has 3) and gate --reps"), std::string::npos)
+      << w[0];
   auto need = TrialsToResolve(*SdOfLogs(b->metrics[0].trials), 3, 0.05);
   ASSERT_TRUE(need.has_value());
   EXPECT_GT(*need, 3);

@@ -21,6 +21,7 @@ const RangeFigures* FindRange(const LegGpuTrace& g, const std::string& name) {
 struct ArmBasis {
   std::optional<KernelMultiset> multiset;  // nullopt: the legs disagree
   std::vector<std::string> disagreements;
+  std::vector<std::string> odd;  // legs whose first or last instances ran another mix
   std::map<std::string, KernelMean> per_kernel;
   double active_ns = 0;
 };
@@ -30,6 +31,7 @@ ArmBasis Fold(const std::vector<LegGpuTrace>& legs, const std::string& range,
   ArmBasis out;
   std::vector<double> active;
   std::optional<KernelMultiset> first;
+  std::map<std::string, std::vector<std::string>> odd_by_text;  // finding -> legs
   bool agree = true;
   for (std::size_t i = 0; i < legs.size(); ++i) {
     const auto& g = legs[i];
@@ -43,6 +45,22 @@ ArmBasis Fold(const std::vector<LegGpuTrace>& legs, const std::string& range,
         out.per_kernel[k].ns += m.ns;
       }
       active.push_back(r->median_ns);
+      if (r->odd_instances > 0) {
+        std::vector<std::string> odd;
+        for (const auto& o : r->odd)
+          odd.push_back(
+              fmt::format("{} ({} kernel{})", o.instance, o.kernels, o.kernels == 1 ? "" : "s"));
+        odd_by_text[fmt::format(
+                        "{} of {} '{}' instances ran another kernel mix than the rest: "
+                        "instance{} {}{}",
+                        r->odd_instances, r->instances, range, odd.size() == 1 ? "" : "s",
+                        fmt::join(odd, ", "),
+                        r->odd_instances > static_cast<std::int64_t>(odd.size())
+                            ? fmt::format(" and {} more",
+                                          r->odd_instances - static_cast<std::int64_t>(odd.size()))
+                            : std::string())]
+            .push_back(std::to_string(i + 1));
+      }
       if (r->modal_fraction < 0.5)
         out.disagreements.push_back(fmt::format(
             "arm {} leg {}: only {:.0f} % of the '{}' instances ran its most common kernel mix",
@@ -61,6 +79,16 @@ ArmBasis Fold(const std::vector<LegGpuTrace>& legs, const std::string& range,
       agree = false;
     }
   }
+  // One note per distinct finding, with the arm's legs (counted from 1 within the arm) it holds
+  // for.
+  for (const auto& [text, legs_of] : odd_by_text)
+    out.odd.push_back(
+        fmt::format("arm {} {}: {}; the counts below are the common mix's", label,
+                    legs_of.size() == legs.size() && legs.size() > 1
+                        ? fmt::format("(each of its {} traced legs)", legs.size())
+                        : fmt::format("(its traced leg{} {})", legs_of.size() == 1 ? "" : "s",
+                                      fmt::join(legs_of, ",")),
+                    text));
   std::size_t n = active.size();
   for (auto& [k, m] : out.per_kernel) {
     m.count /= static_cast<double>(std::max<std::size_t>(n, 1));
@@ -77,6 +105,10 @@ ArmBasis Fold(const std::vector<LegGpuTrace>& legs, const std::string& range,
   return out;
 }
 
+// A row's count per unit for arm A (or B): the stable multiset's whole count when both arms
+// have one on a range basis, else the mean over legs and instances.
+std::string RowCount(const GpuComparison& c, const KernelDiffRow& r, bool b);
+
 std::string Count(double c) {
   return std::fabs(c - std::round(c)) < 1e-9 ? fmt::format("{:.0f}", c) : fmt::format("{:.2f}", c);
 }
@@ -90,6 +122,13 @@ std::string Ns(double ns) {
 
 std::string Short(const std::string& name, std::size_t n = 70) {
   return name.size() <= n ? name : name.substr(0, n - 3) + "...";
+}
+
+std::string RowCount(const GpuComparison& c, const KernelDiffRow& r, bool b) {
+  const KernelMultiset& ms = b ? c.b_multiset : c.a_multiset;
+  if (!c.basis_range.empty() && !c.a_multiset.empty() && !c.b_multiset.empty())
+    return fmt::format("{}", ms.count(r.name) ? ms.at(r.name) : 0);
+  return Count(b ? r.b_count : r.a_count);
 }
 
 }  // namespace
@@ -168,6 +207,12 @@ Result<GpuComparison> CompareArms(const std::vector<LegGpuTrace>& a,
   ArmBasis fb = Fold(b, range, b_label);
   c.notes = fa.disagreements;
   c.notes.insert(c.notes.end(), fb.disagreements.begin(), fb.disagreements.end());
+  // Instances off the common mix, named, when the arms' mixes are stable (their counts then
+  // print as whole numbers, never as a mean such as 7.94).
+  if (fa.multiset && fb.multiset) {
+    c.notes.insert(c.notes.end(), fa.odd.begin(), fa.odd.end());
+    c.notes.insert(c.notes.end(), fb.odd.begin(), fb.odd.end());
+  }
   for (const auto* arm : {&a, &b})
     for (const auto& g : *arm) {
       if (g.partial)
@@ -205,7 +250,12 @@ Result<GpuComparison> CompareArms(const std::vector<LegGpuTrace>& a,
     bool in_a = exact ? ca > 0 : row.a_count > 0;
     bool in_b = exact ? cb > 0 : row.b_count > 0;
     bool count_differs = exact ? ca != cb : std::fabs(row.a_count - row.b_count) > 1e-9;
-    row.status = !in_a ? "added" : !in_b ? "removed" : count_differs ? "moved" : "same";
+    // Absent from both common mixes (it ran only in odd instances): not added nor removed.
+    row.status = !in_a && !in_b  ? "same"
+                 : !in_a         ? "added"
+                 : !in_b         ? "removed"
+                 : count_differs ? "moved"
+                                 : "same";
     c.rows.push_back(row);
     c.call_stats_a[n] = {static_cast<std::int64_t>(std::llround(row.a_count)), row.a_ns};
     c.call_stats_b[n] = {static_cast<std::int64_t>(std::llround(row.b_count)), row.b_ns};
@@ -300,10 +350,11 @@ std::string RenderComparisonText(const GpuComparison& c, const std::string& attr
     if (shown == max_rows) break;
     if (r.status == "same" && std::fabs(r.delta_ns()) < 1) continue;
     ++shown;
-    table += fmt::format(
-        "  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", r.status, Count(r.a_count),
-        Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns), (r.delta_ns() >= 0 ? "+" : "") + Ns(r.delta_ns()),
-        r.share_pct ? fmt::format("{:.1f}%", *r.share_pct) : "-", TerminalSafe(Short(r.name)));
+    table += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", r.status,
+                         RowCount(c, r, false), RowCount(c, r, true), Ns(r.a_ns), Ns(r.b_ns),
+                         (r.delta_ns() >= 0 ? "+" : "") + Ns(r.delta_ns()),
+                         r.share_pct ? fmt::format("{:.1f}%", *r.share_pct) : "-",
+                         TerminalSafe(Short(r.name)));
   }
   if (!table.empty())
     o += fmt::format("  {:<8} {:>7} {:>7} {:>11} {:>11} {:>11} {:>7}  {}\n", "kernel", "A n", "B n",
@@ -331,10 +382,10 @@ std::string RenderComparisonMarkdown(const GpuComparison& c, const std::string& 
     ++shown;
     std::string name = Short(r.name, 90);
     std::replace(name.begin(), name.end(), '|', '/');
-    o += fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | {} |\n", r.status, Count(r.a_count),
-                     Count(r.b_count), Ns(r.a_ns), Ns(r.b_ns), r.delta_ns() >= 0 ? "+" : "",
-                     Ns(r.delta_ns()), r.share_pct ? fmt::format("{:.1f} %", *r.share_pct) : "-",
-                     MarkdownCode(name));
+    o += fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | {} |\n", r.status,
+                     RowCount(c, r, false), RowCount(c, r, true), Ns(r.a_ns), Ns(r.b_ns),
+                     r.delta_ns() >= 0 ? "+" : "", Ns(r.delta_ns()),
+                     r.share_pct ? fmt::format("{:.1f} %", *r.share_pct) : "-", MarkdownCode(name));
   }
   if (c.rows.size() > shown)
     o += fmt::format("\n{} more kernel name(s) in the JSON record.\n", c.rows.size() - shown);

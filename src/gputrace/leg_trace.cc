@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -179,6 +181,7 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
     }
     rf.attribution = kHow[how];
     std::map<KernelMultiset, std::int64_t> shapes;
+    std::vector<const KernelMultiset*> shape_of;  // per instance (map nodes do not move)
     std::vector<double> counts;
     std::map<std::string, KernelMean> sums;
     for (const auto* r : inst) {
@@ -195,7 +198,10 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
       }
       rf.active_ns.push_back(static_cast<double>(trace::UnionLength(std::move(iv))));
       counts.push_back(static_cast<double>(ks.size()));
-      ++shapes[ms];
+      auto [shape, fresh] = shapes.try_emplace(std::move(ms), 0);
+      (void)fresh;
+      ++shape->second;
+      shape_of.push_back(&shape->first);
     }
     rf.median_ns = Pct(rf.active_ns, 50);
     rf.p10_ns = Pct(rf.active_ns, 10);
@@ -210,6 +216,12 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
       }
     rf.modal_fraction =
         rf.instances ? static_cast<double>(best) / static_cast<double>(rf.instances) : 0;
+    for (std::size_t i = 0; i < shape_of.size(); ++i) {
+      if (*shape_of[i] == rf.modal) continue;
+      ++rf.odd_instances;
+      if (rf.odd.size() < kMaxOddInstances)
+        rf.odd.push_back({static_cast<std::int64_t>(i + 1), static_cast<std::int64_t>(counts[i])});
+    }
     for (auto& [kn, m] : sums) {
       m.count /= static_cast<double>(rf.instances);
       m.ns /= static_cast<double>(rf.instances);
@@ -236,6 +248,9 @@ std::vector<Metric> GpuTraceMetrics(const LegGpuTrace& g) {
     out.push_back(Make("gpu.active_ns_per." + n + ".spread_pct", r.spread_pct, "%", Better::kNone));
     out.push_back(Make("gpu.kernels_per." + n, r.kernels_median, "", Better::kNone));
   }
+  if (g.tracer_cost)
+    out.push_back(
+        Make("gpu.tracer_cost_fraction", g.tracer_cost->fraction, "fraction", Better::kNone));
   return out;
 }
 
@@ -247,7 +262,11 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
   for (const auto& r : g.ranges) {
     nlohmann::json per = nlohmann::json::object();
     for (const auto& [k, m] : r.per_instance) per[k] = {{"count", m.count}, {"ns", m.ns}};
+    nlohmann::json odd = nlohmann::json::array();
+    for (const auto& o : r.odd) odd.push_back({{"instance", o.instance}, {"kernels", o.kernels}});
     ranges.push_back({{"name", r.name},
+                      {"odd", odd},
+                      {"odd_instances", r.odd_instances},
                       {"instances", r.instances},
                       {"active_ns_median", r.median_ns},
                       {"active_ns_p10", r.p10_ns},
@@ -259,7 +278,19 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
                       {"per_instance", per},
                       {"attribution", r.attribution}});
   }
+  nlohmann::json cost;
+  if (g.tracer_cost)
+    cost = {{"api", g.tracer_cost->api_mode},
+            {"per_launch_ns", g.tracer_cost->per_launch_ns},
+            {"per_launch_source", g.tracer_cost->per_launch_source},
+            {"launches", g.launches},
+            {"cost_ns", g.tracer_cost->cost_ns},
+            {"fraction_of_region", g.tracer_cost->fraction},
+            {"warn_above", kTracerCostWarnFraction},
+            {"warning", g.tracer_cost->warning}};
   return {{"schema", "vouch.gpu_trace"},
+          {"tracer_api", g.tracer_api},
+          {"tracer_cost", cost},
           {"version", 1},
           {"files", g.files},
           {"partial", g.partial},
@@ -300,6 +331,17 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
     g.launches_from = j.value("launches_from", g.launches_from);  // absent before 2026-12-01
     g.memcpys = j.at("memcpys").get<std::int64_t>();
     g.memsets = j.at("memsets").get<std::int64_t>();
+    g.tracer_api = j.value("tracer_api", "");
+    if (const auto c = j.find("tracer_cost"); c != j.end() && c->is_object()) {
+      TracerCost tc;
+      tc.api_mode = c->at("api").get<std::string>();
+      tc.per_launch_ns = c->at("per_launch_ns").get<double>();
+      tc.per_launch_source = c->at("per_launch_source").get<std::string>();
+      tc.cost_ns = c->at("cost_ns").get<double>();
+      tc.fraction = c->at("fraction_of_region").get<double>();
+      tc.warning = c->at("warning").get<std::string>();
+      g.tracer_cost = tc;
+    }
     for (const auto& [k, v] : j.at("by_kernel").items())
       g.by_kernel[k] = {v.at("count").get<std::int64_t>(), v.at("total_ns").get<std::int64_t>()};
     for (const auto& r : j.at("ranges")) {
@@ -316,6 +358,10 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
       for (const auto& [k, v] : r.at("per_instance").items())
         rf.per_instance[k] = {v.at("count").get<double>(), v.at("ns").get<double>()};
       rf.attribution = r.at("attribution").get<std::string>();
+      for (const auto& o : r.value("odd", nlohmann::json::array()))  // absent before 2026-12
+        rf.odd.push_back(
+            {o.at("instance").get<std::int64_t>(), o.at("kernels").get<std::int64_t>()});
+      rf.odd_instances = r.value("odd_instances", std::int64_t{0});
       g.ranges.push_back(std::move(rf));
     }
     return g;
@@ -338,7 +384,15 @@ std::string RenderLegGpuTraceText(const LegGpuTrace& g, const std::string& attri
         "{:.1f}, spread {:.1f} %), {} kernels per instance\n",
         r.name, r.instances, r.median_ns / 1e3, r.p10_ns / 1e3, r.p90_ns / 1e3, r.spread_pct,
         r.kernels_median);
+  if (g.tracer_cost)
+    o += fmt::format(
+        "  tracer cost (estimated): {:.3f} ms, {:.2f} % of the region ({:.0f} ns per "
+        "launch, {})\n",
+        g.tracer_cost->cost_ns / 1e6, g.tracer_cost->fraction * 100, g.tracer_cost->per_launch_ns,
+        g.tracer_cost->per_launch_source);
   for (const auto& w : g.warnings) o += fmt::format("  warning: {}\n", w);
+  if (g.tracer_cost && !g.tracer_cost->warning.empty())
+    o += fmt::format("  warning: {}\n", g.tracer_cost->warning);
   if (g.dropped > 0)
     o += fmt::format("  CUPTI dropped {} record(s): the figures are lower bounds\n", g.dropped);
   return o;
@@ -363,7 +417,16 @@ Result<LegGpuTrace> AnalyzeLegDir(const std::string& dir, std::optional<RegionNs
         dir);
   std::sort(files.begin(), files.end());
   std::vector<trace::Trace> traces;
+  std::set<std::string> api_modes;
   for (const auto& f : files) {
+    // The tracer's mode, from the header (the reader keeps only what it needs of it).
+    std::ifstream in(f);
+    std::string first;
+    std::getline(in, first);
+    auto h = nlohmann::json::parse(first, nullptr, false);
+    api_modes.insert(h.is_object() && h.contains("api") && h["api"].is_string()
+                         ? h["api"].get<std::string>()
+                         : std::string());
     auto t = trace::ReadCuptiTrace(f);
     if (!t) return t.error();
     traces.push_back(std::move(*t));
@@ -373,6 +436,8 @@ Result<LegGpuTrace> AnalyzeLegDir(const std::string& dir, std::optional<RegionNs
   if (auto st = trace::CheckDurationTotals(merged); !st) return st.error();
   LegGpuTrace g = AnalyzeTrace(merged, region);
   for (const auto& f : files) g.files.push_back(fs::path(f).filename().string());
+  // One mode for the leg; processes that disagree: the costlier (launch-API records on).
+  g.tracer_api = api_modes.count("launch") ? "launch" : api_modes.count("") ? "" : "off";
   return g;
 }
 

@@ -50,6 +50,33 @@ struct RangeFigures {
   // Per kernel name: count and time per instance (means over instances), for the diff.
   std::map<std::string, KernelMean> per_instance;
   std::string attribution;  // how kernels were tied to instances
+  // The instances whose kernel multiset is not the modal one (a first step that compiles, a
+  // last one cut short): their 1-based number in time order and kernel count, at most
+  // kMaxOddInstances of them; odd_instances counts them all.
+  struct Odd {
+    std::int64_t instance = 0;
+    std::int64_t kernels = 0;
+  };
+  std::vector<Odd> odd;
+  std::int64_t odd_instances = 0;
+};
+
+inline constexpr std::size_t kMaxOddInstances = 8;
+
+// The tracer's estimated cost over a leg's measured region: launches times a per-launch cost
+// measured on the H200 (docs/BENCHMARKS.md, evidence/2026-12-01-h200-tracer-cost/): 1.2 us with
+// launch-API records (the tracer's default), 0.35 us without them (VOUCH_GPU_TRACE_API=off),
+// picked by the trace header's "api" field; VOUCH_TRACER_LAUNCH_COST_NS overrides it.
+inline constexpr double kTracerLaunchCostApiNs = 1200;
+inline constexpr double kTracerLaunchCostLeanNs = 350;
+inline constexpr double kTracerCostWarnFraction = 0.02;
+struct TracerCost {
+  std::string api_mode;  // the header's "api": "launch", "off", or "" (not recorded)
+  double per_launch_ns = 0;
+  std::string per_launch_source;
+  double cost_ns = 0;
+  double fraction = 0;  // of the region's wall time
+  std::string warning;  // "" when within kTracerCostWarnFraction
 };
 
 inline constexpr const char* kLaunchesFromApi = "launch-API records";
@@ -66,6 +93,8 @@ struct LegGpuTrace {
   std::string launches_from = kLaunchesFromApi;  // or kernel correlation ids, with no API records
   std::map<std::string, KernelAgg> by_kernel;    // the region's kernels by name
   std::vector<RangeFigures> ranges;              // by name
+  std::string tracer_api;                        // every file's header "api" ("" when absent)
+  std::optional<TracerCost> tracer_cost;         // EstimateTracerCost
 };
 
 struct RegionNs {
@@ -88,6 +117,13 @@ nlohmann::json ToJson(const LegGpuTrace& g);
 // GPU-active time; ATTRIBUTION (the clock window, or "unattributed") is the first line.
 std::string RenderLegGpuTraceText(const LegGpuTrace& g, const std::string& attribution);
 Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::string& where);
+
+// Sets G's tracer_cost from its launches and region; OVERRIDE_NS (VOUCH_TRACER_LAUNCH_COST_NS)
+// replaces the default per-launch cost. vouch.tracer_cost_fraction is then among
+// GpuTraceMetrics.
+void EstimateTracerCost(LegGpuTrace* g, std::optional<double> override_ns);
+// VOUCH_TRACER_LAUNCH_COST_NS parsed: nullopt when unset; an error when not a number >= 0.
+Result<std::optional<double>> TracerLaunchCostOverride();
 
 // Reads every gpu-trace*.jsonl in DIR (one per process the leg ran) and folds it. An error when
 // there is none or one cannot be read; the message names the file.

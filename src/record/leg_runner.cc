@@ -270,7 +270,9 @@ std::string AttributionLine(const nlohmann::json& window) {
   for (const auto& g : window.value("sm_clock", nlohmann::json::array()))
     clock += fmt::format(", GPU {} SM median {:.0f} MHz", g.value("gpu", -1),
                          g.value("median_mhz", 0.0));
-  return fmt::format("clock window: leg {} ({} {}), window {}{}", window.value("leg", -1),
+  // "leg" is the 0-based position in legs[]; people count legs from 1.
+  const int leg = window.value("leg", -1);
+  return fmt::format("clock window: leg {} ({} {}), window {}{}", leg >= 0 ? leg + 1 : leg,
                      window.value("arm", ""), window.value("role", ""),
                      window.value("verdict", "?"), clock);
 }
@@ -430,6 +432,9 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     if (!g) {
       rec.reasons.push_back("gpu trace: " + g.error().message);
     } else {
+      // An override that does not parse was refused before any leg (run_common.cc).
+      auto cost_ns = gputrace::TracerLaunchCostOverride();
+      gputrace::EstimateTracerCost(&*g, cost_ns ? *cost_ns : std::nullopt);
       if (g->dropped > 0)
         rec.reasons.push_back(fmt::format(
             "gpu trace: CUPTI dropped {} record(s): its GPU figures are lower bounds", g->dropped));

@@ -126,6 +126,13 @@ std::string LegState(const json& l) {
   return At(l, "valid").is_boolean() && l["valid"].get<bool>() ? "valid" : "INVALID";
 }
 
+// A leg as people count it: record.json's "index" is the 0-based position in legs[], every
+// output numbers legs from 1 (progress lines, directories, reasons).
+std::string LegNumber(const json& l) {
+  const auto& i = At(l, "index");
+  return i.is_number_integer() ? std::to_string(i.get<long long>() + 1) : "?";
+}
+
 // The legs table and, per leg, the SM clock and power over time with the verdict and the
 // measured region.
 void LegSections(const json& rec, Page& p) {
@@ -152,10 +159,8 @@ void LegSections(const json& rec, Page& p) {
     p.body += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        state == "INVALID" ? "bad" : "",
-        At(l, "index").is_number() ? HtmlEscape(DumpJson(l["index"])) : "?",
-        HtmlEscape(Str(l, "arm")), HtmlEscape(Str(l, "role")), state,
-        Dbl(At(l, "result"), "wall_ns") / 1e9, clock, reasons);
+        state == "INVALID" ? "bad" : "", LegNumber(l), HtmlEscape(Str(l, "arm")),
+        HtmlEscape(Str(l, "role")), state, Dbl(At(l, "result"), "wall_ns") / 1e9, clock, reasons);
   }
   p.body += "</table></section>\n<section><h2>SM clock and power per leg</h2>\n";
   p.body +=
@@ -180,9 +185,7 @@ void LegSections(const json& rec, Page& p) {
         marks["regions"].push_back(
             {s["t_s"].front(), s["t_s"].back(), verdict == "valid" ? kValid : kInvalid});
       std::string title = fmt::format(
-          "leg {} {} {}{}: window {}",
-          At(l, "index").is_number() ? HtmlEscape(DumpJson(l["index"])) : "?", Str(l, "arm"),
-          Str(l, "role"),
+          "leg {} {} {}{}: window {}", LegNumber(l), Str(l, "arm"), Str(l, "role"),
           series.size() > 1 ? fmt::format(" GPU {}", HtmlEscape(DumpJson(At(s, "gpu")))) : "",
           verdict);
       p.body += p.Chart(
@@ -236,7 +239,8 @@ void ArmsChart(const json& rec, Page& p) {
     if (At(l, "metrics").is_array())
       for (const auto& m : l["metrics"])
         if (Str(m, "name") == headline && At(m, "value").is_number()) v = m["value"];
-    x.push_back(At(l, "index").is_number() ? l["index"] : json(n));
+    x.push_back(At(l, "index").is_number_integer() ? json(l["index"].get<long long>() + 1)
+                                                   : json(n + 1));
     for (const auto& a : arms) values[a].push_back(Str(l, "arm") == a ? v : json());
     ++n;
   }
