@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -131,6 +132,36 @@ std::string StringOf(const nlohmann::json& o, const char* key) {
 }
 
 }  // namespace
+
+Status ForEachJournalLine(const std::string& path, int count,
+                          const std::function<Status(std::string_view line)>& fn) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return MakeError("cannot read the leg journal {}: {}", path, std::strerror(errno));
+  std::string line;
+  int done = 0;
+  char buf[1 << 16];
+  Status st = OkStatus();
+  while (done < count && st) {
+    size_t n = std::fread(buf, 1, sizeof buf, f);
+    if (n == 0) break;
+    std::string_view chunk(buf, n);
+    while (done < count && st && !chunk.empty()) {
+      size_t nl = chunk.find('\n');
+      line.append(chunk.substr(0, nl));
+      if (nl == std::string_view::npos) break;
+      chunk.remove_prefix(nl + 1);
+      st = fn(line);
+      line.clear();
+      ++done;
+    }
+  }
+  std::fclose(f);
+  if (!st) return st;
+  if (done < count)
+    return MakeError("the leg journal {} holds {} complete lines, not the {} legs of the run", path,
+                     done, count);
+  return OkStatus();
+}
 
 Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
   nlohmann::json& j = *record;
