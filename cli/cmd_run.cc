@@ -32,10 +32,11 @@ int CmdRun(const GlobalOptions& g, std::vector<std::string> args) {
   std::vector<std::string> argv = {"run"};
   argv.insert(argv.end(), args.begin(), args.end());
   RunContext ctx;
+  ctx.spill_legs = true;  // memory flat in the legs: a 10,000-leg run holds one
   if (int rc = PrepareRun(g, f, {arm}, "run", argv, &ctx); rc >= 0) return rc;
   RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int rc = FinishRun(ctx, !f.json);
-  if (f.json) fmt::print("{}\n", DumpJson(ToJson(ctx.record), 2));
+  if (f.json) PrintRecordJson(ctx.record, ctx.dir, stdout);
   if (!StoreResult(f.store, "run", ctx.dir) && rc == kExitOk) rc = kExitError;
   return rc;
 }

@@ -366,6 +366,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
     c.output_cap_bytes = static_cast<std::uint64_t>(*f.output_cap_mib * (1 << 20));
   if (auto s = WriteRecord(ctx->dir, r); !s) return say(s.error().message), kExitError;
   if (auto s = ctx->journal.Open(ctx->dir); !s) return say(s.error().message), kExitError;
+  if (ctx->spill_legs) ctx->record.legs_journal = ctx->journal.path();
   ctx->record_open = true;
   if (ctx->device->Simulated()) say("SIMULATED DEVICE: " + ctx->device->Describe());
   if (!f.tee)
@@ -379,7 +380,7 @@ int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
 
 std::optional<double> RunEtaSeconds(const RunContext& ctx,
                                     std::chrono::steady_clock::time_point now) {
-  const auto done = static_cast<int>(ctx.record.legs.size());
+  const auto done = LegCount(ctx.record);
   if (done == 0) return std::nullopt;
   const double per_leg =
       std::chrono::duration<double>(ctx.last_leg_end - ctx.started).count() / done;
@@ -390,7 +391,9 @@ std::optional<double> RunEtaSeconds(const RunContext& ctx,
 
 bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   RunRecord& r = ctx.record;
-  int index = static_cast<int>(r.legs.size());
+  // The legs before this one are in the journal: only the last stays in memory.
+  if (ctx.spill_legs) SpillLegs(r);
+  int index = LegCount(r);
   // On a terminal one line redrawn in place (not with --tee: the command's output would
   // tear it); elsewhere (a CI log) a plain line every --progress-every seconds.
   const bool tty = ::isatty(2) && !ctx.config.tee;
@@ -448,6 +451,11 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   // again at the end, and a reader of a killed run reassembles it from the journal).
   auto written = ctx.journal.Append(r.legs.back());
   const LegRecord& l = r.legs.back();
+  if (!ctx.expectations.empty() && l.role == "measured" && l.result.Succeeded() &&
+      l.metrics_error.empty()) {
+    ctx.expect_metrics.push_back(l.metrics);
+    ctx.expect_numbers.push_back(l.index + 1);
+  }
   std::string clock;
   if (l.window.gpus.size() == 1 && l.window.gpus[0].fold.sm_mhz) {
     clock = fmt::format(", SM median {:.0f} MHz", l.window.gpus[0].fold.sm_mhz->median);
@@ -462,7 +470,7 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   // A warm-up is discarded whatever its window says, but a failed command is still shown.
   const bool warmup = role == "warmup";
   const bool show_reasons = warmup ? !l.result.Succeeded() : !l.valid;
-  const bool more = static_cast<int>(r.legs.size()) < r.planned_legs;
+  const bool more = LegCount(r) < r.planned_legs;
   const std::string eta = more ? eta_text(ctx.last_leg_end) : std::string();
   fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}{}\n", index + 1, r.planned_legs,
              arm.name, role,
@@ -516,7 +524,7 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     return false;
   }
   if (!ctx.interrupted && !l.result.Succeeded() && !ctx.keep_going) {
-    const int left = r.planned_legs - static_cast<int>(r.legs.size());
+    const int left = r.planned_legs - LegCount(r);
     ctx.stopped_on_failure = fmt::format(
         "stopped at leg {} of {} ({} {}): the command {}; {} planned leg{} not run (--keep-going "
         "runs them)",
@@ -533,15 +541,8 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
 
 int FinishRun(RunContext& ctx, bool print_summary) {
   RunRecord& r = ctx.record;
-  std::vector<std::vector<Metric>> measured;
-  std::vector<int> numbers;  // the legs' numbers as people see them (1-based)
-  for (const auto& l : r.legs)
-    if (l.role == "measured" && l.result.Succeeded() && l.metrics_error.empty()) {
-      measured.push_back(l.metrics);
-      numbers.push_back(l.index + 1);
-    }
-  r.violations = CheckExpectations(ctx.expectations, measured, numbers);
-  int done = static_cast<int>(r.legs.size());
+  r.violations = CheckExpectations(ctx.expectations, ctx.expect_metrics, ctx.expect_numbers);
+  int done = LegCount(r);
   if (ctx.interrupted || Interrupted()) {
     r.status = "interrupted";
     const int sig = InterruptSignal();
@@ -566,7 +567,7 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   if (!journal) r.caveats.push_back("journal: " + journal.error().message);
   auto written = WriteRecord(ctx.dir, r);
   nlohmann::json j = ToJson(r);
-  if (print_summary) fmt::print("{}", RenderRecordText(j));
+  if (print_summary) PrintRecordText(r, j, stdout);
   fmt::print(stderr, "record: {}/record.json\n", ctx.dir);
   if (!written) {
     fmt::print(stderr, "vouch {}: {}\n", ctx.name, written.error().message);

@@ -83,6 +83,12 @@ struct RunContext {
   // record.json was written at the start, and FinishRun has not written it at the end yet:
   // an exception that ends vouch in between writes it as failed, with that cause.
   bool record_open = false;
+  // Keep only the last leg in memory: the others are in the journal (RunRecord::legs_journal),
+  // and the summary keeps only their values. Set before PrepareRun.
+  bool spill_legs = false;
+  // With expectations: the measured legs' metrics and 1-based numbers, for CheckExpectations.
+  std::vector<std::vector<Metric>> expect_metrics;
+  std::vector<int> expect_numbers;
   RunContext() = default;
   RunContext(const RunContext&) = delete;
   RunContext& operator=(const RunContext&) = delete;

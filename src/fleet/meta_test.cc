@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace vouch {
@@ -81,6 +82,28 @@ TEST(FleetMeta, LeaveOneOutNamesTheNodeThatDisagrees) {
   EXPECT_FALSE(wide[3].outlier);
   std::vector<Stratum> two(s.begin(), s.begin() + 2);
   EXPECT_TRUE(LeaveOneOut(two, 0.05, 0).empty());
+}
+
+// The leave-one-out test pools the others in place (no copy of them, no interval): the same
+// numbers as RandomEffects over a copy of the others, bit for bit, at many nodes.
+TEST(FleetMeta, LeaveOneOutPoolsTheOthersAsRandomEffectsDoes) {
+  std::vector<Stratum> s;
+  for (int i = 0; i < 60; ++i)
+    s.push_back({"n" + std::to_string(i), 0.02 + 0.001 * std::sin(i) + (i == 7 ? 0.05 : 0),
+                 1e-6 * (1 + i % 5), 8});
+  auto o = LeaveOneOut(s, 0.05, std::log(1.01));
+  ASSERT_EQ(o.size(), s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    std::vector<Stratum> others = s;
+    others.erase(others.begin() + static_cast<long>(i));
+    auto m = RandomEffects(others, 0.95);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(o[i].others_mu_log, m->mu_log) << i;
+    double sws = 0;
+    for (const auto& x : others) sws += 1 / (x.var_of_mean + m->tau2);
+    EXPECT_EQ(o[i].z, o[i].diff_log / std::sqrt(s[i].var_of_mean + m->tau2 + 1 / sws)) << i;
+    EXPECT_EQ(o[i].outlier, i == 7) << i;
+  }
 }
 
 TEST(FleetMeta, PooledVarianceFloorsALuckyNode) {

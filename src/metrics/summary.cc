@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <string_view>
-#include <unordered_map>
 
 #include "metrics/reserved.h"
 
@@ -30,36 +28,43 @@ std::optional<MetricSummary> Summarize(const std::string& name, const std::strin
   return s;
 }
 
-std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>& per_leg) {
-  // Linear in the metrics (a leg may report up to kMaxMetricsPerLeg): per name, its first
-  // numeric occurrence (unit and direction) and the value of its first occurrence in each
-  // leg; a text metric is for equality checks and contributes nothing. A reserved name
-  // (vouch.*, gpu.*) counts only vouch's own figure, never one a leg's source gave.
-  struct Acc {
-    const Metric* first = nullptr;
-    std::vector<double> values;
-    std::size_t last_leg = ~std::size_t{0};
-  };
-  std::unordered_map<std::string_view, Acc> by_name;
-  std::vector<Acc*> order;  // by first numeric occurrence
-  for (std::size_t li = 0; li < per_leg.size(); ++li)
-    for (const auto& m : per_leg[li]) {
-      if (ShadowsVouchMetric(m)) continue;
-      Acc& a = by_name[m.name];
-      if (a.last_leg == li) continue;  // only a leg's first metric of that name counts
-      a.last_leg = li;
-      if (m.is_text()) continue;
-      if (!a.first) {
-        a.first = &m;
-        order.push_back(&a);
-      }
-      a.values.push_back(m.value);
+// Linear in the metrics (a leg may report up to kMaxMetricsPerLeg): per name, its first
+// numeric occurrence (unit and direction) and the value of its first occurrence in each leg;
+// a text metric is for equality checks and contributes nothing. A reserved name (vouch.*,
+// gpu.*) counts only vouch's own figure, never one a leg's source gave.
+void MetricAccumulator::AddLeg(const std::vector<Metric>& metrics) {
+  ++legs_;
+  for (const auto& m : metrics) {
+    if (ShadowsVouchMetric(m)) continue;
+    auto [it, added] = index_.try_emplace(m.name, names_.size());
+    if (added) names_.push_back({m.name, "", Better::kNone, false, {}, 0});
+    Name& a = names_[it->second];
+    if (a.last_leg == legs_) continue;  // only a leg's first metric of that name counts
+    a.last_leg = legs_;
+    if (m.is_text()) continue;
+    if (!a.numeric) {
+      a.numeric = true;
+      a.unit = m.unit;
+      a.better = m.better;
+      order_.push_back(it->second);
     }
+    a.values.push_back(m.value);
+  }
+}
+
+std::vector<MetricSummary> MetricAccumulator::Summaries() const {
   std::vector<MetricSummary> out;
-  for (const Acc* a : order)
-    if (auto s = Summarize(a->first->name, a->first->unit, a->first->better, a->values))
-      out.push_back(std::move(*s));
+  for (size_t i : order_) {
+    const Name& a = names_[i];
+    if (auto s = Summarize(a.name, a.unit, a.better, a.values)) out.push_back(std::move(*s));
+  }
   return out;
+}
+
+std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>& per_leg) {
+  MetricAccumulator acc;
+  for (const auto& leg : per_leg) acc.AddLeg(leg);
+  return acc.Summaries();
 }
 
 }  // namespace vouch

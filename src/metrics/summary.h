@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "metrics/metric.h"
@@ -31,5 +32,26 @@ std::optional<MetricSummary> Summarize(const std::string& name, const std::strin
 // One summary per numeric metric name over the legs, in first-seen order (text metrics are
 // for equality checks, not summaries). Legs lacking a metric simply contribute nothing to it.
 std::vector<MetricSummary> SummarizeLegs(const std::vector<std::vector<Metric>>& per_leg);
+
+// SummarizeLegs one leg at a time: keeps the values and each name's unit and direction, not
+// the legs' metrics (a long run's summary without its legs in memory).
+class MetricAccumulator {
+ public:
+  void AddLeg(const std::vector<Metric>& metrics);
+  std::vector<MetricSummary> Summaries() const;
+
+ private:
+  struct Name {
+    std::string name, unit;
+    Better better = Better::kNone;
+    bool numeric = false;  // seen with a number (a text metric alone gives no summary)
+    std::vector<double> values;
+    size_t last_leg = 0;  // the last leg that had it (1-based)
+  };
+  std::vector<Name> names_;
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<size_t> order_;  // by first numeric occurrence
+  size_t legs_ = 0;
+};
 
 }  // namespace vouch

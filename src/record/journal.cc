@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -320,6 +321,36 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record) {
       j["legs"].size(), kLegJournalFile));
   for (auto& n : notes) missing.push_back(std::move(n));
   j["missing"] = std::move(missing);
+  return OkStatus();
+}
+
+Status ForEachJournalLine(const std::string& path, int count,
+                          const std::function<Status(std::string_view line)>& fn) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return MakeError("cannot read the leg journal {}: {}", path, std::strerror(errno));
+  std::string line;
+  int done = 0;
+  char buf[1 << 16];
+  Status st = OkStatus();
+  while (done < count && st) {
+    size_t n = std::fread(buf, 1, sizeof buf, f);
+    if (n == 0) break;
+    std::string_view chunk(buf, n);
+    while (done < count && st && !chunk.empty()) {
+      size_t nl = chunk.find('\n');
+      line.append(chunk.substr(0, nl));
+      if (nl == std::string_view::npos) break;
+      chunk.remove_prefix(nl + 1);
+      st = fn(line);
+      line.clear();
+      ++done;
+    }
+  }
+  std::fclose(f);
+  if (!st) return st;
+  if (done < count)
+    return MakeError("the leg journal {} holds {} complete lines, not the {} legs of the run", path,
+                     done, count);
   return OkStatus();
 }
 

@@ -12,9 +12,11 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "record/leg_runner.h"
@@ -69,5 +71,11 @@ Status AssembleFromJournal(const std::string& dir, nlohmann::json* record);
 // journal not cut short), or a leg index twice, is an error naming the file and the line.
 Status CheckJournalAgainstRecord(const std::string& dir, const nlohmann::json& record,
                                  std::string_view record_path);
+
+// Calls FN with each of the first COUNT lines of the journal at PATH, in order, one at a time
+// (a long run's record is written from its journal without holding its legs). An error when
+// the file cannot be read or holds fewer lines, or what FN returns.
+Status ForEachJournalLine(const std::string& path, int count,
+                          const std::function<Status(std::string_view line)>& fn);
 
 }  // namespace vouch

@@ -9,6 +9,7 @@
 
 #include "clock/window.h"
 #include "record/journal.h"
+#include "util/atomic_write.h"
 #include "util/bounded_file.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -247,10 +248,12 @@ nlohmann::json CaptureContention(Device& device, const std::vector<int>& gpus) {
 std::map<std::string, std::vector<MetricSummary>> SummariesByArm(const RunRecord& r) {
   std::map<std::string, std::vector<MetricSummary>> out;
   for (const auto& arm : r.arms) {
-    std::vector<std::vector<Metric>> per_leg;
+    auto spilled = r.spilled.valid_metrics.find(arm.name);
+    MetricAccumulator acc =
+        spilled == r.spilled.valid_metrics.end() ? MetricAccumulator() : spilled->second;
     for (const auto& l : r.legs)
-      if (l.arm == arm.name && l.role == "measured" && l.valid) per_leg.push_back(l.metrics);
-    out[arm.name] = SummarizeLegs(per_leg);
+      if (l.arm == arm.name && l.role == "measured" && l.valid) acc.AddLeg(l.metrics);
+    out[arm.name] = acc.Summaries();
   }
   return out;
 }
@@ -314,7 +317,7 @@ nlohmann::json ToJson(const RunRecord& r) {
                     {"expected", v.expected},
                     {"got", v.got},
                     {"message", v.message}});
-  int valid = 0, measured = 0;
+  int valid = r.spilled.valid, measured = r.spilled.measured;
   for (const auto& l : r.legs)
     if (l.role == "measured") {
       ++measured;
@@ -373,8 +376,40 @@ nlohmann::json ToJson(const RunRecord& r) {
 }
 
 Status WriteRecord(const std::string& dir, const RunRecord& r) {
-  return WriteFileAtomic((std::filesystem::path(dir) / "record.json").string(),
-                         DumpJson(ToJson(r), 2) + "\n");
+  const std::string path = (std::filesystem::path(dir) / "record.json").string();
+  if (r.spilled.legs == 0) return WriteFileAtomic(path, DumpJson(ToJson(r), 2) + "\n");
+  // The legs written one at a time between the record's two halves, each as DumpJson(j, 2)
+  // lays it out inside the record: the same file as when every leg was in memory.
+  nlohmann::json j = ToJson(r);
+  const std::string kHole = "\x01legs\x01";
+  j["legs"] = kHole;
+  const std::string text = DumpJson(j, 2) + "\n";
+  const std::string hole = DumpJson(nlohmann::json(kHole));
+  const size_t at = text.find(hole);
+  if (at == std::string::npos) return MakeError("writing {}: the legs' place was not found", path);
+  return WriteFileAtomic(path, [&](const ChunkSink& put) -> Status {
+    if (auto s = put(std::string_view(text).substr(0, at)); !s) return s;
+    bool first = true;
+    auto leg = [&](const nlohmann::json& l) -> Status {
+      std::string out = first ? "[\n    " : ",\n    ";
+      first = false;
+      const std::string body = DumpJson(l, 2);
+      for (char c : body) {
+        out += c;
+        if (c == '\n') out += "    ";
+      }
+      return put(out);
+    };
+    auto st = ForEachJournalLine(r.legs_journal, r.spilled.legs, [&](std::string_view line) {
+      auto l = ParseJson(line, r.legs_journal);
+      return l ? leg(*l) : Status(l.error());
+    });
+    if (!st) return st;
+    for (const auto& l : r.legs)
+      if (auto s = leg(ToJson(l)); !s) return s;
+    if (auto s = put("\n  ]"); !s) return s;
+    return put(std::string_view(text).substr(at + hole.size()));
+  });
 }
 
 }  // namespace vouch

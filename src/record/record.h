@@ -4,12 +4,14 @@
 // finished leg and says what is missing, and a long run stays linear.
 #pragma once
 
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "gate/baseline.h"
+#include "metrics/summary.h"
 #include "record/leg_runner.h"
 #include "util/redact.h"  // IsSecretName, RedactArgv: the one redaction
 
@@ -31,6 +33,16 @@ struct Preflight {
 Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_busy,
                        std::uint64_t disk_budget_bytes, const std::string& dir);
 
+// What a record's counts, summary and leg table need of the legs a long run no longer holds
+// in memory (they are in its leg journal, journal.h): counts, the valid measured legs'
+// values per arm and metric, and the widest arm name; a few bytes per leg, not the leg.
+struct LegTally {
+  int legs = 0, measured = 0, valid = 0;
+  size_t arm_width = 0;
+  std::map<std::string, MetricAccumulator> valid_metrics;  // by arm
+  void Add(const LegRecord& leg);
+};
+
 struct RunRecord {
   std::string kind = "run";             // run | baseline | gate | ab
   std::vector<std::string> vouch_argv;  // as typed (secrets redacted), for the reproduce line
@@ -42,7 +54,11 @@ struct RunRecord {
   std::vector<std::string> global_argv;
   std::string cwd;
   std::vector<Arm> arms;
+  // The legs held in memory. With legs_journal set, the first spilled.legs legs of the run
+  // are not here but in that file (one line each, in order), and legs holds those after.
   std::vector<LegRecord> legs;
+  std::string legs_journal;
+  LegTally spilled;
   int planned_legs = 0;
   std::string status = "running";    // running | complete | interrupted | failed
   std::vector<std::string> missing;  // what an interrupted run lacks
@@ -67,8 +83,22 @@ nlohmann::json CaptureContention(Device& device, const std::vector<int>& gpus);
 // Per arm and metric, over the VALID measured legs only.
 std::map<std::string, std::vector<MetricSummary>> SummariesByArm(const RunRecord& r);
 nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSummary>>& by_arm);
+// Every leg of the run, the spilled ones included.
+inline int LegCount(const RunRecord& r) { return r.spilled.legs + static_cast<int>(r.legs.size()); }
+// Moves every leg held in memory but the last into R.spilled: the caller has appended them
+// to R.legs_journal already.
+void SpillLegs(RunRecord& r);
+// The record; its "legs" holds only the legs in memory (with the spilled ones, WriteRecord
+// writes them all from the journal).
 nlohmann::json ToJson(const RunRecord& r);
+// DIR/record.json, atomically; the spilled legs are read back from the journal one at a time.
 Status WriteRecord(const std::string& dir, const RunRecord& r);
+// RenderRecordText(J) on OUT, J being ToJson(R): the spilled legs' lines read back from the
+// journal one at a time.
+void PrintRecordText(const RunRecord& r, const nlohmann::json& j, std::FILE* out);
+// DumpJson(ToJson(R), 2) and a newline on OUT: with spilled legs, DIR/record.json as
+// WriteRecord wrote it, copied.
+void PrintRecordJson(const RunRecord& r, const std::string& dir, std::FILE* out);
 
 // Reads DIR/record.json (or a record.json path); checks schema and version.
 // Every field a reader of a record relies on is present with its type; the error names the
@@ -92,5 +122,10 @@ Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
 ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm);
 // Readable summary of a record (what `vouch run` prints at the end and `vouch show` prints).
 std::string RenderRecordText(const nlohmann::json& rec);
+// Its parts: everything before the legs' lines, one leg's line (ARM_WIDTH: the widest arm
+// name of the legs, at least 6), and the summary; RenderRecordText is the three.
+std::string RenderRecordHead(const nlohmann::json& rec);
+std::string RenderLegLine(const nlohmann::json& leg, size_t arm_width);
+std::string RenderRecordSummary(const nlohmann::json& rec);
 
 }  // namespace vouch

@@ -261,7 +261,7 @@ ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
   return c;
 }
 
-std::string RenderRecordText(const nlohmann::json& rec) {
+std::string RenderRecordHead(const nlohmann::json& rec) {
   std::string out;
   const auto& env = rec["environment"];
   if (env.value("simulated", false))
@@ -286,12 +286,12 @@ std::string RenderRecordText(const nlohmann::json& rec) {
                        src != sel->end() && src->is_string() ? src->get<std::string>() : "?");
   }
   out += "legs:\n";
-  // Columns as wide as their longest entry: long arm names do not push the rows apart.
-  std::size_t arm_w = 6;
-  // Names as a terminal shows them (util/escape.h): a name cannot draw or start a line.
-  for (const auto& l : rec["legs"])
-    arm_w = std::max(arm_w, TerminalSafe(l.value("arm", "")).size());
-  for (const auto& l : rec["legs"]) {
+  return out;
+}
+
+std::string RenderLegLine(const nlohmann::json& l, size_t arm_w) {
+  std::string out;
+  {
     std::string clock = "";
     const auto& w = l["window"];
     const nlohmann::json& gpus = w.contains("gpus") ? w["gpus"] : nlohmann::json::array();
@@ -320,6 +320,22 @@ std::string RenderRecordText(const nlohmann::json& rec) {
       for (const auto& r : l.value("reasons", std::vector<std::string>{}))
         out += fmt::format("        - {}\n", TerminalSafe(r));
   }
+  return out;
+}
+
+std::string RenderRecordText(const nlohmann::json& rec) {
+  std::string out = RenderRecordHead(rec);
+  // Columns as wide as their longest entry: long arm names do not push the rows apart.
+  std::size_t arm_w = 6;
+  // Names as a terminal shows them (util/escape.h): a name cannot draw or start a line.
+  for (const auto& l : rec["legs"])
+    arm_w = std::max(arm_w, TerminalSafe(l.value("arm", "")).size());
+  for (const auto& l : rec["legs"]) out += RenderLegLine(l, arm_w);
+  return out + RenderRecordSummary(rec);
+}
+
+std::string RenderRecordSummary(const nlohmann::json& rec) {
+  std::string out;
   for (const auto& [arm, sums] : rec["summary"].items()) {
     out += fmt::format("summary over valid legs ({}):\n", TerminalSafe(arm));
     if (sums.empty()) out += "  no valid leg: no number can be quoted\n";

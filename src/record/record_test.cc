@@ -2,10 +2,17 @@
 // used to be shown with zeros), and over several GPUs the clock state is the slowest GPU's.
 #include "record/record.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+
+#include "record/journal.h"
 
 namespace vouch {
 namespace {
@@ -154,6 +161,73 @@ TEST(RecordMedians, AreRecomputedFromTheLegsAndASummaryThatDisagreesIsRefused) {
   r = RecordMedians(bad, "run", "r.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("'legs[1]' is marked valid"), std::string::npos);
+}
+
+// `vouch run` keeps one leg in memory: the others are in its journal, and only their values
+// stay for the summary. record.json and the printed text, written from the journal, are the
+// bytes they were with every leg in memory.
+TEST(RecordSpill, AWrittenRecordIsTheSameFromTheJournalAsFromMemory) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / fmt::format("vouch_spill_{}", ::getpid());
+  fs::remove_all(base);
+  fs::create_directories(base / "whole");
+  fs::create_directories(base / "spilled");
+  RunRecord whole = TwoLegs({Gpu(0, 1980, 1975)});
+  const LegRecord pattern = whole.legs[0];
+  whole.legs.clear();
+  whole.planned_legs = 40;
+  for (int i = 0; i < 40; ++i) {
+    LegRecord l = pattern;
+    l.index = i;
+    l.role = i < 2 ? "warmup" : "measured";
+    l.valid = i % 7 != 3;
+    l.metrics[0].value = 100 + (i * 37) % 11;
+    if (i % 5 == 0) {
+      Metric note;
+      note.name = "note";
+      note.text = "abc";
+      l.metrics.push_back(note);
+    }
+    whole.legs.push_back(l);
+  }
+  RunRecord spilled = whole;
+  spilled.legs.clear();
+  LegJournal journal;
+  ASSERT_TRUE(journal.Open((base / "spilled").string()));
+  spilled.legs_journal = journal.path();
+  for (const auto& l : whole.legs) {
+    SpillLegs(spilled);                  // as RunOneLeg does before each leg
+    EXPECT_LE(spilled.legs.size(), 1u);  // the legs before the last are not held
+    spilled.legs.push_back(l);
+    ASSERT_TRUE(journal.Append(l));
+  }
+  ASSERT_TRUE(journal.Close());
+  EXPECT_EQ(spilled.spilled.legs, 38);  // and the last two in memory
+  ASSERT_TRUE(WriteRecord((base / "whole").string(), whole));
+  ASSERT_TRUE(WriteRecord((base / "spilled").string(), spilled));
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string want = read(base / "whole/record.json");
+  EXPECT_EQ(read(base / "spilled/record.json"), want);
+  auto printed = [](const std::function<void(std::FILE*)>& print) {
+    char* buf = nullptr;
+    size_t len = 0;
+    std::FILE* f = ::open_memstream(&buf, &len);
+    print(f);
+    std::fclose(f);
+    std::string s(buf, len);
+    std::free(buf);
+    return s;
+  };
+  const nlohmann::json j = ToJson(spilled);
+  EXPECT_EQ(printed([&](std::FILE* f) { PrintRecordText(spilled, j, f); }),
+            RenderRecordText(nlohmann::json::parse(want)));
+  EXPECT_EQ(
+      printed([&](std::FILE* f) { PrintRecordJson(spilled, (base / "spilled").string(), f); }),
+      printed([&](std::FILE* f) { PrintRecordJson(whole, (base / "whole").string(), f); }));
+  fs::remove_all(base);
 }
 
 }  // namespace

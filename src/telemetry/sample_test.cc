@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
+
+#include "telemetry/sample_parse.h"
 
 namespace vouch {
 namespace {
@@ -74,6 +78,73 @@ TEST(SampleStream, ValuesPast32BitsAreRefusedNotCut) {
   auto t = ReadSampleStream(TempFile("big_t", "{\"t_s\":1e300}\n"));
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().message.find("'t_s' must be a number in"), std::string::npos);
+}
+
+// The direct read of a flat line gives what the JSON tree and its schema give, and leaves
+// every line it does not take (odd or refused) to them.
+TEST(SampleStream, FlatLinesReadDirectlyAsTheSchemaReadsThem) {
+  auto same = [](const std::string& line) {
+    Sample fast;
+    const bool took = ParseFlatSampleLine(line, &fast);
+    auto tree = SampleFromJsonTree(line, "x");
+    if (!took) return;  // the tree's answer stands, whatever it is
+    ASSERT_TRUE(tree.ok()) << line << ": the direct read took a line the schema refuses";
+    EXPECT_EQ(fast.gpu, tree->gpu) << line;
+    EXPECT_EQ(fast.t_s, tree->t_s) << line;
+    EXPECT_EQ(fast.unix_s, tree->unix_s) << line;
+    EXPECT_EQ(fast.sm_mhz, tree->sm_mhz) << line;
+    EXPECT_EQ(fast.mem_mhz, tree->mem_mhz) << line;
+    EXPECT_EQ(fast.power_mw, tree->power_mw) << line;
+    EXPECT_EQ(fast.util_gpu_pct, tree->util_gpu_pct) << line;
+    EXPECT_EQ(fast.util_mem_pct, tree->util_mem_pct) << line;
+    EXPECT_EQ(fast.reasons, tree->reasons) << line;
+    EXPECT_EQ(fast.mem_used_bytes, tree->mem_used_bytes) << line;
+    EXPECT_EQ(fast.temp_c, tree->temp_c) << line;
+  };
+  std::ifstream in(VOUCH_FIXTURES_DIR "/nvml_h200_scenario.jsonl");
+  int taken = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("processes") != std::string::npos) continue;
+    Sample x;
+    taken += ParseFlatSampleLine(line, &x);
+    same(line);
+  }
+  EXPECT_GT(taken, 10);
+  const std::vector<std::string> odd = {
+      R"({"t_s":0.5})",
+      R"( { "t_s" : 1e-3 , "gpu" : 3 , "sm_mhz" : null , "reasons" : 18446744073709551615 } )",
+      R"({"t_s":0.5,"sm_mhz":1980.0})",
+      R"({"t_s":0.5,"sm_mhz":01980})",
+      R"({"t_s":0.5,"sm_mhz":-1})",
+      R"({"t_s":0.5,"sm_mhz":100001})",
+      R"({"t_s":0.5,"reasons":18446744073709551616})",
+      R"({"t_s":0.5,"mem_used_bytes":1125899906842625})",
+      R"({"t_s":0.5,"power_mw":4294969276})",
+      R"({"t_s":0.5,"t_s":0.6})",
+      R"({"t_s":0.5,"other":1})",
+      R"({"t_\u0073":0.5})",
+      R"({"t_s":"0.5"})",
+      R"({"t_s":.5})",
+      R"({"t_s":+5})",
+      R"({"t_s":5.})",
+      R"({"t_s":1e999})",
+      R"({"t_s":0.5,"gpu":null})",
+      R"({"t_s":0.5,"temp_c":-273,"util_gpu_pct":100,"util_mem_pct":0})",
+      R"({"t_s":0.5,"temp_c":-274})",
+      R"({"t_s":0.5,})",
+      R"({"t_s":0.5} x)",
+      R"({"gpu":1})",
+      R"({})",
+      R"([1])",
+      R"({"t_s":12345678901234567890,"unix_s":1800000000.123456789})",
+  };
+  for (const auto& line : odd) same(line);
+  Sample x;
+  EXPECT_TRUE(ParseFlatSampleLine(odd[1], &x));
+  EXPECT_EQ(x.gpu, 3);
+  EXPECT_FALSE(x.sm_mhz);
+  EXPECT_FALSE(ParseFlatSampleLine(odd[4], &x));  // refused values go to the schema's error
+  EXPECT_FALSE(ParseFlatSampleLine(odd[9], &x));
 }
 
 TEST(Reasons, Names) {

@@ -1,6 +1,7 @@
 // The simulated device: replays recorded telemetry through the Device interface, so that
 // every rule runs in CI on real H200 numbers. Always labelled as simulated.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +22,51 @@ namespace {
 
 constexpr double kDriverBufferS = 2.4;  // NVML keeps about 120 power samples at 20 ms
 
+// The quantities nvmlDeviceGetSamples answers for on the simulated device.
+constexpr size_t kDriverQuantities = 3;
+size_t QuantityIndex(DriverQuantity q) {
+  return q == DriverQuantity::kPower ? 0 : q == DriverQuantity::kGpuUtil ? 1 : 2;
+}
+
+std::optional<double> DriverValue(const Sample& x, DriverQuantity q) {
+  if (q == DriverQuantity::kPower && x.power_mw) return static_cast<double>(*x.power_mw);
+  if (q == DriverQuantity::kGpuUtil && x.util_gpu_pct) return *x.util_gpu_pct;
+  if (q == DriverQuantity::kMemUtil && x.util_mem_pct) return *x.util_mem_pct;
+  return std::nullopt;
+}
+
+// A driver update of the replayed stream: a sample whose value differs from the sample before
+// it, at OFF seconds from the stream's first sample.
+struct Change {
+  double off = 0;
+  double value = 0;
+};
+
+// One quantity's updates within a loop of the stream, found once when the stream is loaded.
+// The first sample's is kept apart: whether it is an update depends on what came before it.
+struct Changes {
+  std::optional<double> first_value;  // the first sample's value
+  std::vector<Change> later;          // updates at the second sample and after, in order
+  std::optional<double> last_value;   // the stream's last value (of the last sample having one)
+  std::optional<double> back_value;   // the last sample's value (none when it has none)
+};
+
+Changes FindChanges(const std::vector<Sample>& s, DriverQuantity q) {
+  Changes c;
+  const double t0 = s.front().t_s;
+  c.first_value = DriverValue(s.front(), q);
+  std::optional<double> prev = c.first_value;
+  for (size_t i = 1; i < s.size(); ++i) {
+    std::optional<double> v = DriverValue(s[i], q);
+    if (v && (!prev || *v != *prev)) c.later.push_back({s[i].t_s - t0, *v});
+    prev = v;
+  }
+  c.back_value = prev;
+  for (auto it = s.rbegin(); it != s.rend() && !c.last_value; ++it)
+    c.last_value = DriverValue(*it, q);
+  return c;
+}
+
 class SimDevice final : public Device {
  public:
   SimDevice(std::string path, std::vector<std::vector<Sample>> per_gpu, std::vector<StaticState> st,
@@ -36,7 +82,14 @@ class SimDevice final : public Device {
         start_s_(start_s),
         t0_(std::chrono::steady_clock::now()),
         unix0_(UnixNowSeconds()),
-        locked_(per_gpu_.size(), 0) {}
+        locked_(per_gpu_.size(), 0) {
+    for (const auto& samples : per_gpu_) {
+      changes_.emplace_back();
+      for (DriverQuantity q :
+           {DriverQuantity::kPower, DriverQuantity::kGpuUtil, DriverQuantity::kMemUtil})
+        changes_.back()[QuantityIndex(q)] = FindChanges(samples, q);
+    }
+  }
 
   bool Simulated() const override { return true; }
   std::string Describe() const override {
@@ -108,42 +161,46 @@ class SimDevice final : public Device {
     if (q == DriverQuantity::kSmClock || q == DriverQuantity::kMemClock)
       return MakeError("nvmlDeviceGetSamples({}): Not Found (simulated, as on the H200)",
                        ToString(q));
-    auto value = [q](const Sample& x) -> std::optional<double> {
-      if (q == DriverQuantity::kPower && x.power_mw) return static_cast<double>(*x.power_mw);
-      if (q == DriverQuantity::kGpuUtil && x.util_gpu_pct) return *x.util_gpu_pct;
-      if (q == DriverQuantity::kMemUtil && x.util_mem_pct) return *x.util_mem_pct;
-      return std::nullopt;
-    };
+    const Changes& c = changes_.at(static_cast<size_t>(gpu)).at(QuantityIndex(q));
     const auto& s = per_gpu_.at(static_cast<size_t>(gpu));
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    const double t0 = s.front().t_s;
-    const double loop = s.back().t_s - t0 + 0.01;
+    const double loop = s.back().t_s - s.front().t_s + 0.01;
     const double t = start_s_ + elapsed;  // stream time now, before looping
     std::vector<DriverSample> out;
     const double first_loop = std::floor(std::max(0.0, t - kDriverBufferS) / loop);
-    // The value before this fetch's first loop, so that a loop's first sample is a reading
-    // only when the value changed across the wrap, as every other reading.
-    std::optional<double> prev;
-    if (first_loop > 0)
-      for (auto it = s.rbegin(); it != s.rend() && !prev; ++it) prev = value(*it);
+    // The readings of each loop that fall in (t - kDriverBufferS, t], found by bisection:
+    // O(log n) per fetch however long the stream.
     for (double l = first_loop; l * loop <= t; l += 1) {
-      for (const auto& x : s) {
-        std::optional<double> v = value(x);
-        bool change = v && (!prev || *v != *prev);
-        prev = v;
-        if (!change) continue;
-        double at = l * loop + (x.t_s - t0);
-        if (at > t || at <= t - kDriverBufferS) continue;
-        auto us = static_cast<std::uint64_t>((unix0_ + (at - start_s_)) * 1e6);
-        if (us > since_us) out.push_back({us, *v});
+      // Whether the loop's first sample is a reading depends on the value before it: none in
+      // the stream's first loop; the last value of the stream otherwise (the value of its last
+      // sample when the previous loop was read in this fetch).
+      bool first_counts = c.first_value.has_value();
+      if (first_counts && l > 0) {
+        const auto& before = l == first_loop ? c.last_value : c.back_value;
+        first_counts = !before || *c.first_value != *before;
       }
+      auto in_window = [&](double off) {
+        double at = l * loop + off;
+        return at <= t && at > t - kDriverBufferS;
+      };
+      auto emit = [&](double off, double v) {
+        double at = l * loop + off;
+        auto us = static_cast<std::uint64_t>((unix0_ + (at - start_s_)) * 1e6);
+        if (us > since_us) out.push_back({us, v});
+      };
+      if (first_counts && in_window(0.0)) emit(0.0, *c.first_value);
+      auto lo = std::partition_point(c.later.begin(), c.later.end(), [&](const Change& x) {
+        return l * loop + x.off <= t - kDriverBufferS;
+      });
+      for (auto it = lo; it != c.later.end() && in_window(it->off); ++it) emit(it->off, it->value);
     }
-    if (out.empty() && !value(s.front()))
+    if (out.empty() && !c.first_value)
       return MakeError("nvmlDeviceGetSamples({}): Not Supported (the replayed stream has none)",
                        ToString(q));
     return out;
   }
+
   std::vector<std::string> NotSupported() const override { return {}; }
 
  private:
@@ -183,6 +240,7 @@ class SimDevice final : public Device {
   double unix0_;
   std::mutex mu_;
   std::vector<int> locked_;
+  std::vector<std::array<Changes, kDriverQuantities>> changes_;
 };
 
 // The H200 the fixture was recorded on (tests/fixtures/README.md).

@@ -128,6 +128,36 @@ TEST(SimDevice, DriverReadingsKeepTheirStampsFromFetchToFetch) {
         << i;
 }
 
+// A long stream (100,000 samples, 1,000 s) read far into it: the driver's readings are the
+// stream's updates of the last 2.4 s (found by bisection, not a scan of the whole stream),
+// each with the value the stream has at its time.
+TEST(SimDevice, DriverReadingsOfALongStreamAreTheLastOnesAtTheirValues) {
+  std::string text;
+  for (int i = 0; i < 100000; ++i)  // power changes every other sample (20 ms)
+    text += fmt::format("{{\"t_s\":{:.2f},\"power_mw\":{},\"util_gpu_pct\":50}}\n", i * 0.01,
+                        100000 + i / 2);
+  auto path = Write("long.jsonl", text);
+  auto d = OpenSimulated(path, "", 500.0);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  auto p = (*d)->DriverSamples(0, DriverQuantity::kPower, 0);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_GE(p->size(), 100u);  // 2.4 s of 20 ms updates: 119 or 120, fewer on a stalled machine
+  ASSERT_LE(p->size(), 121u);
+  const double last = (*p).back().value;  // at stream time 500 s and a little
+  EXPECT_GE(last, 100000 + 500 / 0.02 - 1);
+  EXPECT_LE(last, 100000 + 510 / 0.02);
+  for (std::size_t i = 1; i < p->size(); ++i) {
+    EXPECT_EQ((*p)[i].value, (*p)[i - 1].value + 1) << i;
+    EXPECT_NEAR(static_cast<double>((*p)[i].timestamp_us - (*p)[i - 1].timestamp_us), 20000, 2)
+        << i;
+  }
+  // The utilization never changes: one update, the stream's first sample, long gone.
+  auto u = (*d)->DriverSamples(0, DriverQuantity::kGpuUtil, 0);
+  ASSERT_TRUE(u.ok()) << u.error().message;
+  EXPECT_TRUE(u->empty());
+  EXPECT_FALSE((*d)->DriverSamples(0, DriverQuantity::kMemUtil, 0).ok());  // none in the stream
+}
+
 TEST(Sampler, StreamsSamplesAndProcessesToJsonl) {
   auto path = Write("smp.jsonl", "{\"t_s\":0,\"sm_mhz\":1980,\"util_gpu_pct\":50,\"reasons\":0}\n");
   auto st =

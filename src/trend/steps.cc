@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -12,6 +14,10 @@ namespace {
 class Fenwick {
  public:
   explicit Fenwick(size_t n) : cnt_(n + 1, 0), sum_(n + 1, 0.0) {}
+  void Reset() {
+    std::fill(cnt_.begin(), cnt_.end(), 0u);
+    std::fill(sum_.begin(), sum_.end(), 0.0);
+  }
   void Add(size_t rank, double v) {
     for (size_t i = rank + 1; i < cnt_.size(); i += i & (~i + 1)) {
       cnt_[i] += 1;
@@ -20,59 +26,93 @@ class Fenwick {
   }
   // Count and sum of ranks < RANK.
   std::pair<double, double> Below(size_t rank) const {
-    double c = 0, s = 0;
+    std::uint32_t c = 0;
+    double s = 0;
     for (size_t i = rank; i > 0; i -= i & (~i + 1)) {
       c += cnt_[i];
       s += sum_[i];
     }
-    return {c, s};
+    return {static_cast<double>(c), s};
   }
 
  private:
-  std::vector<double> cnt_;
+  std::vector<std::uint32_t> cnt_;
   std::vector<double> sum_;
 };
 
-// q(tau) for every split of Z; returns the best (tau, q). Q, when given, receives them all.
-std::pair<int, double> BestSplit(const std::vector<double>& z, int min_segment,
-                                 std::vector<double>* q) {
+// What a segment's scan needs that does not depend on the order of its values: the values
+// sorted, each rank's summed distance to all the others, and the all-pairs sum. A permutation
+// of the segment has the same, so the permutation test computes them once, not per shuffle.
+struct Ranked {
+  std::vector<double> sorted;     // by value, ties in position order (a stable sort)
+  std::vector<double> total;      // by rank: sum over all others of |z_j - z_rank|
+  std::vector<size_t> tie_first;  // by rank: the first rank of its run of equal values
+  bool ties = false;
+  double all_pairs = 0;
+};
+
+// Ranks of Z (position -> rank, a stable sort) and its Ranked.
+Ranked RankSegment(const std::vector<double>& z, std::vector<size_t>* rank) {
   const size_t n = z.size();
-  if (q) q->assign(n, 0.0);
-  if (n < 2 * static_cast<size_t>(min_segment) || n < 4) return {-1, 0.0};
+  Ranked k;
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return z[a] < z[b]; });
-  std::vector<size_t> rank(n);
+  rank->assign(n, 0);
+  k.sorted.resize(n);
   std::vector<double> pre(n + 1, 0.0);
   for (size_t p = 0; p < n; ++p) {
-    rank[order[p]] = p;
-    pre[p + 1] = pre[p] + z[order[p]];
+    (*rank)[order[p]] = p;
+    k.sorted[p] = z[order[p]];
+    pre[p + 1] = pre[p] + k.sorted[p];
   }
-  // Sum over all others of |z_j - z_i|, and the all-pairs sum.
-  std::vector<double> total(n);
-  double all_pairs = 0;
+  k.total.resize(n);
+  k.tie_first.resize(n);
   for (size_t p = 0; p < n; ++p) {
-    double s = z[order[p]];
+    double s = k.sorted[p];
     double below = static_cast<double>(p) * s - pre[p];
     double above = (pre[n] - pre[p + 1]) - static_cast<double>(n - p - 1) * s;
-    total[order[p]] = below + above;
-    all_pairs += below;
+    k.total[p] = below + above;
+    k.all_pairs += below;
+    const bool tie = p > 0 && k.sorted[p - 1] == s;
+    k.tie_first[p] = tie ? k.tie_first[p - 1] : p;
+    k.ties = k.ties || tie;
   }
-  Fenwick tree(n);
-  double a = 0, b = 0, c = all_pairs, inserted_sum = 0;
+  return k;
+}
+
+// After a shuffle of RANK: equal values get their ranks back in position order, as a stable
+// sort of the shuffled values would give them (so every sum below adds in the same order as
+// sorting the shuffled segment afresh, and gives the same bits). NEXT is scratch.
+void RestoreTieOrder(const Ranked& k, std::vector<size_t>* rank, std::vector<size_t>* next) {
+  if (!k.ties) return;
+  next->assign(k.tie_first.begin(), k.tie_first.end());
+  for (auto& r : *rank) r = (*next)[k.tie_first[r]]++;
+}
+
+// q(tau) for every split of the segment whose positions have ranks RANK; returns the best
+// (tau, q). Q, when given, receives them all.
+std::pair<int, double> BestSplitRanked(const Ranked& k, const std::vector<size_t>& rank,
+                                       int min_segment, Fenwick& tree, std::vector<double>* q) {
+  const size_t n = rank.size();
+  if (q) q->assign(n, 0.0);
+  if (n < 2 * static_cast<size_t>(min_segment) || n < 4) return {-1, 0.0};
+  tree.Reset();
+  double a = 0, b = 0, c = k.all_pairs, inserted_sum = 0;
   int best = -1;
   double best_q = -std::numeric_limits<double>::infinity();
   const double nd = static_cast<double>(n);
   for (size_t t = 0; t + 1 < n; ++t) {
-    double x = z[t];
-    auto [lo_c, lo_s] = tree.Below(rank[t]);
+    const size_t r = rank[t];
+    double x = k.sorted[r];
+    auto [lo_c, lo_s] = tree.Below(r);
     double hi_c = static_cast<double>(t) - lo_c, hi_s = inserted_sum - lo_s;
     double rx = lo_c * x - lo_s + (hi_s - hi_c * x);
-    double ry = total[t] - rx;
+    double ry = k.total[r] - rx;
     b += rx;
     c -= ry;
     a += ry - rx;
-    tree.Add(rank[t], x);
+    tree.Add(r, x);
     inserted_sum += x;
     size_t tau = t + 1, m = n - tau;
     if (tau < static_cast<size_t>(min_segment) || m < static_cast<size_t>(min_segment) || tau < 2 ||
@@ -88,6 +128,14 @@ std::pair<int, double> BestSplit(const std::vector<double>& z, int min_segment,
     }
   }
   return {best, best < 0 ? 0.0 : best_q};
+}
+
+std::pair<int, double> BestSplit(const std::vector<double>& z, int min_segment,
+                                 std::vector<double>* q) {
+  std::vector<size_t> rank;
+  const Ranked k = RankSegment(z, &rank);
+  Fenwick tree(z.size());
+  return BestSplitRanked(k, rank, min_segment, tree, q);
 }
 
 struct Segment {
@@ -129,12 +177,20 @@ std::vector<ChangePoint> EDivisive(const std::vector<double>& series, const EDiv
       return a.q < b.q;
     });
     if (it == segs.end() || it->split < 0) break;
-    // Permutation test of the best split within its own segment.
+    // Permutation test of the best split within its own segment. A shuffle moves the ranks,
+    // not the values (std::shuffle swaps the same positions whatever the element type, so
+    // the shuffled segment is the same as shuffling the values). It stops once p must exceed
+    // the significance level: the search ends there whatever the remaining shuffles give.
     std::vector<double> z(series.begin() + it->begin, series.begin() + it->end);
+    std::vector<size_t> rank, next;
+    const Ranked k = RankSegment(z, &rank);
+    Fenwick tree(z.size());
     int at_least = 0;
     for (int r = 0; r < o.permutations; ++r) {
-      std::shuffle(z.begin(), z.end(), rng);
-      if (BestSplit(z, min_seg, nullptr).second >= it->q) ++at_least;
+      std::shuffle(rank.begin(), rank.end(), rng);
+      RestoreTieOrder(k, &rank, &next);
+      if (BestSplitRanked(k, rank, min_seg, tree, nullptr).second >= it->q) ++at_least;
+      if ((at_least + 1.0) / (o.permutations + 1.0) > o.significance) break;
     }
     double p = (at_least + 1.0) / (o.permutations + 1.0);
     if (p > o.significance) break;

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 namespace vouch {
@@ -79,6 +81,84 @@ TEST(EDivisive, ShortOrNonFiniteSeriesHaveNoStep) {
   auto z = Noisy(40, 10, 1, 1, 20, 10);
   z[5] = std::nan("");
   EXPECT_TRUE(EDivisive(z).empty());
+}
+
+// The search as it was first written: every shuffle of the segment sorted and scanned afresh,
+// all R shuffles run. The permutation test now shuffles ranks, sorts once per segment and
+// stops once p must exceed the level; it must find the same steps with the same q and p.
+std::vector<ChangePoint> ReferenceEDivisive(const std::vector<double>& series,
+                                            const EDivisiveOptions& o) {
+  struct Seg {
+    int begin, end, split;
+    double q;
+  };
+  auto scan = [&](int b, int e) {
+    std::vector<double> z(series.begin() + b, series.begin() + e);
+    auto q = EnergyStatistics(z, o.min_segment);
+    Seg g{b, e, -1, 0};
+    double best = -std::numeric_limits<double>::infinity();
+    for (size_t t = 0; t < q.size(); ++t)
+      if (static_cast<int>(t) >= o.min_segment && static_cast<int>(q.size() - t) >= o.min_segment &&
+          t >= 2 && q.size() - t >= 2 && q[t] > best) {
+        best = q[t];
+        g.split = b + static_cast<int>(t);
+        g.q = q[t];
+      }
+    return g;
+  };
+  std::vector<ChangePoint> out;
+  std::mt19937_64 rng(o.seed);
+  std::vector<Seg> segs = {scan(0, static_cast<int>(series.size()))};
+  while (static_cast<int>(out.size()) < o.max_steps) {
+    auto it = std::max_element(segs.begin(), segs.end(), [](const Seg& a, const Seg& b) {
+      if ((a.split < 0) != (b.split < 0)) return a.split < 0;
+      return a.q < b.q;
+    });
+    if (it == segs.end() || it->split < 0) break;
+    std::vector<double> z(series.begin() + it->begin, series.begin() + it->end);
+    int at_least = 0;
+    for (int r = 0; r < o.permutations; ++r) {
+      std::shuffle(z.begin(), z.end(), rng);
+      auto q = EnergyStatistics(z, o.min_segment);
+      double best = -std::numeric_limits<double>::infinity();
+      for (size_t t = 2; t + 2 <= q.size(); ++t)
+        if (static_cast<int>(t) >= o.min_segment && static_cast<int>(q.size() - t) >= o.min_segment)
+          best = std::max(best, q[t]);
+      if (best >= it->q) ++at_least;
+    }
+    double p = (at_least + 1.0) / (o.permutations + 1.0);
+    if (p > o.significance) break;
+    out.push_back({it->split, it->q, p});
+    Seg left = scan(it->begin, it->split), right = scan(it->split, it->end);
+    *it = left;
+    segs.push_back(right);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ChangePoint& a, const ChangePoint& b) { return a.index < b.index; });
+  return out;
+}
+
+TEST(EDivisive, SameStepsAsSortingEveryShuffleAfresh) {
+  std::vector<std::vector<double>> cases = {Noisy(80, 1000, 1, 11, 40, -3), Noisy(120, 1000, 2, 5),
+                                            Noisy(300, 50, 0.5, 3, 100, 5)};
+  auto two = Noisy(90, 50, 0.5, 3, 30, 5);
+  for (int i = 60; i < 90; ++i) two[static_cast<size_t>(i)] *= 0.9;
+  cases.push_back(two);
+  auto tied = Noisy(200, 100, 2, 8, 120, 4);
+  for (auto& v : tied) v = std::round(v);  // many ties
+  cases.push_back(tied);
+  EDivisiveOptions loose;
+  loose.significance = 0.2;  // more shuffles run before the search stops
+  for (size_t c = 0; c < cases.size(); ++c)
+    for (const auto& o : {EDivisiveOptions{}, loose}) {
+      auto want = ReferenceEDivisive(cases[c], o), got = EDivisive(cases[c], o);
+      ASSERT_EQ(got.size(), want.size()) << "case " << c;
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].index, want[i].index) << "case " << c;
+        EXPECT_EQ(got[i].q, want[i].q) << "case " << c;
+        EXPECT_EQ(got[i].p_value, want[i].p_value) << "case " << c;
+      }
+    }
 }
 
 TEST(MovingMedian, FlagsTheStepAndNotTheNoise) {

@@ -92,7 +92,13 @@ int BoundedFile::Release() {
 
 Status BoundedFile::ReadChunks(const std::function<Status(std::string_view)>& sink) {
   if (fd_ < 0) return MakeError("{}: not open", path_);
-  std::string buf(std::size_t{1} << 20, '\0');
+  // A regular file's buffer fits it (and the read that finds its end): a 1 MiB buffer zeroed
+  // for every small file was a tenth of `vouch fleet merge`, which reads two per node.
+  const std::size_t want =
+      pipe_ ? std::size_t{1} << 20
+            : static_cast<std::size_t>(std::min<std::uint64_t>(
+                  std::uint64_t{1} << 20, std::max<std::uint64_t>(size_ + 1, 4096)));
+  std::string buf(want, '\0');
   std::uint64_t total = 0;
   for (;;) {
     const ssize_t n = ::read(fd_, buf.data(), buf.size());

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "util/atomic_write.h"
 #include "util/bounded_file.h"
 
 namespace vouch {
@@ -41,11 +42,9 @@ Result<int> CreateTemp(const std::string& path, std::string* tmp) {
 
 }  // namespace
 
-Status WriteFileAtomic(const std::string& path, const std::string& content, FileSync sync) {
-  std::string tmp;
-  auto created = CreateTemp(path, &tmp);
-  if (!created) return created.error();
-  const int fd = *created;
+namespace {
+
+Status WriteAll(int fd, std::string_view content, const std::string& path) {
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -53,13 +52,48 @@ Status WriteFileAtomic(const std::string& path, const std::string& content, File
     if (n < 0) {
       if (errno == EINTR) continue;
       int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
       return MakeError("cannot write {}: {}{}", path, std::strerror(e),
                        e == ENOSPC ? " (the disk is full: free space and run again)" : "");
     }
     p += n;
     left -= static_cast<size_t>(n);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status WriteFileAtomic(const std::string& path, const std::string& content, FileSync sync) {
+  return WriteFileAtomic(
+      path, [&](const ChunkSink& put) { return put(content); }, sync);
+}
+
+Status WriteFileAtomic(const std::string& path,
+                       const std::function<Status(const ChunkSink&)>& produce, FileSync sync) {
+  std::string tmp;
+  auto created = CreateTemp(path, &tmp);
+  if (!created) return created.error();
+  const int fd = *created;
+  // Pieces are gathered up to 1 MiB before each write(2).
+  std::string buffer;
+  auto flush = [&] {
+    Status st = WriteAll(fd, buffer, path);
+    buffer.clear();
+    return st;
+  };
+  Status st = produce([&](std::string_view piece) {
+    if (buffer.size() + piece.size() > (1u << 20)) {
+      if (auto f = flush(); !f) return f;
+      if (piece.size() > (1u << 20)) return WriteAll(fd, piece, path);
+    }
+    buffer.append(piece);
+    return OkStatus();
+  });
+  if (st) st = flush();
+  if (!st) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return st;
   }
   if ((sync == FileSync::kFsync && ::fsync(fd) != 0) || ::close(fd) != 0) {
     int e = errno;

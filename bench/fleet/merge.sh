@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `vouch fleet merge` against Python loading the same files, in one run: a fleet directory of
+# NODES nodes (one task each, a copy of the real A/B record tests/data/store/ab/record.json
+# per node with its own writer and times, so no two nodes hold the same evidence) is built
+# once; then, alternating for ROUNDS rounds, `vouch fleet merge --json` and a Python loop
+# that json.load()s every node.json and record.json of it. Both are wall times; the ratio is
+# within the round. Also NODES/4 nodes, for the slope (linear in nodes: the per-node cost is
+# the same at both sizes).
+#   bench/fleet/merge.sh [VOUCH] [NODES] [ROUNDS]   (default ./build-rel/vouch 512 3)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+vouch=$(realpath "${1:-$root/build-rel/vouch}")
+nodes=${2:-512}
+rounds=${3:-3}
+work=$(mktemp -d /tmp/vouch-bench-merge.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+echo "# $(date -u +%FT%TZ) $(uname -n) nproc=$(nproc) load: $(cut -d' ' -f1-3 /proc/loadavg)"
+make_fleet() {  # DIR N
+  python3 - "$1" "$2" "$root/tests/data/store/ab/record.json" <<'PY'
+import json, os, sys
+d, n, src = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rec = json.load(open(src))
+os.makedirs(f"{d}/nodes", exist_ok=True)
+tasks = [{"id": f"r0-t{i}", "blocks": 2, "seed": 0, "covers": ""} for i in range(n)]
+plan = {"schema": "vouch.fleet.plan", "version": 1, "kind": "ab", "node_args": [],
+        "command": ["./leg.sh"], "nodes": n, "pairs": 4 * n, "seed": 1, "baseline": "",
+        "vouch_binary": "vouch", "global_args": [], "slurm": {},
+        "rounds": [{"job_id": "", "submitted_unix_s": 0, "tasks": tasks}]}
+json.dump(plan, open(f"{d}/fleet.json", "w"))
+for i in range(n):
+    node, task = f"node{i:04d}", f"r0-t{i}"
+    a = f"{d}/nodes/{node}/{task}-a0"
+    os.makedirs(f"{a}/run")
+    json.dump({"schema": "vouch.fleet.node", "node": node, "task": task, "attempt": 0,
+               "status": "complete", "exit_code": 0}, open(f"{a}/node.json", "w"), indent=2)
+    r = json.loads(json.dumps(rec))
+    shift = 1000.0 * i
+    r["started_unix_s"] += shift
+    r["writer"] = {"pid": 5000 + i, "host": node, "boot_id": f"boot-{i}", "start_ticks": 77}
+    for l in r["legs"]:
+        for k in ("started_unix_s", "ended_unix_s"):
+            l["window"][k] += shift
+    json.dump(r, open(f"{a}/run/record.json", "w"), indent=2)
+PY
+}
+py_load() {  # DIR
+  python3 - "$1" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+json.load(open(f"{d}/fleet.json"))
+for node in sorted(os.listdir(f"{d}/nodes")):
+    for att in sorted(os.listdir(f"{d}/nodes/{node}")):
+        json.load(open(f"{d}/nodes/{node}/{att}/node.json"))
+        json.load(open(f"{d}/nodes/{node}/{att}/run/record.json"))
+PY
+}
+now() { date +%s.%N; }
+small=$((nodes / 4))
+make_fleet "$work/big" "$nodes"
+make_fleet "$work/small" "$small"
+echo "| round | nodes | vouch fleet merge | per node | Python json.load of the same files | vouch / Python |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+for r in $(seq 1 "$rounds"); do
+  for size in big small; do
+    n=$([ $size = big ] && echo "$nodes" || echo "$small")
+    dir=$work/$size
+    order=$([ $((r % 2)) -eq 1 ] && echo "vouch py" || echo "py vouch")
+    for who in $order; do
+      t0=$(now)
+      if [ "$who" = vouch ]; then
+        (cd "$work" && "$vouch" fleet merge "$dir" --json > "$work/merged.json" 2>"$work/merge.err") || {
+          rc=$?; [ "$rc" -le 3 ] || { echo "fleet merge failed ($rc):"; tail -5 "$work/merge.err"; exit 1; }; }
+        v=$(python3 -c "print($(now) - $t0)")
+      else
+        py_load "$dir"
+        p=$(python3 -c "print($(now) - $t0)")
+      fi
+    done
+    python3 -c "print(f'| $r | $n | {$v:.3f} s | {$v/$n*1e3:.2f} ms | {$p:.3f} s | {$v/$p:.2f}x |')"
+  done
+done
+python3 -c "import json; j=json.load(open('$work/merged.json')); print('# last merge: verdict', j.get('verdict'), 'nodes', len(j.get('nodes', [])), 'pairs_used', j.get('pairs_used'))"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
