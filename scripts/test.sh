@@ -22,6 +22,9 @@ export VOUCH_REQUIRE_BROWSER=1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOUCH_TESTS=ON >/dev/null
 ninja -C build
 ctest --test-dir build --output-on-failure --no-tests=error -j "$jobs"
+# The trace readers against their anchors in the same run (sqlite3; the simdjson reference or
+# Python's json): fails only on a gross ratio regression (issue 24), about a minute.
+bash bench/ci_perf.sh build/vouch
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOUCH_SANITIZE=ON -DVOUCH_TESTS=ON >/dev/null
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

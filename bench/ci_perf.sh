@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# CI perf check (issue 24): each trace reader on a small input against its anchor in the same
+# run, CPU time (getrusage of the child, not wall time), several alternated rounds, the best
+# round's ratio kept. Fails only on a gross ratio regression, never on a timing:
+#   nsys:   `vouch trace summarize` over `sqlite3` running the same aggregates
+#           (bench/trace/bench_nsys.sh's SQL) must not be slower by more than NSYS_MAX (1.5x);
+#   kineto: vouch over the simdjson streaming reference (/work/shared/bench-reference, built
+#           here, one file) must keep at least KINETO_MIN (0.25x) of its throughput; without
+#           a compiler or libsimdjson, Python's json.load is the anchor (vouch >= 8x faster).
+# Measured ratios (2-core VM, loaded): nsys ~1.0x, kineto ~0.55x of the reference, ~30x json:
+# a 3x regression of either reader fails. About 1 minute on 2 cores (input generation most).
+#
+# usage: bench/ci_perf.sh [VOUCH] [WORKDIR]          (from the repository root)
+set -euo pipefail
+VOUCH=${1:-./build/vouch}
+W=${2:-$(mktemp -d /tmp/vouch-ci-perf.XXXXXX)}
+ROUNDS=${ROUNDS:-3}
+NSYS_MAX=${NSYS_MAX:-1.5}
+KINETO_MIN=${KINETO_MIN:-0.25}
+JSON_MIN=${JSON_MIN:-8}
+mkdir -p "$W"
+trap 'rm -rf "$W"' EXIT
+
+cpu() {  # cpu COMMAND... : prints the child's user+sys CPU seconds (microseconds resolution)
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if r.returncode != 0:
+    sys.stderr.write(r.stderr.decode(errors="replace"))
+    sys.exit(f"ci_perf: failed ({r.returncode}): {' '.join(sys.argv[1:])}")
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{u.ru_utime + u.ru_stime:.4f}")
+PY
+}
+best_ratio() {  # best_ratio NAME ANCHOR_CMD -- VOUCH_CMD : prints the best anchor/vouch ratio
+  local name=$1 best=0 a v
+  shift
+  local anchor=() subject=()
+  while [ "$1" != -- ]; do anchor+=("$1"); shift; done
+  shift
+  subject=("$@")
+  for r in $(seq "$ROUNDS"); do
+    if [ $((r % 2)) = 1 ]; then a=$(cpu "${anchor[@]}"); v=$(cpu "${subject[@]}")
+    else v=$(cpu "${subject[@]}"); a=$(cpu "${anchor[@]}"); fi
+    echo "ci_perf: $name round $r: anchor ${a} s, vouch ${v} s, anchor/vouch $(awk -v a="$a" -v v="$v" 'BEGIN{printf "%.2f", a/v}')" >&2
+    best=$(awk -v a="$a" -v v="$v" -v b="$best" 'BEGIN{r=a/v; printf "%.4f", (r > b ? r : b)}')
+  done
+  echo "$best"
+}
+
+status=0
+# nsys: 400k kernel rows + 400k runtime rows (~43 MB).
+python3 bench/trace/gen_nsys.py "$W/db.sqlite" --kernels 400000 > /dev/null
+cat > "$W/agg.sql" <<'SQL'
+SELECT COUNT(*), SUM(end - start), MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_KERNEL;
+SELECT s.value, k.n, k.total, k.lo, k.hi FROM
+  (SELECT demangledName AS id, COUNT(*) AS n, SUM(end - start) AS total, MIN(end - start) AS lo,
+          MAX(end - start) AS hi FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName) k
+  JOIN StringIds s ON s.id = k.id ORDER BY k.total DESC;
+SELECT COUNT(*), SUM(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+  JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '%LaunchKernel%';
+SQL
+ratio=$(best_ratio nsys sqlite3 -readonly "$W/db.sqlite" ".read $W/agg.sql" -- \
+  "$VOUCH" trace summarize "$W/db.sqlite" --json)
+if awk -v r="$ratio" -v m="$NSYS_MAX" 'BEGIN{exit !(r * m < 1)}'; then
+  echo "ci_perf: FAIL nsys reader: best round sqlite3/vouch = $ratio (vouch slower than sqlite3 by more than ${NSYS_MAX}x)"
+  status=1
+else
+  echo "ci_perf: ok nsys reader: best round sqlite3/vouch speed = $ratio (limit 1/${NSYS_MAX})"
+fi
+rm -f "$W/db.sqlite"
+
+# kineto: ~100 MB of the repository's fixture repeated.
+python3 bench/trace/gen_kineto.py tests/fixtures/kineto_lm_small.json.gz "$W/k.json" --mb 100 > /dev/null
+REF_SRC=${REF_SRC:-../shared/bench-reference/kineto_simdjson_stream.cc}
+[ -f "$REF_SRC" ] || REF_SRC=/work/shared/bench-reference/kineto_simdjson_stream.cc
+if [ -f "$REF_SRC" ] && g++ -std=c++17 -O2 -DNDEBUG "$REF_SRC" -o "$W/kineto_ref" -lsimdjson 2> /dev/null; then
+  ratio=$(best_ratio kineto "$W/kineto_ref" "$W/k.json" -- "$VOUCH" trace summarize "$W/k.json" --json)
+  # throughput vouch/reference = time reference/vouch
+  if awk -v r="$ratio" -v m="$KINETO_MIN" 'BEGIN{exit !(r < m)}'; then
+    echo "ci_perf: FAIL kineto reader: best round vouch/reference throughput = $ratio (< $KINETO_MIN)"
+    status=1
+  else
+    echo "ci_perf: ok kineto reader: best round vouch/reference throughput = $ratio (limit $KINETO_MIN)"
+  fi
+else
+  ratio=$(best_ratio kineto python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$W/k.json" -- \
+    "$VOUCH" trace summarize "$W/k.json" --json)
+  if awk -v r="$ratio" -v m="$JSON_MIN" 'BEGIN{exit !(r < m)}'; then
+    echo "ci_perf: FAIL kineto reader: best round json.load/vouch = $ratio (< $JSON_MIN)"
+    status=1
+  else
+    echo "ci_perf: ok kineto reader: best round json.load/vouch = $ratio (limit $JSON_MIN)"
+  fi
+fi
+exit $status

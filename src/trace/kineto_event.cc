@@ -1,0 +1,390 @@
+// One Kineto event: its keys matched by their raw bytes, its fields read, and what the
+// summary needs kept in the trace model (kineto_event.h; kineto_reader.cc streams the file).
+#include "trace/kineto_event.h"
+
+#include <sys/mman.h>
+
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "trace/kineto_reader.h"
+#include "util/number.h"
+
+namespace vouch::trace::kineto {
+namespace {
+
+Cat ClassifyLower(std::string_view lower);
+
+Cat Classify(std::string_view cat) {
+  // Newer Kineto writes lower-case categories (the fast path, no copy); older releases
+  // wrote "Kernel", "Memcpy", ...
+  Cat c = ClassifyLower(cat);
+  if (c != Cat::kUnknown) return c;
+  std::string lower(cat);
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ClassifyLower(lower);
+}
+
+Cat ClassifyLower(std::string_view lower) {
+  if (lower == "kernel") return Cat::kKernel;
+  if (lower == "gpu_memcpy" || lower == "memcpy") return Cat::kMemcpy;
+  if (lower == "gpu_memset" || lower == "memset") return Cat::kMemset;
+  if (lower == "cuda_runtime" || lower == "runtime") return Cat::kRuntime;
+  if (lower == "cuda_driver" || lower == "driver") return Cat::kDriver;
+  if (lower == "user_annotation") return Cat::kCpuRange;
+  if (lower == "gpu_user_annotation") return Cat::kGpuRange;
+  static constexpr std::string_view kKnown[] = {"cpu_op",          "ac2g",
+                                                "overhead",        "trace",
+                                                "python_function", "cpu_instant_event",
+                                                "fwdbwd",          "cuda_profiler_range",
+                                                "cuda_sync",       "operator",
+                                                "gpu_op",          "memory",
+                                                "flow_link",       "external_correlation"};
+  for (auto k : kKnown)
+    if (lower == k) return Cat::kSkip;
+  return Cat::kUnknown;
+}
+
+// The text of a JSON string whose opening quote is just before RAW: the bytes themselves when
+// they hold no backslash (then they are the unescaped text), otherwise UNESCAPE(), which
+// also checks the escapes. Stage 1 guarantees the closing quote.
+template <class Unescape>
+std::string_view RawOrUnescaped(const char* raw, Unescape unescape) {
+  // Short text (keys, categories) byte by byte; past 16 bytes, memchr's SIMD search.
+  const char* q = raw;
+  for (const char* stop = raw + 16; q < stop; ++q) {
+    if (*q == '"') return {raw, static_cast<std::size_t>(q - raw)};
+    if (*q == '\\') return unescape();
+  }
+  q = static_cast<const char*>(::rawmemchr(q, '"'));
+  std::size_t n = static_cast<std::size_t>(q - raw);
+  if (std::memchr(raw, '\\', n)) return unescape();
+  return {raw, n};
+}
+
+// FIELD as the iteration gives it (throws on error; no copy of the field).
+std::string_view Key(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  simdjson::ondemand::raw_json_string raw = field.key();
+  return RawOrUnescaped(raw.raw(), [&] { return std::string_view(field.unescaped_key()); });
+}
+
+std::string_view String(simdjson::ondemand::value& value) {
+  // The token runs from the opening quote to the next structural character, so its length
+  // is known without a scan; one memchr then tells whether it needs unescaping.
+  std::string_view tok = value.raw_json_token();
+  if (tok.empty() || tok.front() != '"') return value.get_string();  // throws: not a string
+  while (tok.size() > 1 && tok.back() != '"') tok.remove_suffix(1);  // trailing whitespace
+  std::string_view body = tok.substr(1, tok.size() - 2);
+  if (tok.size() < 2 || std::memchr(body.data(), '\\', body.size()))
+    return value.get_string();  // escapes: simdjson unescapes and checks them
+  return body;
+}
+
+// The event fields vouch reads; kOther for every other key.
+enum class Field { kPh, kCat, kName, kTs, kDur, kPid, kTid, kArgs, kOther };
+
+Field FieldNamed(std::string_view k) {
+  if (k == "ph") return Field::kPh;
+  if (k == "cat") return Field::kCat;
+  if (k == "name") return Field::kName;
+  if (k == "ts") return Field::kTs;
+  if (k == "dur") return Field::kDur;
+  if (k == "pid") return Field::kPid;
+  if (k == "tid") return Field::kTid;
+  if (k == "args") return Field::kArgs;
+  return Field::kOther;
+}
+
+// True when the raw key bytes at K are WORD followed by the closing quote (padding makes the
+// read safe: the document goes on, or simdjson's padding follows it).
+template <std::size_t N>
+bool RawKeyIs(const char* k, const char (&word)[N]) {
+  for (std::size_t i = 0; i + 1 < N; ++i)  // unrolled by the compiler: no memcmp call
+    if (k[i] != word[i]) return false;
+  return k[N - 1] == '"';
+}
+
+// An event's key from its raw bytes: the known keys by their bytes and closing quote (no
+// scan, no copy); any other key only by its unescaped text, so that an escaped spelling of
+// a known key ("c\u0061t") is still that key.
+Field EventKey(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  const char* k = field.key().value().raw();
+  switch (k[0]) {
+    case 'p':
+      if (RawKeyIs(k, "ph")) return Field::kPh;
+      if (RawKeyIs(k, "pid")) return Field::kPid;
+      break;
+    case 'c':
+      if (RawKeyIs(k, "cat")) return Field::kCat;
+      break;
+    case 'n':
+      if (RawKeyIs(k, "name")) return Field::kName;
+      break;
+    case 't':
+      if (RawKeyIs(k, "ts")) return Field::kTs;
+      if (RawKeyIs(k, "tid")) return Field::kTid;
+      break;
+    case 'd':
+      if (RawKeyIs(k, "dur")) return Field::kDur;
+      break;
+    case 'a':
+      if (RawKeyIs(k, "args")) return Field::kArgs;
+      break;
+    default:
+      break;
+  }
+  return FieldNamed(Key(field));
+}
+
+// The args vouch reads, the same way.
+enum class Arg { kCorrelation, kStream, kDevice, kBytes, kExternal, kOther };
+
+Arg ArgNamed(std::string_view k) {
+  if (k == "correlation") return Arg::kCorrelation;
+  if (k == "stream") return Arg::kStream;
+  if (k == "device") return Arg::kDevice;
+  if (k == "bytes") return Arg::kBytes;
+  if (k == "External id") return Arg::kExternal;
+  return Arg::kOther;
+}
+
+Arg ArgKey(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  const char* k = field.key().value().raw();
+  switch (k[0]) {
+    case 'c':
+      if (RawKeyIs(k, "correlation")) return Arg::kCorrelation;
+      break;
+    case 's':
+      if (RawKeyIs(k, "stream")) return Arg::kStream;
+      break;
+    case 'd':
+      if (RawKeyIs(k, "device")) return Arg::kDevice;
+      break;
+    case 'b':
+      if (RawKeyIs(k, "bytes")) return Arg::kBytes;
+      break;
+    case 'E':
+      if (RawKeyIs(k, "External id")) return Arg::kExternal;
+      break;
+    default:
+      break;
+  }
+  return ArgNamed(Key(field));
+}
+
+}  // namespace
+
+// Reads one event; throws simdjson_error on malformed JSON. Changes nothing in the trace:
+// a batch is committed only once all of it has parsed (see ParseBatch).
+void Builder::Read(simdjson::ondemand::object obj, EventFields* out) {
+  EventFields& f = *out;
+  for (auto field : obj) {
+    Field key = EventKey(field);
+    if (key == Field::kOther) continue;  // its value is skipped by the iteration
+    simdjson::ondemand::value value = field.value();
+    if (key == Field::kPh) {
+      f.ph = String(value);
+    } else if (key == Field::kCat) {
+      // A second "cat" could come after args were skipped for the first: refused.
+      if (f.classified) throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+      f.cat = String(value);
+      f.kind = Classify(f.cat);
+      f.classified = true;
+    } else if (key == Field::kName) {
+      if (f.Unused()) continue;
+      // A name that is a number (or true/false/null) is kept as written; an object or an
+      // array is no name at all and refuses the event.
+      auto type = value.type().value();
+      if (type == simdjson::ondemand::json_type::string)
+        f.name = String(value);
+      else if (type == simdjson::ondemand::json_type::object ||
+               type == simdjson::ondemand::json_type::array)
+        throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+      else
+        f.name = TrimJsonSpace(value.raw_json_token());
+    } else if (key == Field::kTs) {
+      f.has_ts = ParseMicrosToNs(value.raw_json_token(), &f.ts);
+      if (!f.has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+    } else if (key == Field::kDur) {
+      f.has_dur = ParseMicrosToNs(value.raw_json_token(), &f.dur);
+      if (!f.has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+    } else if (key == Field::kPid) {
+      f.pid = IntOr(value, -1);
+    } else if (key == Field::kTid) {
+      f.tid = IntOr(value, -1);
+    } else if (key == Field::kArgs) {
+      if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) continue;
+      for (auto arg : value.get_object()) {
+        switch (ArgKey(arg)) {
+          case Arg::kCorrelation:
+            f.correlation = IntOr(arg.value(), -1);
+            break;
+          case Arg::kStream:
+            f.stream = IntOr(arg.value(), -1);
+            break;
+          case Arg::kDevice:
+            f.device = IntOr(arg.value(), -1);
+            break;
+          case Arg::kBytes:
+            f.bytes = IntOr(arg.value(), 0);
+            break;
+          case Arg::kExternal:
+            f.external = IntOr(arg.value(), -1);
+            break;
+          case Arg::kOther:
+            break;
+        }
+      }
+    }
+  }
+  // Its end must be a time too (model.h's bound), or spans and sums could overflow.
+  if (f.has_ts && f.has_dur && !TimeInRange(f.ts + f.dur))
+    throw simdjson::simdjson_error(simdjson::NUMBER_OUT_OF_RANGE);
+}
+
+void Builder::Commit(const EventFields& f) {
+  ++t_->event_count;
+  if (f.cat.empty()) {
+    Skip(f.ph == "M" ? "(metadata)" : "(no category)");
+    return;
+  }
+  Cat kind = f.classified ? f.kind : Classify(f.cat);
+  if (kind == Cat::kSkip) {
+    Skip(f.cat);
+    return;
+  }
+  if (kind == Cat::kUnknown) {
+    ++unknown_[std::string(f.cat)];
+    return;
+  }
+  if (f.ph != "X" || !f.has_ts || !f.has_dur) {
+    Skip(std::string(f.cat) + " (not a complete event with ts and dur)");
+    return;
+  }
+  if (f.dur < 0) {
+    // Counted apart and warned about: a GPU op with a negative duration is a broken
+    // trace, and leaving it out silently would make its time vanish.
+    Skip(std::string(f.cat) + " (negative duration)");
+    ++negative_[std::string(f.cat)];
+    return;
+  }
+  std::uint32_t name_id = names_.Intern(f.name);
+  // The extent over every kept event (what ComputeExtent would find afterwards).
+  first_ns_ = std::min(first_ns_, f.ts);
+  last_ns_ = std::max(last_ns_, f.ts + f.dur);
+  switch (kind) {
+    case Cat::kKernel:
+    case Cat::kMemcpy:
+    case Cat::kMemset: {
+      GpuOp& op = Keep(t_->ops, f, name_id);
+      op.kind = kind == Cat::kKernel   ? GpuOpKind::kKernel
+                : kind == Cat::kMemcpy ? GpuOpKind::kMemcpy
+                                       : GpuOpKind::kMemset;
+      op.correlation = f.correlation;
+      op.stream = f.stream >= 0 ? f.stream : f.tid;
+      op.device = static_cast<std::int32_t>(f.device >= 0 ? f.device : f.pid);
+      op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(f.bytes, 0));
+      break;
+    }
+    case Cat::kRuntime:
+    case Cat::kDriver: {
+      ApiCall& a = Keep(t_->api, f, name_id);
+      a.kind = kind == Cat::kRuntime ? ApiKind::kRuntime : ApiKind::kDriver;
+      a.correlation = f.correlation;
+      a.is_launch = IsLaunchApi(f.name);
+      break;
+    }
+    case Cat::kCpuRange:
+    case Cat::kGpuRange: {
+      Range& r = Keep(t_->ranges, f, name_id);
+      r.kind = kind == Cat::kCpuRange ? RangeKind::kCpu : RangeKind::kGpu;
+      r.external_id = f.external;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Keeps room for the events still to come, guessed from the share of the input read so
+// far (FRACTION_READ in (0, 1]): saves the copies and fresh pages of repeated doubling.
+void Builder::Reserve(double fraction_read) {
+  auto grow = [&](auto& v) {
+    double expected = static_cast<double>(v.size()) / fraction_read;
+    if (static_cast<double>(v.capacity()) >= expected) return;
+    v.reserve(static_cast<std::size_t>(expected * 1.2));
+    // Transparent huge pages where the system leaves them to madvise: tens of MB are
+    // touched for the first time here, and a fault per 4 KiB page is dear on a VM.
+    const auto page = std::uintptr_t{2} << 20;
+    auto lo = (reinterpret_cast<std::uintptr_t>(v.data()) + page - 1) & ~(page - 1);
+    auto hi = reinterpret_cast<std::uintptr_t>(v.data() + v.capacity()) & ~(page - 1);
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+  };
+  grow(t_->ops);
+  grow(t_->api);
+  grow(t_->ranges);
+}
+
+void Builder::Finish() {
+  if (first_ns_ > last_ns_) first_ns_ = last_ns_ = 0;
+  t_->first_ns = first_ns_;
+  t_->last_ns = last_ns_;
+  for (auto& [k, v] : skipped_) t_->skipped_by_category[k] += v;
+  for (auto& [k, v] : unknown_) t_->unknown_categories[k] += v;
+  for (auto& [k, v] : negative_)
+    t_->warnings.push_back(
+        fmt::format("{}: {} '{}' event(s) with a negative duration were left out (a broken "
+                    "trace: their time is not in any figure)",
+                    t_->path, v, k));
+}
+
+// Appends a kept event to V with what every kind has: its span, name and (API calls and
+// ranges) its process and thread. A GPU op's pid is the launching process, not Kineto's.
+template <class T>
+T& Builder::Keep(std::vector<T>& v, const EventFields& f, std::uint32_t name_id) {
+  T& x = v.emplace_back();
+  x.start_ns = f.ts;
+  x.end_ns = f.ts + f.dur;
+  x.name_id = name_id;
+  if constexpr (!std::is_same_v<T, GpuOp>) {
+    x.pid = f.pid;
+    x.tid = f.tid;
+  }
+  return x;
+}
+
+std::int64_t Builder::IntOr(simdjson::ondemand::value v, std::int64_t fallback) {
+  // The common case, a plain integer of up to 18 digits, straight from the token; anything
+  // else (fractions, exponents, other types, malformed numbers) through simdjson.
+  std::string_view tok = v.raw_json_token();
+  std::size_t i = tok.size() && tok[0] == '-' ? 1 : 0, first = i;
+  std::int64_t n = 0;
+  while (i < tok.size() && i - first < 18 && tok[i] >= '0' && tok[i] <= '9')
+    n = n * 10 + (tok[i++] - '0');
+  std::size_t digits = i - first;
+  while (i < tok.size() && IsJsonSpace(tok[i])) ++i;
+  if (i == tok.size() && digits > 0 && (digits == 1 || tok[first] != '0')) return first ? -n : n;
+  std::int64_t k = 0;
+  if (!v.get_int64().get(k)) return k;
+  auto type = v.type();
+  if (type.error() || type.value_unsafe() != simdjson::ondemand::json_type::number) return fallback;
+  double d = 0;
+  // Only a double inside int64's range converts (1e300 would be undefined behaviour).
+  if (!v.get_double().get(d) && std::isfinite(d) && std::fabs(d) < 9.2e18)
+    return static_cast<std::int64_t>(d);
+  return fallback;
+}
+
+void Builder::Skip(std::string_view cat) {
+  if (last_skip_ != skipped_.end() && last_skip_->first == cat) {
+    ++last_skip_->second;
+    return;
+  }
+  auto it = skipped_.find(cat);
+  if (it == skipped_.end()) it = skipped_.emplace(std::string(cat), 0).first;
+  ++it->second;
+  last_skip_ = it;
+}
+
+}  // namespace vouch::trace::kineto
