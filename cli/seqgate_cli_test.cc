@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -128,6 +129,29 @@ TEST_F(SeqGateCli, BaselineMaxTrialsGrowsANoisyBaselineOnce) {
   ASSERT_EQ(quiet.rc, 0) << quiet.out;
   EXPECT_FALSE(Has(quiet.out, "more trial")) << quiet.out;
   EXPECT_EQ(Json("quiet.json")["metrics"][0]["trials"].size(), 3u);
+}
+
+// An A/A whose pairs agree to 0.2 %: `no change`, said as an equivalence claim, with the
+// smallest effect it could have seen (the band plus the interval's half width).
+TEST_F(SeqGateCli, AbNoChangeSaysItsMdeAndItsEquivalenceClaim) {
+  Values("100\n100\n100.1\n99.9\n100\n100.1\n100\n99.9\n100.1\n100\n");
+  auto r = Vouch(fmt::format(
+      "ab {} --a-env X=0 --b-env X=1 --pairs 4 --seed 3 --band 1 --out ab -- ./leg.sh", kFast));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "mde       this A/B could not have seen an effect smaller than")) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "equivalence: the whole 95 % interval lies inside the +/- 1.000 % band "
+                  "(TOST, 2.5 % a side)"))
+      << r.out;
+  const nlohmann::json rec = Json("ab/record.json");
+  ASSERT_EQ(rec["extra"]["verdict"]["verdict"], "no change") << rec["extra"]["verdict"];
+  const auto& v = rec["extra"]["verdict"]["decision"];
+  const double band_log = std::log1p(0.01);
+  const double half = std::log(v["ratio"]["hi"].get<double>() / v["ratio"]["lo"].get<double>()) / 2;
+  EXPECT_NEAR(v["mde_pct"].get<double>(), 100 * std::expm1(band_log + half), 1e-6) << v;
+  EXPECT_EQ(v["equivalence"]["holds"], true);
+  EXPECT_NEAR(v["equivalence"]["alpha_one_sided"].get<double>(), 0.025, 1e-12);
+  EXPECT_GE(v["equivalence"]["pairs_for_band"].get<int>(), 4);
 }
 
 }  // namespace
