@@ -67,62 +67,10 @@ void AddThresholdFlags(CLI::App& app, std::vector<std::string>* specs,
                  "only the headline and peak VRAM fail; the rest only warn)");
 }
 
-}  // namespace
-
-int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
-  auto [opts, cmd] = SplitAtDoubleDash(args);
-  CLI::App app{
-      "Pin a baseline: N cold trials (each a fresh process), the median and every trial's value "
-      "per metric, thresholds and the clock state. A warning says when the trials' spread cannot "
-      "resolve a threshold, and how many trials would. An existing baseline file is refused "
-      "unless --overwrite.\nExit: 0 written, 1 no valid trial or the file exists",
-      "baseline"};
-  RunFlags f;
-  int trials = 5;
-  std::string file = "baseline.json", headline;
-  double headline_fail = 3, secondary_warn = 5, vram_fail = 10;
-  f.warmup = 0;
-  app.add_option("--trials", trials, "cold trials (5)")->check(CLI::Range(1, 1000));
-  app.add_option("--warmup", f.warmup, "warm-up legs before the trials (0: trials are cold)");
-  app.add_option("--baseline", file, "baseline file to write (baseline.json)");
-  app.add_option("--headline", headline,
-                 "the headline metric (default: what the tool means: nvbench GPU time, Google "
-                 "Benchmark real time, llama-bench tg tokens/s, vllm output throughput; else the "
-                 "first metric with a direction)");
-  app.add_option("--headline-fail-pct", headline_fail,
-                 "fail threshold of the headline metric (3 %)");
-  app.add_option("--secondary-warn-pct", secondary_warn, "warn threshold of other metrics (5 %)");
-  app.add_option("--vram-fail-pct", vram_fail, "fail threshold of peak device memory (10 %)");
-  std::vector<std::string> threshold_specs;
-  std::optional<double> fail_all;
-  AddThresholdFlags(app, &threshold_specs, &fail_all);
-  f.Add(app, false);
-  if (int rc = Parse(app, opts); rc >= 0) return rc;
-  f.reps = trials;
-  // An earlier baseline holds its trials: replacing it silently would lose them (as a run
-  // directory that holds a run is refused). Checked before any leg runs.
-  if (std::error_code ec; !f.overwrite && std::filesystem::exists(file, ec)) {
-    fmt::print(stderr,
-               "vouch baseline: {} already exists: a new baseline would replace it and its "
-               "trials; give another --baseline FILE, or pass --overwrite to replace it\n",
-               file);
-    return kExitError;
-  }
-  auto env = ParseEnv(f.env);
-  if (!env) return fmt::print(stderr, "vouch baseline: {}\n", env.error().message), kExitUsage;
-  Arm arm{"run", cmd, *env, f.cwd, f.shell};
-  std::vector<std::string> argv = {"baseline"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunContext ctx;
-  f.default_out = std::filesystem::path(file).replace_extension("").string() + "-record";
-  if (int rc = PrepareRun(g, f, {arm}, "baseline", argv, &ctx); rc >= 0) return rc;
-  RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
-  int rc = FinishRun(ctx);
-  if (rc != kExitOk) {
-    fmt::print(stderr, "vouch baseline: not written: the trials did not give a quotable number\n");
-    return rc;
-  }
-  // Values per metric over the valid trials.
+// The baseline of the run's valid measured legs: values per gateable metric, the headline
+// (HEADLINE, or what the tool means), thresholds from OPTIONS.
+Result<Baseline> BaselineFromLegs(const RunContext& ctx, std::string headline,
+                                  const BaselineOptions& bo) {
   std::vector<BaselineInput> inputs;
   std::map<std::string, size_t> at;
   for (const auto& l : ctx.record.legs) {
@@ -139,10 +87,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
       inputs[at[m.name]].values.push_back(m.value);
     }
   }
-  if (inputs.empty()) {
-    fmt::print(stderr, "vouch baseline: no metric with a direction to pin; give --metric\n");
-    return kExitError;
-  }
+  if (inputs.empty()) return MakeError("no metric with a direction to pin; give --metric");
   std::string headline_reason = "given with --headline";
   if (headline.empty()) {
     // What the tool means by its result, from the first valid trial's metrics.
@@ -161,6 +106,49 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
       headline_reason = "the only metrics with a direction are vouch's own; give --headline NAME";
     }
   }
+  auto b = MakeBaseline(inputs, headline, RecordClockState(ToJson(ctx.record), "run"), bo);
+  if (b) b->headline_reason = headline_reason;
+  return b;
+}
+
+}  // namespace
+
+int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
+  auto [opts, cmd] = SplitAtDoubleDash(args);
+  CLI::App app{
+      "Pin a baseline: N cold trials (each a fresh process), the median and every trial's value "
+      "per metric, thresholds and the clock state. A warning says when the trials' spread cannot "
+      "resolve a threshold, and how many trials would. An existing baseline file is refused "
+      "unless --overwrite.\nExit: 0 written, 1 no valid trial or the file exists",
+      "baseline"};
+  RunFlags f;
+  int trials = 5;
+  std::string file = "baseline.json", headline;
+  double headline_fail = 3, secondary_warn = 5, vram_fail = 10;
+  f.warmup = 0;
+  app.add_option("--trials", trials, "cold trials (5)")->check(CLI::Range(1, 1000));
+  int max_trials = 0;
+  app.add_option("--max-trials", max_trials,
+                 "grow the baseline to as many trials as its spread needs to resolve its fail "
+                 "thresholds, at most N (Stein's two-stage design: one growth step after the "
+                 "--trials; 0: off)")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--warmup", f.warmup, "warm-up legs before the trials (0: trials are cold)");
+  app.add_option("--baseline", file, "baseline file to write (baseline.json)");
+  app.add_option("--headline", headline,
+                 "the headline metric (default: what the tool means: nvbench GPU time, Google "
+                 "Benchmark real time, llama-bench tg tokens/s, vllm output throughput; else the "
+                 "first metric with a direction)");
+  app.add_option("--headline-fail-pct", headline_fail,
+                 "fail threshold of the headline metric (3 %)");
+  app.add_option("--secondary-warn-pct", secondary_warn, "warn threshold of other metrics (5 %)");
+  app.add_option("--vram-fail-pct", vram_fail, "fail threshold of peak device memory (10 %)");
+  std::vector<std::string> threshold_specs;
+  std::optional<double> fail_all;
+  AddThresholdFlags(app, &threshold_specs, &fail_all);
+  f.Add(app, false);
+  if (int rc = Parse(app, opts); rc >= 0) return rc;
+  f.reps = trials;
   auto overrides = ParseThresholdSpecs(threshold_specs);
   if (!overrides)
     return fmt::print(stderr, "vouch baseline: {}\n", overrides.error().message), kExitUsage;
@@ -170,11 +158,52 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   bo.headline_fail_pct = headline_fail;
   bo.secondary_warn_pct = secondary_warn;
   bo.vram_fail_pct = vram_fail;
+  // An earlier baseline holds its trials: replacing it silently would lose them (as a run
+  // directory that holds a run is refused). Checked before any leg runs.
+  if (std::error_code ec; !f.overwrite && std::filesystem::exists(file, ec)) {
+    fmt::print(stderr,
+               "vouch baseline: {} already exists: a new baseline would replace it and its "
+               "trials; give another --baseline FILE, or pass --overwrite to replace it\n",
+               file);
+    return kExitError;
+  }
+  auto env = ParseEnv(f.env);
+  if (!env) return fmt::print(stderr, "vouch baseline: {}\n", env.error().message), kExitUsage;
+  Arm arm{"run", cmd, *env, f.cwd, f.shell};
+  std::vector<std::string> argv = {"baseline"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunContext ctx;
+  f.default_out = std::filesystem::path(file).replace_extension("").string() + "-record";
+  if (int rc = PrepareRun(g, f, {arm}, "baseline", argv, &ctx); rc >= 0) return rc;
+  RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
+  if (max_trials > trials && !ctx.interrupted) {
+    // Stein's second stage: the first trials' spread says how many would resolve the fail
+    // thresholds (the defaults for the headline and peak VRAM apply here too).
+    if (auto first = BaselineFromLegs(ctx, headline, bo)) {
+      std::size_t want = BaselineTrialsToResolve(*first, static_cast<std::size_t>(max_trials));
+      const std::size_t have = first->metrics.front().trials.size();
+      if (want > have) {
+        int more = static_cast<int>(want - have);
+        fmt::print(stderr,
+                   "vouch baseline: the {} trials' spread needs {} to resolve the fail "
+                   "thresholds: {} more trial{} (--max-trials {})\n",
+                   have, want, more, more == 1 ? "" : "s", max_trials);
+        RunMoreMeasured(ctx, arm, more);
+        trials += more;
+      }
+    }
+  }
   bo.record_path = (std::filesystem::path(ctx.dir) / "record.json").string();
-  auto b = MakeBaseline(inputs, headline, RecordClockState(ToJson(ctx.record), "run"), bo);
+  int rc = FinishRun(ctx);
+  if (rc != kExitOk) {
+    fmt::print(stderr, "vouch baseline: not written: the trials did not give a quotable number\n");
+    return rc;
+  }
+  auto b = BaselineFromLegs(ctx, headline, bo);
   if (!b) return fmt::print(stderr, "vouch baseline: {}\n", b.error().message), kExitError;
   b->trials = trials;
-  b->headline_reason = headline_reason;
+  headline = b->headline;
+  const std::string headline_reason = b->headline_reason;
   b->noise_warnings = BaselineNoiseWarnings(*b, kGateDefaultLegs);
   for (const auto& in : inputs)
     if (auto m = DetectModes(in.values); m.found)
@@ -222,11 +251,16 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   std::string baseline_path, record_path, markdown;
   app.add_option("--baseline", baseline_path, "baseline file (from vouch baseline)")->required();
   app.add_option("RECORD", record_path, "a record to gate instead of running a command");
-  app.add_option(
-      "--markdown", markdown,
-      "also write the table as Markdown for a pull request (at most 65,536 characters: "
-      "the rows that matter first; every row in FILE.full.md when they do not all fit; - prints "
-      "every row on stdout instead of the text)");
+  app.add_option("--markdown", markdown,
+                 "also write the table as Markdown for a pull request (at most 65,536 characters: "
+                 "the rows that matter first; every row in FILE.full.md when they do not all fit); "
+                 "- prints every row to stdout instead of the text");
+  int max_reps = 0;
+  app.add_option("--max-reps", max_reps,
+                 "sequential gate: while a metric that can fail is inconclusive, run --reps more "
+                 "legs at a time, at most N legs in all; the false-fail rate stays at most 5 % "
+                 "(repeated confidence intervals; 0: off)")
+      ->check(CLI::Range(0, 100000));
   std::vector<std::string> threshold_specs;
   bool allow_modes = false;
   app.add_flag("--allow-modes", allow_modes,
@@ -248,8 +282,50 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   if (!base) return fmt::print(stderr, "vouch gate: {}\n", base.error().message), kExitError;
   if (auto s = ApplyThresholdPolicy(&*base, thresholds); !s)
     return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitUsage;
-  nlohmann::json rec;
+  if (max_reps > 0 && !record_path.empty()) {
+    fmt::print(stderr,
+               "vouch gate: --max-reps runs more legs: give a command after --, not a "
+               "RECORD\n");
+    return kExitUsage;
+  }
+  // The sequential design (gate/gate_sequential.h), on the fewest trials a failing metric has.
+  std::optional<GateSequentialDesign> design;
+  if (max_reps > f.reps) {
+    std::size_t m = 0;
+    for (const auto& bm : base->metrics)
+      if (bm.fail_pct && bm.trials.size() >= 2)
+        m = m ? std::min(m, bm.trials.size()) : bm.trials.size();
+    GateSequentialPlan plan;
+    plan.baseline_trials = m;
+    plan.first_legs = static_cast<std::size_t>(f.reps);
+    plan.legs_per_look = static_cast<std::size_t>(f.reps);
+    plan.max_legs = static_cast<std::size_t>(max_reps);
+    plan.alpha = GateAlphaPerMetric(*base, ProcessEnv());
+    design = MakeGateSequentialDesign(plan);
+    if (!design)
+      fmt::print(stderr,
+                 "vouch gate: --max-reps {} not used: a sequential gate needs --reps 2 or more and "
+                 "a baseline with 2 or more trials of a metric that can fail\n",
+                 max_reps);
+  }
   RunContext ctx;
+  std::size_t legs_run = 0;
+  auto look_at = [&]() -> std::optional<GateLook> {
+    if (!design) return std::nullopt;
+    std::size_t k = std::max<std::size_t>(1, GateLookAt(*design, legs_run));
+    return GateLook{k,
+                    design->look_legs.size(),
+                    legs_run,
+                    design->plan.max_legs,
+                    design->nominal_alpha[k - 1],
+                    design->plan.alpha};
+  };
+  auto count_legs = [&]() {
+    legs_run = static_cast<std::size_t>(
+        std::count_if(ctx.record.legs.begin(), ctx.record.legs.end(),
+                      [](const LegRecord& l) { return l.role == "measured"; }));
+  };
+  nlohmann::json rec;
   if (!record_path.empty()) {
     auto r = ReadRecordJson(record_path);
     if (!r) return fmt::print(stderr, "vouch gate: {}\n", r.error().message), kExitError;
@@ -267,6 +343,24 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     argv.insert(argv.end(), args.begin(), args.end());
     if (int rc = PrepareRun(g, f, {arm}, "gate", argv, &ctx); rc >= 0) return rc;
     RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
+    count_legs();
+    while (design && !ctx.interrupted && legs_run < design->plan.max_legs) {
+      auto m = RunMetrics(ToJson(ctx.record), "this run");
+      if (!m) break;
+      GateReport look = CompareToBaseline(*base, *m, RecordClockState(ToJson(ctx.record), "run"),
+                                          ProcessEnv(), look_at());
+      if (!GateUndecided(look)) break;
+      const int block =
+          static_cast<int>(std::min(design->plan.legs_per_look, design->plan.max_legs - legs_run));
+      fmt::print(stderr,
+                 "vouch gate: look {} of {} at {} legs is inconclusive: {} more leg{} "
+                 "(--max-reps {})\n",
+                 look.sequential->look, look.sequential->looks, legs_run, block,
+                 block == 1 ? "" : "s", max_reps);
+      const bool go = RunMoreMeasured(ctx, arm, block);
+      count_legs();
+      if (!go) break;
+    }
     int rc = FinishRun(ctx, false);
     if (rc != kExitOk) return rc;
     rec = ToJson(ctx.record);
@@ -276,7 +370,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     return fmt::print(stderr, "vouch gate: {}\n", run_metrics.error().message), kExitError;
   std::map<std::string, CurrentMetric> now = std::move(*run_metrics);
   ClockState clock = RecordClockState(rec, "run");
-  GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv());
+  GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv(), look_at());
   // Modes across process spawns: a median over them is no process's number.
   std::vector<std::string> modes = GateModes(report, *base, now);
   for (const auto& m : modes)

@@ -220,6 +220,13 @@ void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps)
   for (int i = 0; go && i < reps; ++i) go = RunOneLeg(ctx, arm, "measured");
 }
 
+bool RunMoreMeasured(RunContext& ctx, const Arm& arm, int reps) {
+  ctx.record.planned_legs += reps;
+  bool go = true;
+  for (int i = 0; go && i < reps; ++i) go = RunOneLeg(ctx, arm, "measured");
+  return go;
+}
+
 int PrepareRun(const GlobalOptions& g, const RunFlags& f, std::vector<Arm> arms,
                const std::string& kind, const std::vector<std::string>& vouch_argv,
                RunContext* ctx) {

@@ -111,6 +111,9 @@ std::optional<double> RunEtaSeconds(const RunContext& ctx,
                                     std::chrono::steady_clock::time_point now);
 // The plain protocol of run, baseline and gate: WARMUP discarded legs, then REPS measured.
 void RunWarmupAndMeasured(RunContext& ctx, const Arm& arm, int warmup, int reps);
+// REPS more measured legs after the planned ones (a sequential gate's block, a baseline's
+// second stage); false when a leg stopped the run.
+bool RunMoreMeasured(RunContext& ctx, const Arm& arm, int reps);
 // "vouch-KIND-YYYYMMDD-HHMMSS", the default evidence directory.
 std::string DefaultRunDir(const std::string& kind);
 // Makes DIR ready for a new run: an empty or absent directory is used as is. One that holds

@@ -68,6 +68,18 @@ nlohmann::json DecisionJson(const AbDecision& d, Better better, const std::strin
                      {"w_plus", d.wilcoxon->w_plus},
                      {"w_minus", d.wilcoxon->w_minus}};
   if (d.further_pairs) j["further_pairs"] = *d.further_pairs;
+  const bool undirected =
+      d.verdict == AbVerdict::kNoChange || d.verdict == AbVerdict::kInconclusive;
+  auto mde = MinimumDetectableEffectPct(d);
+  j["mde_pct"] = undirected && mde ? nlohmann::json(*mde) : nlohmann::json(nullptr);
+  if (undirected && d.interval) {
+    auto pairs = PairsForEquivalence(d, d.interval->confidence, kDefaultFurtherPairsPower, 2);
+    j["equivalence"] = {
+        {"test", "TOST: the whole interval inside the band"},
+        {"alpha_one_sided", (1 - d.interval->confidence) / 2},
+        {"holds", d.verdict == AbVerdict::kNoChange},
+        {"pairs_for_band", pairs ? nlohmann::json(*pairs) : nlohmann::json(nullptr)}};
+  }
   return j;
 }
 
@@ -151,6 +163,37 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
   return v;
 }
 
+namespace {
+
+// The smallest effect the verdict could see and, for `no change` and `inconclusive`, the
+// equivalence claim and the pairs that would make it (issue 23 item 2).
+std::string MdeText(const AbDecision& d) {
+  if (d.verdict != AbVerdict::kNoChange && d.verdict != AbVerdict::kInconclusive) return "";
+  auto mde = MinimumDetectableEffectPct(d);
+  if (!mde || !d.interval) return "";
+  std::string text = fmt::format(
+      "  mde       this A/B could not have seen an effect smaller than {:.2f} % (the band "
+      "+/- {:.3f} % plus the interval's half width {:.3f} %)\n",
+      *mde, d.band.Percent(), 100 * std::expm1(d.interval->half_width_log));
+  const double side = 100 * (1 - d.interval->confidence) / 2;
+  if (d.verdict == AbVerdict::kNoChange)
+    text += fmt::format(
+        "  equivalence: the whole {:.3g} % interval lies inside the +/- {:.3f} % band (TOST, "
+        "{:.3g} % a side): an A/B whose true effect is outside the band says no change at most "
+        "{:.3g} % of the time\n",
+        100 * d.interval->confidence, d.band.Percent(), side, side);
+  else if (auto pairs =
+               PairsForEquivalence(d, d.interval->confidence, kDefaultFurtherPairsPower, 2))
+    text += fmt::format(
+        "  about {} pairs in all would bring the +/- {:.3f} % band within reach at the measured "
+        "noise (sd {:.3f} %): a no-change claim (TOST, {:.3g} % a side) needs the whole interval "
+        "inside the band\n",
+        *pairs, d.band.Percent(), 100 * d.interval->sd_log, side);
+  return text;
+}
+
+}  // namespace
+
 std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportContext& context) {
   const AbDecision& decision = o.decision;
   const AbComparison& cmp = o.comparison;
@@ -198,6 +241,7 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
       o.clock_a.median_mhz, o.clock_a.mean_mhz, o.clock_b.median_mhz, o.clock_b.mean_mhz);
   if (decision.further_pairs)
     text += fmt::format("  about {} more pairs would likely decide it\n", *decision.further_pairs);
+  text += MdeText(decision);
   for (const auto& r : decision.reasons) text += fmt::format("  - {}\n", TerminalSafe(r));
   for (const auto& c : context.caveats) text += fmt::format("  caveat: {}\n", TerminalSafe(c));
   return text;
@@ -214,6 +258,10 @@ std::string RenderAbMarkdown(const AbOutcome& o, const std::vector<std::string>&
       o.refused.size(), MarkdownCell(RatioText(decision, o.better, unit)),
       MarkdownCell(RatioText(o.comparison.clock_normalised, o.better, unit)),
       decision.band.Percent(), o.clock_a.mean_mhz, o.clock_b.mean_mhz);
+  const bool undirected =
+      decision.verdict == AbVerdict::kNoChange || decision.verdict == AbVerdict::kInconclusive;
+  if (auto mde = MinimumDetectableEffectPct(decision); undirected && mde)
+    md += fmt::format("| smallest effect it could see | {:.2f} % |\n", *mde);
   for (const auto& c : caveats) md += fmt::format("\n- caveat: {}", MarkdownCell(c));
   md += "\n";
   return md;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gate/baseline.h"
+#include "gate/gate_sequential.h"
 #include "gate/noise.h"
 
 namespace vouch {
@@ -56,6 +57,10 @@ struct GateRow {
   std::string threshold;        // "fail < -3.0%", "warn > +5.0%", "fail > +10.0%, warn > +5.0%"
   GateVerdict verdict = GateVerdict::kPass;
   std::string note;  // why skipped, missing or error; empty otherwise
+  // The smallest change in the bad direction this row could have failed (warned, for a
+  // warn-only metric), from the interval obtained: the threshold plus the interval's half
+  // width, in percent. Set on pass and inconclusive rows that have an interval.
+  std::optional<double> mde_pct;
 };
 
 struct GateCaveat {
@@ -75,6 +80,7 @@ struct GateReport {
   GateVerdict overall = GateVerdict::kPass;
   double alpha_per_metric = kGateFalseFailRate;  // one-sided, Bonferroni over failing metrics
   std::vector<std::string> not_in_baseline;      // metrics the run produced that are not gated
+  std::optional<GateLook> sequential;            // set by a sequential gate (--max-reps)
 };
 
 // Percentage points of slack at the threshold, so that exactly 3.00 % (computed as
@@ -94,6 +100,17 @@ inline constexpr double kClockOffsetPct = 1.0;
 GateReport CompareToBaseline(const Baseline& baseline,
                              const std::map<std::string, CurrentMetric>& current,
                              const ClockState& current_clock, const EnvLookup& env);
+// The same at one look of a sequential gate: every interval at LOOK.nominal_alpha (one-sided,
+// per metric) rather than the fixed design's level; the report keeps LOOK.
+GateReport CompareToBaseline(const Baseline& baseline,
+                             const std::map<std::string, CurrentMetric>& current,
+                             const ClockState& current_clock, const EnvLookup& env,
+                             const std::optional<GateLook>& look);
+// The one-sided per-metric level of the fixed design: kGateFalseFailRate over the metrics
+// that can fail (those with a fail threshold that are not skipped).
+double GateAlphaPerMetric(const Baseline& baseline, const EnvLookup& env);
+// True when some row is inconclusive: a sequential gate runs another block.
+bool GateUndecided(const GateReport& report);
 
 // The clock caveats alone (also used by CompareToBaseline).
 std::vector<GateCaveat> ClockCaveats(const ClockState& baseline, const ClockState& now);

@@ -283,6 +283,26 @@ std::optional<std::size_t> FurtherPairsEstimate(double mean_log, double sd_log, 
   return further;
 }
 
+std::optional<double> MinimumDetectableEffectPct(const AbDecision& d) {
+  if (!d.interval) return std::nullopt;
+  return 100 * std::expm1(d.band.half_width_log + d.interval->half_width_log);
+}
+
+std::optional<std::size_t> PairsForEquivalence(const AbDecision& d, double confidence, double power,
+                                               std::size_t pairs_per_block) {
+  if (!d.interval || d.interval->n < 2 || !(d.interval->sd_log > 0) ||
+      !(d.band.half_width_log > 0) || !(confidence > 0 && confidence < 1) ||
+      !(power > 0 && power < 1))
+    return std::nullopt;
+  const double t = StudentTQuantile(static_cast<double>(d.interval->n - 1), 0.5 + confidence / 2);
+  const double z = NormalQuantile(0.5 + power / 2);
+  const double n =
+      std::min(std::ceil(std::pow((t + z) * d.interval->sd_log / d.band.half_width_log, 2)), 1e9);
+  const std::size_t block = std::max<std::size_t>(pairs_per_block, 1);
+  const auto pairs = std::max<std::size_t>(static_cast<std::size_t>(n), d.interval->n);
+  return (pairs + block - 1) / block * block;
+}
+
 AbDecision DecideAb(std::span<const double> d, const NoiseBand& band, const AbOptions& options,
                     std::span<const std::string> invalid_pair_reasons) {
   AbDecision out;

@@ -164,6 +164,21 @@ std::optional<std::size_t> FurtherPairsEstimate(double mean_log, double sd_log, 
                                                 double band_log, double confidence, double power,
                                                 std::size_t pairs_per_block);
 
+// The smallest effect a verdict could see (issue 23), in percent: the band plus the half
+// width of the interval actually obtained (exp(b + h) - 1). An effect smaller than it could
+// not have given `B faster` or `B slower` with this interval. nullopt without an interval.
+std::optional<double> MinimumDetectableEffectPct(const AbDecision& decision);
+
+// `no change` is an equivalence claim, the two one-sided tests (TOST, Schuirmann 1987, J.
+// Pharmacokinet. Biopharm. 15:657-680) read off the interval: the whole (confidence) interval
+// inside the band, so each one-sided test is at (1 - confidence) / 2 and an A/B whose true
+// effect is outside the band says `no change` at most that often. The pairs in all that would
+// bring the band within reach at the measured noise: with no true effect, the interval fits
+// inside the band with probability `power` once n = ((t + z_{(1+power)/2}) sd / b)^2 (the TOST
+// sample size at a true difference of 0), in whole blocks. nullopt when the band or sd is 0.
+std::optional<std::size_t> PairsForEquivalence(const AbDecision& decision, double confidence,
+                                               double power, std::size_t pairs_per_block);
+
 // The verdict on the valid pairs' d. invalid_pair_reasons are the pairing-rule refusals of
 // pairs already excluded by the caller; they are always carried into reasons, and when
 // fewer than min_pairs valid pairs remain the verdict is kRefused with all of them.

@@ -419,5 +419,29 @@ TEST(AbStatsSimulation, PlantedEffectsFoundInTheRightDirection) {
   }
 }
 
+// The smallest effect a verdict could see is the band plus the interval's half width; the
+// pairs for the band are the TOST sample size at no effect, in whole blocks, never fewer than
+// the pairs already run.
+TEST(AbStats, MdeAndPairsForEquivalence) {
+  const std::vector<double> d = {0.008, -0.012, 0.02, -0.016, 0.004, -0.004};
+  auto band = NoiseBandFromPercent(1);
+  ASSERT_TRUE(band);
+  AbDecision dec = DecideAb(d, *band);
+  ASSERT_TRUE(dec.interval);
+  EXPECT_EQ(dec.verdict, AbVerdict::kInconclusive);
+  EXPECT_NEAR(*MinimumDetectableEffectPct(dec),
+              100 * std::expm1(std::log1p(0.01) + dec.interval->half_width_log), 1e-12);
+  auto pairs = PairsForEquivalence(dec, 0.95, 0.8, 2);
+  ASSERT_TRUE(pairs);
+  const double t = 2.570581835636314;   // scipy t.ppf(0.975, 5)
+  const double z = 1.2815515655446004;  // scipy norm.ppf(0.9)
+  const double n = std::ceil(std::pow((t + z) * dec.interval->sd_log / std::log1p(0.01), 2));
+  EXPECT_EQ(*pairs, static_cast<std::size_t>(std::ceil(n / 2) * 2));
+  EXPECT_GT(*pairs, d.size());
+  // No band, no equivalence to reach; no interval, no MDE.
+  EXPECT_FALSE(PairsForEquivalence(DecideAb(d, *NoiseBandFromPercent(0)), 0.95, 0.8, 2));
+  EXPECT_FALSE(MinimumDetectableEffectPct(AbDecision{}));
+}
+
 }  // namespace
 }  // namespace vouch

@@ -1,0 +1,85 @@
+// Simulated gates of known truth, today's fixed design against the sequential one
+// (gate --max-reps, baseline --max-trials), through the real decision functions
+// (src/gate/gate_sim.h). Prints a Markdown table for docs/BENCHMARKS.md.
+//
+//   ./build/vouch_bench_gate [--gates 2000] [--seed 23] [--max-trials 20] [--max-reps 12]
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gate/gate_sim.h"
+
+namespace {
+
+struct Case {
+  double noise_pct, change_pct;
+  std::string truth;
+};
+
+struct Rates {
+  double pass = 0, fail = 0, inconclusive = 0, trials = 0, legs = 0;
+};
+
+Rates Simulate(vouch::GateSimulator& sim, const vouch::GateSimSetup& s, int gates) {
+  Rates r;
+  for (int i = 0; i < gates; ++i) {
+    auto o = sim.Run(s);
+    (o.verdict == vouch::GateVerdict::kFail           ? r.fail
+     : o.verdict == vouch::GateVerdict::kInconclusive ? r.inconclusive
+                                                      : r.pass) += 1;
+    r.trials += static_cast<double>(o.trials);
+    r.legs += static_cast<double>(o.legs);
+  }
+  for (double* x : {&r.pass, &r.fail, &r.inconclusive, &r.trials, &r.legs}) *x /= gates;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Simulated gates: fixed design against sequential"};
+  int gates = 2000;
+  std::uint64_t seed = 23;
+  std::size_t trials = 5, reps = 3, max_trials = 20, max_reps = 12;
+  app.add_option("--gates", gates, "simulated gates per case and design (2000)");
+  app.add_option("--seed", seed, "RNG seed (23)");
+  app.add_option("--trials", trials, "baseline trials, both designs (5)");
+  app.add_option("--reps", reps, "gate legs, both designs; the sequential block (3)");
+  app.add_option("--max-trials", max_trials, "sequential: baseline --max-trials (20)");
+  app.add_option("--max-reps", max_reps, "sequential: gate --max-reps (12)");
+  CLI11_PARSE(app, argc, argv);
+  const std::vector<Case> cases = {{2, 0, "unchanged"},
+                                   {2, 3, "at the 3 % threshold"},
+                                   {1, 8, "+8 % regression"},
+                                   {5, 0, "unchanged"}};
+  fmt::print(
+      "| noise | truth | design | pass | FAIL | inconclusive | baseline trials | gate legs | "
+      "total legs |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& c : cases) {
+    for (bool seq : {false, true}) {
+      vouch::GateSimulator sim(seed);  // the same seed for both designs
+      vouch::GateSimSetup s;
+      s.noise_sd_pct = c.noise_pct;
+      s.change_pct = c.change_pct;
+      s.trials = trials;
+      s.reps = reps;
+      if (seq) {
+        s.max_trials = max_trials;
+        s.max_reps = max_reps;
+      }
+      Rates r = Simulate(sim, s, gates);
+      fmt::print(
+          "| {:g} % | {} | {} | {:.1f} % | {:.1f} % | {:.1f} % | {:.2f} | {:.2f} | {:.2f} |\n",
+          c.noise_pct, c.truth,
+          seq ? fmt::format("sequential (max-trials {}, max-reps {})", max_trials, max_reps)
+              : fmt::format("fixed ({} trials, {} legs)", trials, reps),
+          100 * r.pass, 100 * r.fail, 100 * r.inconclusive, r.trials, r.legs, r.trials + r.legs);
+    }
+  }
+  fmt::print("\n{} simulated gates per row, seed {}; fail threshold 3 %, one metric.\n", gates,
+             seed);
+  return 0;
+}

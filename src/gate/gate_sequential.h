@@ -1,0 +1,89 @@
+// The sequential gate (issue 23 item 1: `gate --max-reps N`) and the baseline's growth
+// (`baseline --max-trials N`).
+//
+// Gate design: repeated confidence intervals (Jennison & Turnbull 1989, JRSS B 51:305-361;
+// "Group Sequential Methods", 2000, ch. 9) on a Lan-DeMets alpha-spending boundary (Lan &
+// DeMets 1983, Biometrika 70:659-663), the same machinery as `ab --max-pairs`
+// (stats/sequential.h), with the Pocock-type spending function alpha ln(1 + (e - 1) t).
+// Why this design: the gate decides from an interval (fail when all of it is beyond the
+// threshold, pass when all of it is within), so it needs intervals that hold at every look at
+// once, not a single test; repeated confidence intervals give exactly that, and every verdict
+// read from them (fail, pass, warn) keeps its fixed-sample error rate over all looks. Pocock
+// rather than O'Brien-Fleming: unchanged code should be passed at the first looks, where
+// O'Brien-Fleming spends almost nothing.
+//
+// Information: the baseline's m trials are fixed and the gate adds legs, so the change
+// estimate at n legs has variance sigma^2 (1/m + 1/n); its information I(n) = 1/(1/m + 1/n)
+// has independent increments (the canonical joint distribution, J&T section 3.1: the
+// correlation of the estimates at n_j < n_k is sqrt(I_j / I_k)), and t_k = I(n_k) / I(N).
+// Each side spends alpha (the per-metric one-sided level, Bonferroni over the metrics that
+// can fail): the two-sided boundary is computed at 2 alpha and c_k turned into the one-sided
+// nominal level PhiUpper(c_k) of the Welch interval at look k.
+//
+// Small-sample correction, as in stats/sequential.h: the Welch t with the baseline's few
+// trials is heavier-tailed than z, so all nominal levels are scaled by one factor lambda <= 1,
+// bisected so that the simulated chance that any look's one-sided Welch p value falls under
+// its level is alpha (`calibration_paths` seeded normal paths, equal variances on both
+// sides; the Welch t of equal-variance normals is free of the mean and sigma).
+//
+// Baseline growth: Stein's two-stage design (Stein 1945, Ann. Math. Stat. 16:243-258): the
+// planned trials are the first stage; their spread says how many trials would resolve the
+// thresholds (gate/noise.h Resolves), and the baseline grows once to that number, at most
+// max_trials. One growth step rather than "grow until the spread looks small", because
+// stopping on a small sample spread would bias the spread low and the gate's intervals narrow.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/baseline.h"
+#include "gate/noise.h"
+
+namespace vouch {
+
+struct GateSequentialPlan {
+  std::size_t baseline_trials = 5;    // m: the baseline's trials of the metrics that can fail
+  std::size_t first_legs = 3;         // the planned legs (--reps): the first look
+  std::size_t legs_per_look = 3;      // one block between looks
+  std::size_t max_legs = 12;          // --max-reps: the last look
+  double alpha = kGateFalseFailRate;  // one-sided, per metric, over all looks
+  std::size_t calibration_paths = 20000;
+  std::uint64_t calibration_seed = 20261201;
+};
+
+struct GateSequentialDesign {
+  GateSequentialPlan plan;
+  std::vector<std::size_t> look_legs;  // legs at each look; the last is max_legs
+  std::vector<double> boundary_z;      // c_k of the two-sided 2 alpha boundary
+  double small_sample_scale = 1;       // lambda
+  std::vector<double> nominal_alpha;   // one-sided level of the interval at each look
+};
+
+// nullopt unless 2 <= first_legs <= max_legs, legs_per_look >= 1, baseline_trials >= 2,
+// 0 < alpha < 0.5 and at most 200 looks.
+std::optional<GateSequentialDesign> MakeGateSequentialDesign(const GateSequentialPlan& plan);
+
+// The 1-based look at LEGS legs: the last look whose planned legs are <= LEGS (0 before the
+// first look).
+std::size_t GateLookAt(const GateSequentialDesign& design, std::size_t legs);
+
+// Where a gate report stands in a sequential gate (GateReport::sequential).
+struct GateLook {
+  std::size_t look = 1;  // 1-based
+  std::size_t looks = 1;
+  std::size_t legs = 0;      // legs run so far
+  std::size_t max_legs = 0;  // --max-reps
+  double nominal_alpha = 0;  // one-sided level of this look's intervals, per metric
+  double overall_alpha = 0;  // the per-metric level over all looks
+};
+
+// The trials a baseline of metrics BASE should have (Stein's second stage): the largest over
+// the metrics that can fail of the trials that resolve its fail threshold with a gate of as
+// many legs, at least the trials it has, at most MAX_TRIALS. A metric whose trials are not
+// all positive and finite is left out.
+std::size_t BaselineTrialsToResolve(const Baseline& base, std::size_t max_trials);
+
+}  // namespace vouch

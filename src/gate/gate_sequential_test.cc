@@ -1,0 +1,110 @@
+#include "gate/gate_sequential.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gate/gate_sim.h"
+
+namespace vouch {
+namespace {
+
+TEST(GateSequential, DesignLooksAndLevels) {
+  GateSequentialPlan plan;
+  plan.baseline_trials = 8;
+  plan.first_legs = 3;
+  plan.legs_per_look = 3;
+  plan.max_legs = 12;
+  auto d = MakeGateSequentialDesign(plan);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->look_legs, (std::vector<std::size_t>{3, 6, 9, 12}));
+  ASSERT_EQ(d->nominal_alpha.size(), 4u);
+  double sum = 0;
+  for (double a : d->nominal_alpha) {
+    EXPECT_GT(a, 0.005);  // Pocock-type: every look spends a fair share
+    EXPECT_LT(a, 0.05);   // and less than the fixed design's 5 %
+    sum += a;
+  }
+  EXPECT_GT(sum, 0.05);  // the looks are correlated: their levels add to more than alpha
+  EXPECT_LE(d->small_sample_scale, 1.0);
+  EXPECT_EQ(GateLookAt(*d, 2), 0u);
+  EXPECT_EQ(GateLookAt(*d, 3), 1u);
+  EXPECT_EQ(GateLookAt(*d, 7), 2u);
+  EXPECT_EQ(GateLookAt(*d, 12), 4u);
+  // The last look need not be a whole block.
+  plan.max_legs = 10;
+  EXPECT_EQ(MakeGateSequentialDesign(plan)->look_legs, (std::vector<std::size_t>{3, 6, 9, 10}));
+  // Refused plans.
+  plan.first_legs = 1;
+  EXPECT_FALSE(MakeGateSequentialDesign(plan));
+  plan.first_legs = 3;
+  plan.baseline_trials = 1;
+  EXPECT_FALSE(MakeGateSequentialDesign(plan));
+  plan.baseline_trials = 5;
+  plan.alpha = 0.5;
+  EXPECT_FALSE(MakeGateSequentialDesign(plan));
+}
+
+TEST(GateSequential, BaselineGrowsToResolveItsThresholdOnce) {
+  BaselineInput in{"tps", "tok/s", Better::kHigher, {100, 103, 97}, {}};
+  auto b = MakeBaseline({in}, "tps", ClockState{}, {});
+  ASSERT_TRUE(b);
+  // sd 3 % against a 3 % threshold: many trials would resolve it; capped at max_trials.
+  EXPECT_EQ(BaselineTrialsToResolve(*b, 8), 8u);
+  const auto need = TrialsToResolve(*SdOfLogs(b->metrics[0].trials), 3, 0.05);
+  ASSERT_TRUE(need);
+  EXPECT_EQ(BaselineTrialsToResolve(*b, 1000), static_cast<std::size_t>(*need));
+  // Quiet trials: no growth; never fewer than it has.
+  in.values = {100, 100.1, 99.9};
+  EXPECT_EQ(BaselineTrialsToResolve(*MakeBaseline({in}, "tps", ClockState{}, {}), 20), 3u);
+  EXPECT_EQ(BaselineTrialsToResolve(*b, 2), 3u);
+}
+
+// Seeded simulated gates of known truth, through the real decision functions. A change of
+// exactly the threshold is the worst case of the false-fail guarantee. On a fixed baseline
+// the sequential looks keep it at 5 % (4.8 % in 4000 bench gates); with the baseline grown
+// (Stein step) the bench measures 6.0 %, a known gap (docs/BENCHMARKS.md). This test holds
+// the sequential gate on a fixed 9-trial baseline to 5 % plus three binomial standard errors
+// (1500 gates: 0.56 points each).
+TEST(GateSequential, FalseFailAtTheThresholdStaysAtFivePercent) {
+  GateSimulator sim(2301);
+  GateSimSetup s;
+  s.noise_sd_pct = 2;
+  s.change_pct = 3;
+  s.trials = 9;
+  s.max_reps = 12;
+  int fail = 0;
+  const int n = 1500;
+  for (int i = 0; i < n; ++i) fail += sim.Run(s).verdict == GateVerdict::kFail;
+  EXPECT_LE(fail, static_cast<int>(n * (0.05 + 3 * std::sqrt(0.05 * 0.95 / n))));
+}
+
+// The targets: unchanged code at 2 % noise is rarely inconclusive and never (almost)
+// fails; a +8 % regression at 1 % noise is caught.
+TEST(GateSequential, UnchangedDecidedAndRegressionCaught) {
+  GateSimulator sim(2302);
+  GateSimSetup s;
+  s.noise_sd_pct = 2;
+  s.max_trials = 20;
+  s.max_reps = 12;
+  int inconclusive = 0, fail = 0;
+  double legs = 0;
+  const int n = 500;
+  for (int i = 0; i < n; ++i) {
+    auto o = sim.Run(s);
+    inconclusive += o.verdict == GateVerdict::kInconclusive;
+    fail += o.verdict == GateVerdict::kFail;
+    legs += static_cast<double>(o.trials + o.legs);
+  }
+  EXPECT_LE(inconclusive, n * 0.10 + 3 * std::sqrt(n * 0.1 * 0.9));
+  EXPECT_LE(fail, n * 0.05);
+  EXPECT_LE(legs / n, 2 * (5 + 3));  // today's fixed design: 5 trials and 3 legs
+  s.noise_sd_pct = 1;
+  s.change_pct = 8;
+  int caught = 0;
+  for (int i = 0; i < 300; ++i) caught += sim.Run(s).verdict == GateVerdict::kFail;
+  EXPECT_GE(caught, 297);
+}
+
+}  // namespace
+}  // namespace vouch
