@@ -18,7 +18,7 @@ note() { echo "$*" | tee -a "$OUT/status.txt"; }
 fail=0
 date -u +%Y-%m-%dT%H:%M:%SZ >"$OUT/date.txt"
 (nvidia-smi; nproc; uptime; "$PY" --version; "$PY" -c 'import torch; print(torch.__version__)') >"$OUT/machine.txt" 2>&1
-DEST=$(mktemp -d /tmp/vouch-wheel.XXXXXX)
+DEST=${VOUCH_WHEEL_DEST:-$(mktemp -d /tmp/vouch-wheel.XXXXXX)}
 t0=$(date +%s.%N)
 "$PY" -m pip install --no-index --no-deps --no-cache-dir --target "$DEST" "$WHL" >"$OUT/pip.txt" 2>&1 ||
   { note "FAIL: pip install --no-index --target"; exit 1; }
