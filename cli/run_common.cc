@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "leg_notes.h"
+#include "record/preflight.h"
 #include "telemetry/sim_builtin.h"
 #include "util/fs.h"
 #include "util/host.h"
