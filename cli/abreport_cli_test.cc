@@ -205,7 +205,9 @@ TEST_F(ReportPagesCli, AShortTrendSaysItIsTooShortAndDrawsAttributedPointsFilled
   EXPECT_EQ(trend["kind"], "trend");
   EXPECT_EQ(trend["series"][0]["hollow"], false) << trend["series"].dump();
   for (const auto& s : trend["series"])
-    if (s["label"] == "unattributed") EXPECT_EQ(s["hollow"], true);
+    if (s["label"] == "unattributed") {
+      EXPECT_EQ(s["hollow"], true);
+    }
 }
 
 TEST_F(ReportPagesCli, TheClockAxisIsScaledToTheSamplesAndTheMaxClock) {
@@ -259,9 +261,10 @@ TEST_F(ReportPagesCli, TheTracePageLeadsWithItsTopFinding) {
   EXPECT_TRUE(Has(html, "<h2>Top finding: <span id=\"top-finding\">" + want)) << want;
   // Every entry of the ranking is listed, the idle time among them when the trace has any.
   for (const auto& r : j["bottleneck_ranking"])
-    if (r["kind"] == "gpu_idle")
+    if (r["kind"] == "gpu_idle") {
       EXPECT_TRUE(Has(html, fmt::format("<li>GPU idle {:.1f} % of the span",
                                         r["percent_of_span"].get<double>())));
+    }
 }
 
 }  // namespace

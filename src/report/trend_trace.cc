@@ -63,7 +63,7 @@ Result<std::string> RenderTrendReport(const TrendSeries& s, const ReportAssets& 
     p.body += "not looked for</span></h2>\n";
   else if (!TrendTooShort(s).empty())
     p.body += fmt::format(
-        "series too short</span></h2>\n<p class=\"reason\">The {}: no step "
+        "series too short</span></h2>\n<p class=\"reason\">The series is {}: no step "
         "can be found yet, so none is reported.</p>\n",
         HtmlEscape(TrendTooShort(s)));
   else
