@@ -11,6 +11,7 @@
 #include "ab/arms.h"
 #include "ab/command_files.h"
 #include "ab/protocol.h"
+#include "ab_verdict.h"
 #include "gputrace/compare.h"
 #include "gputrace/host_noise.h"
 #include "modes_check.h"
@@ -20,11 +21,6 @@
 #include "util/shell_words.h"
 
 namespace vouch::cli {
-namespace {
-
-enum AbExit { kAbDecided = 0, kAbInconclusive = 2, kAbRefused = 3, kAbFailOn = 5 };
-
-}  // namespace
 
 int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
@@ -36,7 +32,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
       "--fail-on slower, 1 error",
       "ab"};
   RunFlags f;
-  std::string a_cmd, b_cmd, a_name = "A", b_name = "B", headline, fail_on, markdown;
+  std::string a_cmd, b_cmd, a_name = "A", b_name = "B", headline, fail_on, markdown, from;
   std::vector<std::string> a_env, b_env;
   int pairs = 8, calibrate = 0;
   std::optional<int> max_pairs;
@@ -56,6 +52,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--b-name", b_name, "arm B's name (B)");
   app.add_option("--headline", headline,
                  "the metric the verdict is about (default: the only user metric)");
+  app.add_option("--from", from,
+                 "recompute the verdict from RECORD's legs (an earlier vouch ab), e.g. about "
+                 "another metric with --headline; runs no leg and leaves the record as it is");
   app.add_option("--pairs", pairs,
                  "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
       ->check(CLI::Range(2, 10000));
@@ -91,6 +90,11 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   f.warmup = 1;
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   auto say = [](const std::string& m) { fmt::print(stderr, "vouch ab: {}\n", m); };
+  if (!from.empty()) {
+    if (!cmd.empty() || !a_cmd.empty() || !b_cmd.empty())
+      return say("--from RECORD replays a record's legs: give no command"), kExitUsage;
+    return AbFromRecord(from, headline, f.json, markdown, fail_on);
+  }
   if (!segment && pairs < static_cast<int>(kDefaultMinPairs))
     return say(fmt::format("--pairs {}: a verdict needs at least {} pairs (two ABBA blocks)", pairs,
                            kDefaultMinPairs)),
@@ -214,6 +218,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   ctx.record.extra["seed"] = plan.seed;
   ctx.record.extra["arms_check"] = arms_json;
   ctx.record.extra["arms_files"] = arms_files_json;
+  ctx.record.extra["ab_plan"] = AbPlanJson(plan, not_on_gpu, a_env, b_env);
 
   // The legs run here, into the record; the protocol sees each one as it was recorded.
   LegRunner run_leg = [&](const Arm& arm, const std::string& role) {
@@ -244,6 +249,18 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     return kAbRefused;
   }
   if (out.end == AbOutcome::End::kDesignFailed) return say(out.error), kExitError;
+  if (out.end == AbOutcome::End::kHeadlineRefused) {
+    // Known from the first leg: every pair would have been refused for its headline.
+    const int ran = static_cast<int>(ctx.record.legs.size());
+    ctx.record.extra["refused"] =
+        fmt::format("{}; {} of {} planned legs were not run", out.error,
+                    ctx.record.planned_legs - ran, ctx.record.planned_legs);
+    say(fmt::format("refused: {}; the other {} planned legs were not run", out.error,
+                    ctx.record.planned_legs - ran));
+    ctx.record.status = "failed";
+    (void)FinishRun(ctx, false);
+    return kAbRefused;
+  }
 
   if (out.completed() && out.last_step && out.last_step->stop) {
     // A sequential look decided before the last block: the legs not run were never needed.
@@ -255,67 +272,11 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     ctx.record.planned_legs = run;
   }
   // What ran on the GPU: the arms' kernel multisets and the per-kernel diff (--gpu-trace).
-  std::optional<gputrace::GpuComparison> gpu;
-  std::string gpu_attribution;
+  AbGpu gpu;
   if (!ctx.config.gpu_trace_lib.empty()) {
-    std::vector<gputrace::LegGpuTrace> ta, tb;
-    std::map<std::string, std::vector<std::string>> windows;  // arm -> "leg N valid"
-    for (const auto& l : out.legs) {
-      if (l.role != "measured" || l.gpu_trace.is_null()) continue;
-      auto t = gputrace::LegGpuTraceFromJson(l.gpu_trace, fmt::format("leg {}", l.index + 1));
-      if (!t) {
-        say(t.error().message);
-        continue;
-      }
-      (l.arm == a.name ? ta : tb).push_back(std::move(*t));
-      windows[l.arm].push_back(fmt::format(
-          "{}{}", l.index + 1, l.window.verdict.status == WindowStatus::kValid ? "" : "*"));
-    }
-    gpu_attribution = fmt::format(
-        "clock windows: arm {} legs {}, arm {} legs {} (each leg's trace under its own window; * "
-        "marks a window that was not valid); SM clock A median {:.0f} MHz, B median {:.0f} MHz",
-        a.name, fmt::join(windows[a.name], ","), b.name, fmt::join(windows[b.name], ","),
-        out.clock_a.median_mhz, out.clock_b.median_mhz);
-    std::vector<gputrace::LegGpuTrace> all = ta;
-    all.insert(all.end(), tb.begin(), tb.end());
-    auto c =
-        gputrace::CompareArms(ta, tb, gputrace::RangeOfMetric(out.headline, all), a.name, b.name);
-    if (!c) {
-      say("gpu trace: " + c.error().message);
-      ctx.record.caveats.push_back("gpu trace: " + c.error().message);
-    } else {
-      gpu = std::move(*c);
-      // The identity rule of src/ab, fed: per-kernel calls and time, and the multiset as a
-      // behavioural control.
-      arms_a.call_stats = gpu->call_stats_a;
-      arms_b.call_stats = gpu->call_stats_b;
-      if (gpu->identity != gputrace::Identity::kUnknown) {
-        arms_a.behavioural["gpu.kernel_multiset"] = DumpJson(nlohmann::json(gpu->a_multiset));
-        arms_b.behavioural["gpu.kernel_multiset"] = DumpJson(nlohmann::json(gpu->b_multiset));
-      }
-      if (auto rep = CheckArms(arms_a, arms_b); rep)
-        ctx.record.extra["arms_check_gpu"] = nlohmann::json::parse(RenderArmsJson(*rep));
-      AbVerdict vv = out.decision.verdict;
-      if (gpu->identity == gputrace::Identity::kIdentity) {
-        if ((vv == AbVerdict::kBFaster || vv == AbVerdict::kBSlower) && !not_on_gpu) {
-          out.decision.reasons.insert(
-              out.decision.reasons.begin(),
-              fmt::format("refused: the statistics said '{}', but {}; a faster/slower verdict "
-                          "needs a change that ran on the GPU, or --change-not-on-gpu to state "
-                          "that it is not on the GPU",
-                          ToString(vv), gpu->summary));
-          out.decision.verdict = AbVerdict::kRefused;
-        } else if (not_on_gpu) {
-          out.decision.reasons.push_back(
-              "identity of the kernels accepted: --change-not-on-gpu states the change is not on "
-              "the GPU");
-        } else {
-          out.decision.reasons.push_back(gpu->summary);
-        }
-      } else if (gpu->identity == gputrace::Identity::kMoved) {
-        out.decision.reasons.push_back(gpu->summary);
-      }
-    }
+    nlohmann::json check;
+    gpu = CompareAbGpu(out, plan, arms_a, arms_b, not_on_gpu, ctx.record.caveats, &check);
+    if (!check.is_null()) ctx.record.extra["arms_check_gpu"] = check;
   }
   // Modes across process spawns: a ratio of medians over them is no process's ratio.
   if (auto modes = ArmModes(out.legs, out.headline, {a.name, b.name}); !modes.empty()) {
@@ -348,11 +309,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   }
   nlohmann::json v = AbVerdictJson(plan, out, ctx.record.caveats);
   if (!host_noise.is_null()) v["host_noise"] = host_noise;
-  if (gpu) {
-    v["gpu"] = gputrace::ToJson(*gpu);
-    v["gpu"]["attribution"] = gpu_attribution;
-    v["gpu"]["change_not_on_gpu"] = not_on_gpu;
-  }
+  if (gpu.gpu) v["gpu"] = AbGpuJson(gpu, not_on_gpu);
   ctx.record.extra["verdict"] = v;
   int rc = FinishRun(ctx, false);
   if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
@@ -363,37 +320,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   report.caveats = ctx.record.caveats;
   report.a_env = a_env;
   report.b_env = b_env;
-  auto render_md = [&] {
-    std::string md = RenderAbMarkdown(out, ctx.record.caveats);
-    if (host_noise.is_object()) {
-      if (host_noise.value("host_bound", false)) md += "\n- " + host_noise.value("text", "") + "\n";
-      if (host_noise.contains("opposite_ways"))
-        md += "\n- " + host_noise["opposite_ways"].get<std::string>() + "\n";
-    }
-    if (gpu) md += "\n" + gputrace::RenderComparisonMarkdown(*gpu, gpu_attribution);
-    return md;
-  };
-  if (f.json)
-    fmt::print("{}\n", DumpJson(v, 2));
-  else if (markdown == "-")
-    fmt::print("{}", render_md());
-  else
-    fmt::print("{}{}", RenderAbText(plan, out, report),
-               gpu ? gputrace::RenderComparisonText(*gpu, gpu_attribution) : std::string());
-  if (!WriteMarkdownFile(markdown, render_md, "ab")) return kExitError;
+  if (!PrintAbVerdict(plan, out, v, report, gpu, f.json, markdown)) return kExitError;
   if (!StoreResult(f.store, "ab", ctx.dir)) return kExitError;
-  switch (out.decision.verdict) {
-    case AbVerdict::kBSlower:
-      return fail_on == "slower" ? kAbFailOn : kAbDecided;
-    case AbVerdict::kBFaster:
-    case AbVerdict::kNoChange:
-      return kAbDecided;
-    case AbVerdict::kInconclusive:
-      return kAbInconclusive;
-    case AbVerdict::kRefused:
-      return kAbRefused;
-  }
-  return kExitError;
+  return AbExitCode(out.decision.verdict, fail_on);
 }
 
 }  // namespace vouch::cli

@@ -3,6 +3,7 @@
 // vouch show: prints a record's summary again.
 #include <fmt/format.h>
 
+#include "ab_verdict.h"
 #include "run_common.h"
 #include "util/json_io.h"
 
@@ -56,7 +57,7 @@ int CmdShow(const GlobalOptions&, std::vector<std::string> args) {
   if (json)
     fmt::print("{}\n", DumpJson(*rec, 2));
   else
-    fmt::print("{}", RenderRecordText(*rec));
+    fmt::print("{}{}", RenderRecordText(*rec), AbRecomputeHint(*rec, path));
   return kExitOk;
 }
 

@@ -101,12 +101,22 @@
         opt.paths = uPlot.paths.bars({ size: [0.6, 60] });
       } else if (s.points && !s.line) {
         opt.paths = function () { return null; };
-        opt.points = { show: true, size: 7, fill: s.color };
+        opt.points = { show: true, size: 7, fill: s.hollow ? "#fff" : s.color };
       } else if (s.points) {
-        opt.points = { show: true, size: 6 };
+        // Filled unless the series says hollow (the trend's unattributed points).
+        opt.points = { show: true, size: 6, fill: s.hollow ? "#fff" : s.color };
       }
       series.push(opt);
     });
+    // Fixed ranges per scale (a leg's SM clock: its samples and the max clock, not 0..4000).
+    Object.keys(c.ranges || {}).forEach(function (scale) {
+      var r = c.ranges[scale];
+      if (scales[scale]) scales[scale] = { range: function () { return [r[0], r[1]]; } };
+    });
+    // What each series drew its points with, for the browser test.
+    el.setAttribute("data-fills", c.series.map(function (s) {
+      return s.points ? (s.hollow ? "hollow" : "filled") : "none";
+    }).join(","));
     if (c.ypad) {
       var pad = c.ypad;
       scales[c.series[0].scale || "y"] = {
@@ -140,6 +150,12 @@
         draw: [
           function (u) {
             drawMarks(u, c);
+            // The y range each scale was drawn with, for the browser test ("mhz:1890..2000").
+            el.setAttribute("data-yranges", Object.keys(u.scales).filter(function (k) {
+              return k !== "x";
+            }).map(function (k) {
+              return k + ":" + Math.round(u.scales[k].min) + ".." + Math.round(u.scales[k].max);
+            }).join(","));
             countDrawn(u, el);
           },
         ],

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <random>
+#include <set>
 #include <utility>
 
 #include "clock/window.h"
 #include "metrics/headline.h"
+#include "metrics/reserved.h"
 
 namespace vouch {
 
@@ -94,8 +96,12 @@ class Protocol {
   bool Leg(const Arm& arm, const char* role) {
     LegStep step = run_leg_(arm, role);
     if (step.leg) out_.legs.push_back(*step.leg);
+    if (step.leg && !CheckHeadline(out_.legs.back())) return false;
     return step.leg && !step.stop;
   }
+
+  bool headline_refused() const { return !refusal_.empty(); }
+  const std::string& refusal() const { return refusal_; }
 
   // One block: two pairs in ABBA or BAAB order. False when it must stop (then unjudged).
   bool Block(const Arm& x, const Arm& y, std::vector<AbPairResult>& pairs, const char* role) {
@@ -117,14 +123,62 @@ class Protocol {
   }
 
  private:
-  // Without --headline, the first leg with exactly one user metric (not text, not vouch.*)
+  // The first leg of arm A and of arm B: can the verdict have a headline? False (with
+  // refusal_ set) when it cannot, so that no further leg is run for a verdict that would be
+  // refused: no --headline and the leg reports several user metrics (or none), or a
+  // --headline the leg does not report. Only a leg that exited 0 is judged.
+  bool CheckHeadline(const LegRecord& l) {
+    if (l.arm != plan_.a.name && l.arm != plan_.b.name) return true;  // A' (calibration)
+    // A leg that failed says nothing of what the command reports: the next one is checked.
+    const bool ran = l.result.exit_code && *l.result.exit_code == 0 && !l.result.timed_out;
+    if (!ran || !checked_.insert(l.arm).second) return true;
+    std::vector<std::string> user = UserMetrics(l);
+    const std::string which = fmt::format("leg {} ({} {})", l.index + 1, l.arm, l.role);
+    const std::string names =
+        user.empty() ? std::string("none of its own")
+                     : fmt::format("{} ({})", fmt::join(user, ", "),
+                                   user.size() == 1 ? "one user metric"
+                                                    : fmt::format("{} user metrics", user.size()));
+    if (!plan_.headline.empty()) {
+      if (FindMetric(l.metrics, plan_.headline)) return true;
+      refusal_ = fmt::format(
+          "{} has no metric '{}' (--headline); it reported {}: give --headline with one of "
+          "them{}",
+          which, plan_.headline, names, user.empty() ? " (see --metric)" : "");
+      return false;
+    }
+    DetectHeadline(l);
+    if (!out_.headline.empty()) return true;
+    if (user.size() >= 2) {
+      refusal_ = fmt::format(
+          "{} reported {}, and the verdict is about one: give --headline NAME (one of {})", which,
+          names, fmt::join(user, ", "));
+      return false;
+    }
+    if (user.empty()) {
+      refusal_ = fmt::format(
+          "{} reported no metric of its own, and the verdict needs a headline: report one "
+          "(--metric, or a line to $VOUCH_METRICS) or name a built-in with --headline (e.g. "
+          "vouch.wall_s)",
+          which);
+      return false;
+    }
+    return true;
+  }
+
+  static std::vector<std::string> UserMetrics(const LegRecord& l) {
+    std::vector<std::string> user;
+    for (const auto& m : l.metrics)
+      if (!m.text && !IsReservedMetricName(m.name)) user.push_back(m.name);
+    return user;
+  }
+
+  // Without --headline, the first leg with exactly one user metric (not text, not vouch.*/gpu.*)
   // names it, once.
   // Several: a known tool's own headline (nvbench GPU time, llama-bench tg tokens/s, ...).
   void DetectHeadline(const LegRecord& l) {
     if (!out_.headline.empty()) return;
-    std::vector<std::string> user;
-    for (const auto& m : l.metrics)
-      if (!m.text && m.name.rfind("vouch.", 0) != 0) user.push_back(m.name);
+    std::vector<std::string> user = UserMetrics(l);
     if (user.size() == 1) {
       out_.headline = user[0];
       out_.headline_reason = "the only metric the leg reported";
@@ -138,6 +192,8 @@ class Protocol {
   const LegRunner& run_leg_;
   AbOutcome& out_;
   std::mt19937_64 rng_;
+  std::set<std::string> checked_;  // arms whose first leg CheckHeadline has seen
+  std::string refusal_;
 };
 
 }  // namespace
@@ -190,6 +246,11 @@ AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg, const Look
       return out;
     }
   }
+  if (proto.headline_refused()) {
+    out.end = AbOutcome::End::kHeadlineRefused;
+    out.error = proto.refusal();
+    return out;
+  }
   bool stopped_by_runner = !go;
   std::vector<AbPairResult>& res = out.pairs;
   for (int i = 0; go && i < blocks; ++i) {
@@ -223,6 +284,11 @@ AbOutcome RunAbProtocol(const AbPlan& plan, const LegRunner& run_leg, const Look
       if (out.last_step && out.last_step->stop) go = false;
     }
     if (out.last_step && out.last_step->stop) break;
+  }
+  if (proto.headline_refused()) {
+    out.end = AbOutcome::End::kHeadlineRefused;
+    out.error = proto.refusal();
+    return out;
   }
   out.end = stopped_by_runner ? AbOutcome::End::kStopped : AbOutcome::End::kCompleted;
   out.band = band;

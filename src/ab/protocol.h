@@ -31,9 +31,11 @@ struct AbPlan {
   NoiseBand band;                // the band when calibrate == 0
   double confidence = 0.95;
   bool allow_cross_boot = false;  // pair legs across boots (waives the boot id only)
-  std::string headline;           // empty: the only user metric of the first leg that has one
-  std::uint64_t seed = 0;         // of the block orientations
-  Policy policy;                  // the pairing rules' thresholds
+  // Empty: the only user metric of the first leg that has one (or a known tool's headline).
+  // The first leg of each arm is checked at once: a headline it cannot give ends the run.
+  std::string headline;
+  std::uint64_t seed = 0;  // of the block orientations
+  Policy policy;           // the pairing rules' thresholds
 };
 
 // Blocks of two pairs: measured (of `pairs`, or of `max_pairs` in sequential mode) and A/A.
@@ -79,6 +81,10 @@ struct AbOutcome {
     kStopped,            // the runner stopped it; the verdict is on the pairs so far
     kCalibrationFailed,  // too few valid A/A pairs for a band: no verdict (error says why)
     kDesignFailed,       // the sequential design could not be built: no verdict
+    // The first leg of an arm showed the verdict cannot have a headline (no --headline and
+    // several user metrics, none at all, or a --headline the leg does not report): no
+    // verdict, and no further leg was run (error says why, with the metric names it has).
+    kHeadlineRefused,
   };
   End end = End::kCompleted;
   bool completed() const { return end == End::kCompleted; }

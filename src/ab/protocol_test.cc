@@ -454,6 +454,46 @@ TEST(AbProtocol, HeadlineIsTheOnlyUserMetricAndNeedsADirection) {
   EXPECT_TRUE(said);
 }
 
+// A leg that exited 0 shows at once whether the verdict can have a headline: the protocol
+// stops after it rather than run every leg for a refusal.
+TEST(AbProtocol, AHeadlineTheFirstLegCannotGiveStopsTheRunThere) {
+  FakeLegs two;
+  auto runner = [&](const Arm& a, const std::string& r) {
+    LegStep s = two(a, r);
+    two.legs.back().result.exit_code = 0;
+    Metric m;
+    m.name = "latency_ms";
+    m.value = 1;
+    m.better = Better::kLower;
+    two.legs.back().metrics.push_back(m);
+    return s;
+  };
+  AbPlan plan = Plan(4, 3);
+  plan.headline = "";
+  auto ambiguous = RunAbProtocol(plan, runner);
+  EXPECT_EQ(ambiguous.end, AbOutcome::End::kHeadlineRefused);
+  EXPECT_EQ(ambiguous.legs.size(), 1u);
+  EXPECT_EQ(ambiguous.error,
+            "leg 1 (A warmup) reported tok_s, latency_ms (2 user metrics), and the verdict is "
+            "about one: give --headline NAME (one of tok_s, latency_ms)");
+
+  two.calls = 0;
+  plan.headline = "tokens";
+  auto missing = RunAbProtocol(plan, runner);
+  EXPECT_EQ(missing.end, AbOutcome::End::kHeadlineRefused);
+  EXPECT_EQ(missing.legs.size(), 1u);
+  EXPECT_EQ(missing.error,
+            "leg 1 (A warmup) has no metric 'tokens' (--headline); it reported tok_s, latency_ms "
+            "(2 user metrics): give --headline with one of them");
+
+  // Arm B's first leg is checked too; a given headline both report runs to the end.
+  two.calls = 0;
+  plan.headline = "latency_ms";
+  auto fine = RunAbProtocol(plan, runner);
+  EXPECT_EQ(fine.end, AbOutcome::End::kCompleted);
+  EXPECT_EQ(fine.legs.size(), 10u);
+}
+
 TEST(AbProtocol, TwoGpusArePacedByTheSlowerGpusMeanClock) {
   FakeLegs legs;
   legs.speed = {{"A", 100}, {"B", 105}};

@@ -21,18 +21,6 @@ class JsonSchema;
 
 inline constexpr int kRecordSchemaVersion = 1;
 
-struct Preflight {
-  bool ok = true;
-  std::vector<std::string> problems;  // refuse the run
-  std::vector<std::string> warnings;  // recorded and shown
-  nlohmann::json busy_processes = nlohmann::json::array();
-};
-
-// GPU free (another compute process refuses unless ALLOW_BUSY, which records who), free
-// disk under DIR above the budget, free device memory (near zero is a warning).
-Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_busy,
-                       std::uint64_t disk_budget_bytes, const std::string& dir);
-
 // What a record's counts, summary and leg table need of the legs a long run no longer holds
 // in memory (they are in its leg journal, journal.h): counts, the valid measured legs'
 // values per arm and metric, and the widest arm name; a few bytes per leg, not the leg.

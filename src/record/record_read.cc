@@ -10,6 +10,7 @@
 
 #include "clock/window.h"
 #include "record/journal.h"
+#include "record/leg_json.h"
 #include "record/record.h"
 #include "util/bounded_file.h"
 #include "util/escape.h"
@@ -127,6 +128,46 @@ Status CheckRecordShape(const nlohmann::json& j, std::string_view where) {
     }
   }
   return OkStatus();
+}
+
+Result<LegRecord> LegRecordFromJson(const nlohmann::json& j, const std::string& where) {
+  if (auto ok = LegRecordSchema().Check(j, where); !ok) return ok.error();
+  LegRecord l;
+  l.index = j["index"].get<int>();
+  l.arm = j["arm"].get<std::string>();
+  l.role = j["role"].get<std::string>();
+  if (j.contains("discard_cause") && j["discard_cause"].is_string())
+    l.discard_cause = j["discard_cause"].get<std::string>();
+  l.dir = j.value("dir", "");
+  l.valid = j["valid"].get<bool>();
+  l.reasons = j["reasons"].get<std::vector<std::string>>();
+  const auto& r = j["result"];
+  l.result.wall_ns = r["wall_ns"].get<std::int64_t>();
+  if (r.contains("exit_code") && r["exit_code"].is_number_integer())
+    l.result.exit_code = r["exit_code"].get<int>();
+  l.result.timed_out = r.value("timed_out", false);
+  l.result.interrupted = r.value("interrupted", false);
+  for (const auto& m : j["metrics"]) {
+    Metric x;
+    x.name = m["name"].get<std::string>();
+    if (m.contains("text"))
+      x.text = m["text"].get<std::string>();
+    else
+      x.value = m["value"].get<double>();
+    x.unit = m.value("unit", "");
+    x.source = m.value("source", "");
+    if (auto b = ParseBetter(m.value("better", "none")); b) x.better = *b;
+    if (m.contains("samples")) x.samples = m["samples"].get<std::vector<double>>();
+    l.metrics.push_back(std::move(x));
+  }
+  l.metrics_error = j.value("metrics_error", "");
+  auto w = WindowSummaryFromJson(j["window"], where + ".window");
+  if (!w) return w.error();
+  l.window = std::move(*w);
+  if (j.contains("evidence_errors"))
+    l.evidence_errors = j["evidence_errors"].get<std::vector<std::string>>();
+  if (j.contains("gpu_trace")) l.gpu_trace = j["gpu_trace"];
+  return l;
 }
 
 Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {

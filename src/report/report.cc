@@ -7,95 +7,13 @@
 #include <cmath>
 #include <map>
 
+#include "report/page.h"
 #include "util/json_io.h"
 
 namespace vouch {
 namespace {
 
-// The palette: one colour per meaning, the same in every chart.
-constexpr const char* kClock = "#1f77b4";
-constexpr const char* kPower = "#ff7f0e";
-constexpr const char* kArmA = "#1f77b4";
-constexpr const char* kArmB = "#d62728";
-constexpr const char* kValid = "rgba(44,160,44,0.10)";
-constexpr const char* kInvalid = "rgba(214,39,40,0.12)";
-constexpr const char* kRegion = "rgba(44,160,44,0.18)";
-
-using json = nlohmann::json;
-
-std::string Num(double v, int digits = 6) { return fmt::format("{:.{}g}", v, digits); }
-
-const json& At(const json& j, const char* key) {
-  static const json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
-std::string Str(const json& j, const char* key, const std::string& def = "") {
-  const auto& v = At(j, key);
-  return v.is_string() ? v.get<std::string>() : def;
-}
-
-double Dbl(const json& j, const char* key, double def = 0) {
-  const auto& v = At(j, key);
-  return v.is_number() ? v.get<double>() : def;
-}
-
-// A JSON value safe inside <script>: "</" cannot close the element.
-std::string ScriptJson(const json& j) {
-  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<' && i + 1 < s.size() && (s[i + 1] == '/' || s[i + 1] == '!'))
-      out += "\\u003c";
-    else
-      out += s[i];
-  }
-  return out;
-}
-
-struct Page {
-  std::string title, body;
-  json charts = json::array();
-
-  // A chart: X values, series {label, values, color, scale, points}, marks drawn on top.
-  std::string Chart(const std::string& kind, const std::string& title_text, json x, json series,
-                    json marks = json::object(), json extra = json::object()) {
-    std::string id = fmt::format("chart{}", charts.size());
-    json c = {{"id", id},
-              {"kind", kind},
-              {"title", title_text},
-              {"x", std::move(x)},
-              {"series", std::move(series)},
-              {"marks", std::move(marks)}};
-    for (auto& [k, v] : extra.items()) c[k] = v;
-    charts.push_back(std::move(c));
-    return fmt::format("<div class=\"chart chart-{}\" id=\"{}\"></div>\n", kind, id);
-  }
-
-  std::string Html(const ReportAssets& a) const {
-    json data = {{"charts", charts}, {"generator", "vouch"}};
-    return fmt::format(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        "<title>{}</title>\n<style>{}</style>\n<style>{}</style>\n</head>\n<body>\n{}"
-        "<footer>vouch report; charts by uPlot {} (inlined: this file opens with no "
-        "network)</footer>\n"
-        "<script type=\"application/json\" id=\"vouch-data\">{}</script>\n<script>{}</script>\n"
-        "<script>{}</script>\n</body>\n</html>\n",
-        HtmlEscape(title), a.uplot_css, a.app_css, body, HtmlEscape(a.uplot_version),
-        ScriptJson(data), a.uplot_js, a.app_js);
-  }
-};
-
-Status NeedUplot(const ReportAssets& a) {
-  if (a.have_uplot && !a.uplot_js.empty()) return OkStatus();
-  return MakeError(
-      "this vouch was built without the report's chart library (web/node_modules/uplot is "
-      "missing): run scripts/setup.sh (it runs npm ci in web/), re-run cmake and rebuild");
-}
+using namespace report_page;  // NOLINT: the page helpers
 
 std::string Header(const json& rec, const std::string& what) {
   const auto& env = At(rec, "environment");
@@ -119,6 +37,34 @@ std::string Header(const json& rec, const std::string& what) {
   h += fmt::format("<p class=\"reproduce\">reproduce: <code>{}</code></p>\n</header>\n",
                    HtmlEscape(Str(At(rec, "recipe"), "reproduce")));
   return h;
+}
+
+// The SM clock axis of a leg's chart: from the lowest sample to the highest sample or the
+// GPU's max clock, whichever is higher, with a margin: a wander of a few MHz shows (an axis
+// from 0 to 4,000 MHz hid it). {"mhz": [lo, hi]}, or {} with no clock sample.
+json ClockRange(const json& series, const json& window) {
+  double lo = 0, hi = 0;
+  bool any = false;
+  if (At(series, "sm_mhz").is_array())
+    for (const auto& v : series["sm_mhz"])
+      if (v.is_number()) {
+        double x = v.get<double>();
+        lo = any ? std::min(lo, x) : x;
+        hi = any ? std::max(hi, x) : x;
+        any = true;
+      }
+  if (!any) return json::object();
+  if (At(window, "gpus").is_array())
+    for (const auto& g : window["gpus"]) {
+      const auto& gpu = At(series, "gpu");
+      const auto& index = At(At(g, "fold"), "gpu");
+      if (!gpu.is_null() && !index.is_null() && gpu != index) continue;
+      double max_clock = Dbl(At(g, "static"), "max_sm_mhz");
+      if (max_clock > 0) hi = std::max(hi, max_clock);
+      break;
+    }
+  const double pad = std::max(10.0, 0.05 * (hi - lo));
+  return {{"mhz", {std::max(0.0, lo - pad), hi + pad}}};
 }
 
 std::string LegState(const json& l) {
@@ -196,7 +142,7 @@ void LegSections(const json& rec, Page& p) {
                 {"values", s["power_w"]},
                 {"color", kPower},
                 {"scale", "w"}}}),
-          marks, {{"verdict", verdict}, {"xlabel", "s"}});
+          marks, {{"verdict", verdict}, {"xlabel", "s"}, {"ranges", ClockRange(s, w)}});
       ++drawn;
     }
   }
@@ -338,6 +284,21 @@ void AbSection(const json& rec, Page& p) {
   p.body += "</section>\n";
 }
 
+// A gate row's interval of the change: "-1.20 % .. +0.40 % (95 %)", or why there is none.
+std::string GateInterval(const json& r) {
+  const auto& iv = At(r, "interval");
+  if (iv.is_object() && At(iv, "lo_pct").is_number() && At(iv, "hi_pct").is_number()) {
+    std::string level = At(iv, "alpha_one_sided").is_number()
+                            ? fmt::format(" (one-sided {:.3g} % each end)",
+                                          100 * iv["alpha_one_sided"].get<double>())
+                            : "";
+    return fmt::format("{:+.2f} % .. {:+.2f} %{}", iv["lo_pct"].get<double>(),
+                       iv["hi_pct"].get<double>(), level);
+  }
+  const std::string note = Str(r, "noise_note");
+  return note.empty() ? "n/a" : "n/a: " + HtmlEscape(note);
+}
+
 void GateTable(const json& gate, const std::string& baseline_path, Page& p) {
   p.body += fmt::format(
       "<section class=\"verdict\"><h2>Gate: <span id=\"verdict\">{}</span></h2>\n<p>against "
@@ -351,13 +312,13 @@ void GateTable(const json& gate, const std::string& baseline_path, Page& p) {
       p.body += fmt::format("<p class=\"reason\">{}</p>\n", HtmlEscape(Str(c, "message")));
   p.body +=
       "<table class=\"gate\"><tr><th>metric</th><th>baseline</th><th>now</th><th>change</th>"
-      "<th>threshold</th><th>verdict</th></tr>\n";
+      "<th>interval</th><th>threshold</th><th>verdict</th></tr>\n";
   if (At(gate, "rows").is_array())
     for (const auto& r : gate["rows"]) {
       std::string verdict = Str(r, "verdict", "?");
       p.body += fmt::format(
           "<tr class=\"{}\"><td>{}</td><td>{} "
-          "{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td></"
+          "{}</td><td>{}</td><td>{}</td><td class=\"interval\">{}</td><td>{}</td><td>{}{}</td></"
           "tr>\n",
           verdict == "fail" || verdict == "missing" || verdict == "error" ? "bad"
           : verdict == "warn"                                             ? "warn"
@@ -366,12 +327,11 @@ void GateTable(const json& gate, const std::string& baseline_path, Page& p) {
           At(r, "now").is_number() ? Num(r["now"].get<double>()) : "-",
           At(r, "change_pct").is_number() ? fmt::format("{:+.2f} %", r["change_pct"].get<double>())
                                           : "-",
-          HtmlEscape(Str(r, "threshold")), HtmlEscape(verdict),
+          GateInterval(r), HtmlEscape(Str(r, "threshold")), HtmlEscape(verdict),
           Str(r, "note").empty() ? "" : " (" + HtmlEscape(Str(r, "note")) + ")");
     }
   p.body += "</table></section>\n";
 }
-
 }  // namespace
 
 Result<std::string> RenderRecordReport(const json& rec, const ReportAssets& a) {
@@ -415,136 +375,4 @@ Result<std::string> RenderRecordReport(const json& rec, const ReportAssets& a) {
   }
   return p.Html(a);
 }
-
-Result<std::string> RenderTrendReport(const TrendSeries& s, const ReportAssets& a) {
-  if (auto st = NeedUplot(a); !st) return st.error();
-  Page p;
-  p.title = fmt::format("vouch trend: {}", s.metric);
-  p.body += fmt::format(
-      "<header><h1>vouch trend: <code>{}</code></h1>\n<p class=\"meta\">{} points per {}, arm {}, "
-      "{} is better; GPUs: {}</p>\n</header>\n",
-      HtmlEscape(s.metric), s.points.size(), TrendByName(s.by), HtmlEscape(s.arm),
-      HtmlEscape(s.better.empty() ? "?" : s.better),
-      HtmlEscape(s.gpus.empty() ? "none" : fmt::format("{}", fmt::join(s.gpus, ", "))));
-  p.body += "<section class=\"verdict\"><h2>Steps: <span id=\"verdict\">";
-  if (!s.mixed.empty())
-    p.body += "not reported</span></h2>\n";
-  else if (!s.steps_searched)
-    p.body += "not looked for</span></h2>\n";
-  else
-    p.body += fmt::format("{} found</span></h2>\n", s.steps.size());
-  for (const auto& m : s.mixed)
-    p.body += fmt::format("<p class=\"reason\">{}</p>\n", HtmlEscape(m));
-  if (!s.steps.empty()) {
-    p.body +=
-        "<table><tr><th>step "
-        "between</th><th>before</th><th>after</th><th>change</th><th>p</th></tr>\n";
-    for (const auto& st : s.steps)
-      p.body += fmt::format(
-          "<tr><td><code>{}</code> .. <code>{}</code></td><td>{}</td><td>{}</td><td>{:+.2f} "
-          "%</td><td>{:.3f}</td></tr>\n",
-          HtmlEscape(st.before), HtmlEscape(st.after), Num(st.before_value), Num(st.after_value),
-          st.size_pct, st.p_value);
-    p.body += "</table>\n";
-  }
-  p.body +=
-      "<p class=\"legend\">E-Divisive means (Matteson &amp; James 2014) with a permutation "
-      "test; red lines: the steps; hollow points: unattributed.</p>\n</section>\n";
-  json x = json::array(), v = json::array(), u = json::array(), labels = json::array();
-  for (size_t i = 0; i < s.points.size(); ++i) {
-    x.push_back(i);
-    labels.push_back(s.points[i].label);
-    v.push_back(s.points[i].attributed ? json(s.points[i].value) : json());
-    u.push_back(s.points[i].attributed ? json() : json(s.points[i].value));
-  }
-  json vlines = json::array();
-  for (const auto& st : s.steps)
-    vlines.push_back({{"x", st.index - 0.5}, {"label", fmt::format("{:+.1f} %", st.size_pct)}});
-  json series = json::array({{{"label", s.metric + (s.unit.empty() ? "" : " (" + s.unit + ")")},
-                              {"values", v},
-                              {"color", kClock},
-                              {"points", true},
-                              {"line", true}}});
-  if (s.unattributed > 0)
-    series.push_back(
-        {{"label", "unattributed"}, {"values", u}, {"color", "#999"}, {"points", true}});
-  p.body += "<section>\n" +
-            p.Chart("trend", fmt::format("{} per {}", s.metric, TrendByName(s.by)), x, series,
-                    {{"vlines", vlines}},
-                    {{"xlabels", labels}, {"xlabel", std::string(TrendByName(s.by))}}) +
-            "</section>\n";
-  p.body += fmt::format(
-      "<section><h2>Points</h2><table><tr><th>{}</th><th>value</th><th>runs</th><th>SM "
-      "clock</th></tr>\n",
-      TrendByName(s.by));
-  for (const auto& pt : s.points)
-    p.body += fmt::format(
-        "<tr class=\"{}\"><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        pt.attributed ? "" : "warn", HtmlEscape(pt.label), pt.dirty ? " (dirty)" : "",
-        Num(pt.value), pt.run_keys.size(),
-        pt.clock_sm_median_mhz ? fmt::format("{:.0f} MHz", *pt.clock_sm_median_mhz) : "n/a");
-  p.body += "</table></section>\n";
-  return p.Html(a);
-}
-
-Result<std::string> RenderTraceReport(const json& sum, const ReportAssets& a) {
-  if (auto st = NeedUplot(a); !st) return st.error();
-  const auto& comps = At(sum, "components");
-  const auto& kernels = At(sum, "kernels");
-  if (!comps.is_object() || !kernels.is_array())
-    return MakeError(
-        "not a trace summary (vouch trace summarize --json): no components or kernels");
-  Page p;
-  p.title = fmt::format("vouch trace report: {}", Str(sum, "path"));
-  p.body += fmt::format(
-      "<header><h1>vouch trace report</h1>\n<p class=\"meta\"><code>{}</code> ({}), window {}; "
-      "{}</p>\n</header>\n",
-      HtmlEscape(Str(sum, "path")), HtmlEscape(Str(sum, "format")),
-      HtmlEscape(At(sum, "window").is_string() ? sum["window"].get<std::string>() : "whole trace"),
-      HtmlEscape(At(sum, "attribution").is_string() ? sum["attribution"].get<std::string>()
-                                                    : "unattributed"));
-  std::vector<std::pair<std::string, json>> rows;
-  for (const auto& [k, v] : comps.items()) rows.emplace_back(k, v);
-  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
-    return Dbl(x.second, "total_ns") > Dbl(y.second, "total_ns");
-  });
-  p.body += fmt::format(
-      "<section class=\"verdict\"><h2>Components: <span id=\"verdict\">{} components</span></h2>\n"
-      "<table><tr><th>component</th><th>ms</th><th>share</th><th>launches</th><th>top "
-      "kernel</th></tr>\n",
-      rows.size());
-  json x = json::array(), ms = json::array(), labels = json::array();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& [name, c] = rows[i];
-    p.body +=
-        fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.1f} %</td><td>{}</td><td>{}</td></tr>\n",
-                    HtmlEscape(name), Dbl(c, "milliseconds"), Dbl(c, "percent_of_kernel_time"),
-                    HtmlEscape(DumpJson(At(c, "launches"))), HtmlEscape(Str(c, "top_kernel")));
-    x.push_back(i);
-    ms.push_back(Dbl(c, "milliseconds"));
-    labels.push_back(name);
-  }
-  p.body += "</table>\n";
-  p.body +=
-      p.Chart("components", "kernel time per component (ms)", x,
-              json::array({{{"label", "ms"}, {"values", ms}, {"color", kClock}, {"bars", true}}}),
-              json::object(), {{"xlabels", labels}, {"xlabel", "component"}});
-  p.body +=
-      "</section>\n<section><h2>Kernels</h2><table><tr><th>kernel</th><th>component</th><th>count</"
-      "th>"
-      "<th>total ms</th><th>share</th><th>median us</th></tr>\n";
-  size_t shown = 0;
-  for (const auto& k : kernels) {
-    if (++shown > 50) break;
-    p.body += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.1f} "
-        "%</td><td>{:.2f}</td></tr>\n",
-        HtmlEscape(Str(k, "name")), HtmlEscape(Str(k, "component")),
-        HtmlEscape(DumpJson(At(k, "count"))), Dbl(k, "total_ns") / 1e6,
-        Dbl(k, "percent_of_kernel_time"), Dbl(k, "median_ns") / 1e3);
-  }
-  p.body += "</table></section>\n";
-  return p.Html(a);
-}
-
 }  // namespace vouch

@@ -244,4 +244,13 @@ std::vector<int> MovingMedianSteps(const std::vector<double>& s, const MovingMed
   return out;
 }
 
+int MinStepSeriesLength(const EDivisiveOptions& o) {
+  if (1.0 / (o.permutations + 1) > o.significance) return std::numeric_limits<int>::max();
+  for (int n = 2 * std::max(1, o.min_segment);; ++n) {
+    double c = 1;  // C(n, n/2)
+    for (int k = 1; k <= n / 2; ++k) c = c * (n - n / 2 + k) / k;
+    if (2 / c <= o.significance) return n;
+  }
+}
+
 }  // namespace vouch

@@ -44,6 +44,12 @@ struct ChangePoint {
   double p_value = 1;  // permutation test
 };
 
+// The fewest points in which EDivisive can find a step at all: below it even a perfect cliff
+// in the middle cannot reach OPTIONS.significance, because a shuffle of n points gives the
+// same split (or its mirror) with probability 2 / C(n, n/2) (8 points: 2/70 = 0.029 > 0.01),
+// and the permutation test's p is never below 1 / (permutations + 1). At the defaults: 10.
+int MinStepSeriesLength(const EDivisiveOptions& options = {});
+
 // Change points of SERIES in increasing index order.
 std::vector<ChangePoint> EDivisive(const std::vector<double>& series,
                                    const EDivisiveOptions& options = {});

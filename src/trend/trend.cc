@@ -116,6 +116,8 @@ void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
   s.steps_searched = false;
   if (!s.mixed.empty()) return;
   s.steps_searched = true;
+  s.min_points_for_step = MinStepSeriesLength(o);
+  s.significance = o.significance;
   std::vector<double> v;
   for (const auto& p : s.points) v.push_back(p.value);
   auto cps = EDivisive(v, o);
@@ -133,6 +135,15 @@ void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
     st.p_value = cps[k].p_value;
     s.steps.push_back(st);
   }
+}
+
+std::string TrendTooShort(const TrendSeries& s) {
+  if (!s.steps_searched || !s.steps.empty() ||
+      static_cast<int>(s.points.size()) >= s.min_points_for_step)
+    return "";
+  return fmt::format(
+      "too short to find a step reliably ({} points; at p <= {:g} the test needs at least {})",
+      s.points.size(), s.significance, s.min_points_for_step);
 }
 
 namespace {
@@ -164,9 +175,8 @@ std::string RenderTrendText(const TrendSeries& s) {
                        p.attributed ? "" : "  UNATTRIBUTED", p.dirty ? "  dirty" : "");
   for (const auto& m : s.mixed) out += fmt::format("no steps reported: {}\n", TerminalSafe(m));
   if (s.steps_searched) {
-    if (s.steps.empty() && s.points.size() < 6)
-      out +=
-          fmt::format("steps: too few points to look for one ({}; at least 6)\n", s.points.size());
+    if (!TrendTooShort(s).empty())
+      out += fmt::format("steps: none can be found yet: the series is {}\n", TrendTooShort(s));
     else if (s.steps.empty())
       out += "steps: none found (E-Divisive means, permutation test)\n";
     for (const auto& st : s.steps)
@@ -183,7 +193,9 @@ std::string RenderTrendMarkdown(const TrendSeries& s) {
   for (const auto& m : s.mixed)
     out += fmt::format("> **No steps reported:** {}\n\n", MarkdownCell(m));
   if (s.steps_searched) {
-    if (s.steps.empty()) {
+    if (!TrendTooShort(s).empty()) {
+      out += fmt::format("No step can be found yet: the series is {}.\n\n", TrendTooShort(s));
+    } else if (s.steps.empty()) {
       out += "No step found (E-Divisive means, permutation test).\n\n";
     } else {
       out += "| step between | before | after | change | p |\n|---|---:|---:|---:|---:|\n";
@@ -227,19 +239,22 @@ nlohmann::json TrendJson(const TrendSeries& s) {
                      {"size_pct", st.size_pct},
                      {"p_value", st.p_value},
                      {"confidence", 1 - st.p_value}});
-  return {{"schema", "vouch.trend"},
-          {"schema_version", 1},
-          {"metric", s.metric},
-          {"unit", s.unit},
-          {"better", s.better},
-          {"arm", s.arm},
-          {"by", TrendByName(s.by)},
-          {"gpus", s.gpus},
-          {"points", pts},
-          {"mixed", s.mixed},
-          {"steps_searched", s.steps_searched},
-          {"method", "E-Divisive means (Matteson & James 2014), permutation test"},
-          {"steps", steps}};
+  return {
+      {"schema", "vouch.trend"},
+      {"schema_version", 1},
+      {"metric", s.metric},
+      {"unit", s.unit},
+      {"better", s.better},
+      {"arm", s.arm},
+      {"by", TrendByName(s.by)},
+      {"gpus", s.gpus},
+      {"points", pts},
+      {"mixed", s.mixed},
+      {"steps_searched", s.steps_searched},
+      {"min_points_for_step", s.min_points_for_step},
+      {"too_short", TrendTooShort(s).empty() ? nlohmann::json() : nlohmann::json(TrendTooShort(s))},
+      {"method", "E-Divisive means (Matteson & James 2014), permutation test"},
+      {"steps", steps}};
 }
 
 }  // namespace vouch

@@ -46,8 +46,17 @@ struct TrendSeries {
   std::vector<std::string> mixed;
   std::vector<Step> steps;
   bool steps_searched = false;
+  // The fewest points in which a step can be found at the search's significance
+  // (MinStepSeriesLength); 0 when not searched.
+  int min_points_for_step = 0;
+  double significance = 0;
   int unattributed = 0;
 };
+
+// Why a searched series with no step says nothing about steps: "too short to find a step
+// reliably (8 points; at p <= 0.01 the test needs at least 10)"; "" when it is long enough (then
+// "none found" means none).
+std::string TrendTooShort(const TrendSeries& s);
 
 // Clock medians further apart than this (percent) are different clock states (the pairing
 // rule's 1 %).

@@ -39,6 +39,9 @@ PY
 done
 "$vouch" history add --store "$out/trend.sqlite" "$out"/trend/r* >/dev/null
 "$vouch" report --store "$out/trend.sqlite" --trend tok_s -o "$out/trend.html"
+# A series too short for the step test to be sure of one (8 commits): it says so.
+"$vouch" history add --store "$out/short.sqlite" "$out"/trend/r[0-7] >/dev/null
+"$vouch" report --store "$out/short.sqlite" --trend tok_s -o "$out/trend_short.html"
 # A trace's components (the Kineto fixture with the decode rules).
 "$vouch" trace summarize "$root/tests/fixtures/kineto_lm_small.json.gz" \
   --rules "$root/tests/data/trace/decode_rules.json" --json >"$out/trace.json"
@@ -46,6 +49,7 @@ done
 node "$root/web/test/report_check.mjs" --out "$out/shots" \
   "run=$out/run.html:2 of 2 measured legs valid" "ab=$out/ab.html:B faster" \
   "gate=$out/gate.html:fail" "trend=$out/trend.html:1 found" \
+  "trend_short=$out/trend_short.html:series too short" \
   "trace=$out/trace.html:$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["components"]))' "$out/trace.json") components"
 if [ "$docs" = --docs ]; then
   mkdir -p "$root/docs/report" && cp "$out"/shots/*.png "$root/docs/report/"

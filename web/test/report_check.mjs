@@ -79,11 +79,21 @@ try {
     }
     const wall_ms = Date.now() - t0;
     const st = await page.evaluate(() => {
+      const described = {};
+      for (const c of JSON.parse(document.getElementById("vouch-data").textContent).charts || [])
+        described[c.id] = c;
       const charts = [...document.querySelectorAll(".chart")].map((el) => ({
         id: el.id, points: Number(el.getAttribute("data-points") || 0),
         canvas: !!el.querySelector("canvas"),
+        kind: described[el.id]?.kind, ranges: described[el.id]?.ranges || {},
+        fills: (el.getAttribute("data-fills") || "").split(","),
+        yranges: Object.fromEntries((el.getAttribute("data-yranges") || "").split(",")
+          .filter((x) => x).map((x) => { const [k, r] = x.split(":"); return [k, r.split("..").map(Number)]; })),
       }));
-      return { v: window.__vouch, charts, verdict: document.getElementById("verdict")?.textContent };
+      return {
+        v: window.__vouch, charts, verdict: document.getElementById("verdict")?.textContent,
+        top: document.getElementById("top-finding")?.textContent,
+      };
     });
     if (!st.v) fail(p, "the report script did not run");
     if (st.charts.length === 0) fail(p, "no chart on the page");
@@ -91,6 +101,18 @@ try {
       if (!c.canvas) fail(p, `${c.id}: no canvas`);
       if (c.points <= 0) fail(p, `${c.id}: no point plotted`);
     }
+    for (const c of st.charts) {
+      // A trend draws its attributed points filled (hollow means unattributed).
+      if (c.kind === "trend" && c.fills[0] !== "filled") fail(p, `${c.id}: attributed points drawn ${c.fills[0]}`);
+      // A fixed range (a leg's SM clock axis) is the one drawn, not uPlot's 0-based default.
+      for (const [scale, r] of Object.entries(c.ranges)) {
+        const got = c.yranges[scale];
+        if (!got || got[0] !== Math.round(r[0]) || got[1] !== Math.round(r[1]))
+          fail(p, `${c.id}: scale ${scale} drawn ${got ? got.join("..") : "?"}, expected ${r.join("..")}`);
+      }
+    }
+    // A trace page leads with its top finding.
+    if (p.name.startsWith("trace") && !st.top) fail(p, "no top finding on the trace page");
     if (p.verdict && st.verdict !== p.verdict) fail(p, `verdict "${st.verdict}", expected "${p.verdict}"`);
     if (errors.length) fail(p, `console errors: ${errors.join(" | ")}`);
     if (requests.length) fail(p, `requests left the file: ${requests.join(" ")}`);
