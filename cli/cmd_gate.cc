@@ -205,12 +205,12 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   headline = b->headline;
   const std::string headline_reason = b->headline_reason;
   b->noise_warnings = BaselineNoiseWarnings(*b, kGateDefaultLegs);
-  for (const auto& in : inputs)
-    if (auto m = DetectModes(in.values); m.found)
+  for (const auto& bm : b->metrics)
+    if (auto m = DetectModes(bm.trials); m.found)
       b->noise_warnings.push_back(fmt::format(
           "{}: the trials show {}: a gate against this baseline refuses the metric unless "
           "--allow-modes",
-          in.name, DescribeModes(m, in.unit, "trials")));
+          bm.name, DescribeModes(m, bm.unit, "trials")));
   // Host noise (issue 23 item 5): the headline against the traced trials' GPU time; and, when
   // the headline is too noisy, where a quieter figure is (issue 22 item 9).
   const auto host_noise = gputrace::AssessHostNoise(ToJson(ctx.record)["legs"], headline);

@@ -7,6 +7,7 @@
 
 #include "gate/gate.h"
 #include "gate/gate_internal.h"
+#include "util/escape.h"
 #include "util/json_io.h"
 
 namespace vouch {
