@@ -58,8 +58,13 @@ rm -rf "$dist" && mkdir -p "$dist"
 tar -C "$stage" --owner=0 --group=0 -czf "$dist/vouch-$version-linux-x86_64.tar.gz" "vouch-$version"
 python3 scripts/release/make_wheel.py "$tree" python "$version" "manylinux_2_${nn}_x86_64" "$dist"
 # The .deb: the same tree under /opt/vouch, /usr/bin/vouch a link to it (CPack, DEB generator).
-cpack -G DEB -B "$stage/cpack" -D CPACK_PACKAGE_VERSION="$version" -D VOUCH_TREE="$tree" -D VOUCH_GLIBC="2.$nn" \
-  --config scripts/release/CPackConfig.cmake >"$stage/cpack.log" 2>&1 ||
+cat >"$stage/cpack-config.cmake" <<CFG
+set(VOUCH_TREE "$tree")
+set(VOUCH_GLIBC "2.$nn")
+set(CPACK_PACKAGE_VERSION "$version")
+include("$root/scripts/release/CPackConfig.cmake")
+CFG
+(cd "$stage" && cpack -G DEB -B "$stage/cpack" --config "$stage/cpack-config.cmake") >"$stage/cpack.log" 2>&1 ||
   { cat "$stage/cpack.log"; exit 1; }
 cp "$stage"/cpack/*.deb "$dist/"
 echo "release: glibc >= 2.$nn ($glibc_max); bundled: $(cd "$tree/lib" && ls | tr '\n' ' ')"

@@ -19,12 +19,16 @@ trap 'pg_stop; bash scripts/slurm/stop.sh "$slurm_dir"' EXIT
 export VOUCH_REQUIRE_BROWSER=1
 # VOUCH_TESTS=ON explicitly: the quick start configures the same build tree without tests,
 # and a cached OFF would leave nothing to run. --no-tests=error makes that loud anyway.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOUCH_TESTS=ON >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOUCH_TESTS=ON -DVOUCH_PORTABLE=ON >/dev/null
 ninja -C build
 ctest --test-dir build --output-on-failure --no-tests=error -j "$jobs"
 # The trace readers against their anchors in the same run (sqlite3; the simdjson reference or
 # Python's json): fails only on a gross ratio regression (issue 24), about a minute.
 bash bench/ci_perf.sh build/vouch
+# The release files (tarball, wheel, .deb) from that build, installed and run in clean
+# environments (env -i, fresh folders): the bundled libraries, not the build machine's, are used.
+bash scripts/release.sh --from build
+bash scripts/release_check.sh
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVOUCH_SANITIZE=ON -DVOUCH_TESTS=ON >/dev/null
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -33,4 +37,4 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # 12), from the repository's seeds alone: about 4 minutes on 2 cores, most of it the clang build.
 # A crash, hang, leak or UB report fails CI and leaves its input in build-fuzz/crashes/.
 FUZZ_OPT=-O0 FUZZ_FRESH=1 bash scripts/fuzz.sh "${VOUCH_FUZZ_SECONDS:-4}"
-echo "all tests passed (normal and ASan+UBSan builds, and the fuzz targets)"
+echo "all tests passed (normal and ASan+UBSan builds, the release files, and the fuzz targets)"

@@ -1,7 +1,7 @@
 # CPack configuration for vouch's .deb (scripts/release.sh runs `cpack --config` on it with
 # -D VOUCH_TREE=<the staged release tree> -D CPACK_PACKAGE_VERSION=<version>). The package holds
 # that tree under /opt/vouch and a link /usr/bin/vouch; it bundles every library but glibc's, so
-# its only dependency is libc6 (Debian 12, Ubuntu 22.04 and 24.04 alike).
+# its only dependency is libc6 (>= the newest glibc symbol it needs: 2.36 from Debian 12).
 if(NOT VOUCH_TREE)
   message(FATAL_ERROR "VOUCH_TREE is not set")
 endif()
@@ -17,11 +17,13 @@ set(CPACK_PACKAGE_NAME vouch)
 set(CPACK_PACKAGE_VENDOR vouch)
 set(CPACK_PACKAGE_CONTACT "vouch developers <vouch@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU benchmark numbers worth believing")
+set(CPACK_PACKAGE_DESCRIPTION "vouch runs GPU benchmark commands in guarded legs, samples the GPU around each leg, refuses what cannot be believed and says why, and writes every number with its evidence.")
 set(CPACK_INSTALLED_DIRECTORIES "${_root};/")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/")
 set(CPACK_SET_DESTDIR OFF)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= ${VOUCH_GLIBC})")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_PACKAGE_FILE_NAME "vouch_${CPACK_PACKAGE_VERSION}_amd64")
+set(CPACK_DEBIAN_FILE_NAME "vouch_${CPACK_PACKAGE_VERSION}_amd64.deb")
 set(CPACK_STRIP_FILES OFF)

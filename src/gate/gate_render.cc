@@ -67,7 +67,12 @@ std::string RenderGateMarkdown(const GateReport& report, std::size_t max_chars,
     tail += "\nNoise: " + MarkdownCell(n) + "\n";
   if (auto mde = MdeLines(report); !mde.empty()) {
     tail += "\nSmallest change each verdict could see:\n";
-    for (const auto& m : mde) tail += "- " + MarkdownEscape(m) + "\n";
+    // At most 10 lines: a pull request comment keeps room for the table (every row's mde_pct
+    // is in the JSON).
+    for (std::size_t i = 0; i < mde.size() && i < 10; ++i)
+      tail += "- " + MarkdownEscape(mde[i]) + "\n";
+    if (mde.size() > 10)
+      tail += fmt::format("- and {} more (`vouch gate --json`: `mde_pct`)\n", mde.size() - 10);
   }
 
   // The rows that matter first (failing, inconclusive, warning), the largest change in the
