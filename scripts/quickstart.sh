@@ -8,7 +8,7 @@ bash scripts/setup.sh
 # those), through ccache so that a second quick start rebuilds only what changed.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_TESTS=OFF -DVOUCH_BENCH=OFF \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
-ninja -C build vouch
+ninja -C build   # vouch, and the tracer libvouch_cupti.so where CUDA with CUPTI was found
 # On PATH: /usr/local/bin/vouch (and /usr/local/lib/libvouch_cupti.so where CUPTI was found).
 # VOUCH_PREFIX=DIR installs elsewhere (e.g. $HOME/.local, then add $HOME/.local/bin to PATH).
 cmake --install build --prefix "${VOUCH_PREFIX:-/usr/local}" >/dev/null
