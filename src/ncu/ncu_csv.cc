@@ -147,7 +147,8 @@ void Derive(KernelProfile& k, std::vector<std::string>* warnings) {
   }
   // Stall reasons in warps per issue-active cycle, as the third seed reports them.
   // smsp__average_warps_issue_stalled_REASON_per_issue_active.ratio, by prefix and suffix: a
-  // std::regex recursed once per character and overflowed the stack on a 50 KB name.
+  // backtracking matcher (std-library regex) recursed once per character and overflowed the
+  // stack on a 50 KB name.
   constexpr std::string_view kStallHead = "smsp__average_warps_issue_stalled_";
   constexpr std::string_view kStallTail = "_per_issue_active.ratio";
   for (const auto& [name, metric] : k.metrics) {
