@@ -25,9 +25,7 @@ constexpr const char* kFast = "--min-busy-readings 5";
 class ForgeNamesCli : public testing_util::ScratchDirTest {
  protected:
   Res Vouch(const std::string& args, int timeout_s = 60) const {
-    return testing_util::Shell(
-        fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} timeout {} {} {}", D(), D(),
-                    kBusy, timeout_s, VOUCH_BINARY, args));
+    return VouchOnSim(kBusy, args, timeout_s);
   }
   // The leg's metrics in the record, by name: every entry of that name.
   static std::vector<json> MetricsNamed(const json& leg, const std::string& name) {

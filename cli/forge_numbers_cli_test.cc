@@ -24,9 +24,7 @@ constexpr const char* kFast = "--min-busy-readings 3 --min-busy-pct 10";
 class ForgeNumbersCli : public testing_util::ScratchDirTest {
  protected:
   Res Vouch(const std::string& args, int timeout_s = 60) const {
-    return testing_util::Shell(
-        fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} timeout {} {} {}", D(), D(),
-                    kBusy, timeout_s, VOUCH_BINARY, args));
+    return VouchOnSim(kBusy, args, timeout_s);
   }
   void Write(const std::string& rel, const std::string& text) const {
     std::ofstream(D(rel), std::ios::binary) << text;

@@ -36,9 +36,7 @@ constexpr const char* kHostileMarkdown =
 class ForgeOutputCli : public testing_util::ScratchDirTest {
  protected:
   Res Vouch(const std::string& args, int timeout_s = 60) const {
-    return testing_util::Shell(
-        fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} timeout {} {} {}", D(), D(),
-                    kBusy, timeout_s, VOUCH_BINARY, args));
+    return VouchOnSim(kBusy, args, timeout_s);
   }
   // Every file under REL, concatenated.
   std::string AllFiles(const std::string& rel) const {

@@ -52,9 +52,7 @@ class HostileCli : public testing_util::ScratchDirTest {
   }
   // TIMEOUT bounds a hang; the ASan+UBSan Debug build on a loaded 2-core machine is slow.
   Res Vouch(const std::string& args, int timeout_s = 20) const {
-    return testing_util::Shell(
-        fmt::format("cd {} && VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} timeout {} {} {}", D(), D(),
-                    kBusy, timeout_s, VOUCH_BINARY, args));
+    return VouchOnSim(kBusy, args, timeout_s);
   }
   json BaseRecord() const {
     std::ifstream in(base_ + "/r/record.json");

@@ -57,6 +57,12 @@ class ScratchDirTest : public ::testing::Test {
     std::ifstream in(D(rel));
     return nlohmann::json::parse(in);
   }
+  // The vouch binary run in the scratch folder on the simulated device SIM, with its own lock
+  // file, under `timeout TIMEOUT_S` (a hang fails the test instead of stalling it).
+  ShellResult VouchOnSim(const std::string& sim, const std::string& args, int timeout_s) const {
+    return Shell("cd " + D() + " && VOUCH_LOCK_FILE=" + D() + "/lock VOUCH_SIM=" + sim +
+                 " timeout " + std::to_string(timeout_s) + " " + VOUCH_BINARY + " " + args);
+  }
   std::filesystem::path dir_;
 };
 
