@@ -176,6 +176,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   f.default_out = std::filesystem::path(file).replace_extension("").string() + "-record";
   if (int rc = PrepareRun(g, f, {arm}, "baseline", argv, &ctx); rc >= 0) return rc;
   RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
+  int first_stage = 0;  // the first stage's trials when the baseline grew
   if (max_trials > trials && !ctx.interrupted) {
     // Stein's second stage: the first trials' spread says how many would resolve the fail
     // thresholds (the defaults for the headline and peak VRAM apply here too).
@@ -190,6 +191,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
                    have, want, more, more == 1 ? "" : "s", max_trials);
         RunMoreMeasured(ctx, arm, more);
         trials += more;
+        first_stage = static_cast<int>(have);
       }
     }
   }
@@ -202,15 +204,16 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   auto b = BaselineFromLegs(ctx, headline, bo);
   if (!b) return fmt::print(stderr, "vouch baseline: {}\n", b.error().message), kExitError;
   b->trials = trials;
+  if (first_stage >= 2) b->first_stage_trials = first_stage;
   headline = b->headline;
   const std::string headline_reason = b->headline_reason;
   b->noise_warnings = BaselineNoiseWarnings(*b, kGateDefaultLegs);
   for (const auto& bm : b->metrics)
     if (auto m = DetectModes(bm.trials); m.found)
       b->noise_warnings.push_back(fmt::format(
-          "{}: the trials show {}: a gate against this baseline refuses the metric unless "
-          "--allow-modes",
-          bm.name, DescribeModes(m, bm.unit, "trials")));
+          "{}: the trials show {}: {}", bm.name, DescribeModes(m, bm.unit, "trials"),
+          bm.fail_pct ? "a gate against this baseline refuses the metric unless --allow-modes"
+                      : "a gate against this baseline warns (the metric is warn-only)"));
   // Host noise (issue 23 item 5): the headline against the traced trials' GPU time; and, when
   // the headline is too noisy, where a quieter figure is (issue 22 item 9).
   const auto host_noise = gputrace::AssessHostNoise(ToJson(ctx.record)["legs"], headline);
@@ -297,6 +300,8 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
         m = m ? std::min(m, bm.trials.size()) : bm.trials.size();
     GateSequentialPlan plan;
     plan.baseline_trials = m;
+    if (base->first_stage_trials > 0 && static_cast<std::size_t>(base->first_stage_trials) < m)
+      plan.baseline_spread_trials = static_cast<std::size_t>(base->first_stage_trials);
     plan.first_legs = static_cast<std::size_t>(f.reps);
     plan.legs_per_look = static_cast<std::size_t>(f.reps);
     plan.max_legs = static_cast<std::size_t>(max_reps);
@@ -372,7 +377,10 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   ClockState clock = RecordClockState(rec, "run");
   GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv(), look_at());
   // Modes across process spawns: a median over them is no process's number.
-  std::vector<std::string> modes = GateModes(report, *base, now);
+  // Only a metric that can fail the gate is refused over its modes (a warn-only one is warned).
+  const auto [modes, warn_only_modes] = GateModes(report, *base, now);
+  for (const auto& m : warn_only_modes)
+    fmt::print(stderr, "vouch gate: warning: {} (warn-only: the gate goes on)\n", m);
   for (const auto& m : modes)
     fmt::print(stderr, "vouch gate: {}{}\n", allow_modes ? "warning: " : "", m);
   if (!modes.empty() && !allow_modes) {

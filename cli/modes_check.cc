@@ -7,13 +7,14 @@
 
 namespace vouch::cli {
 
-std::vector<std::string> GateModes(const GateReport& report, const Baseline& baseline,
-                                   const std::map<std::string, CurrentMetric>& now) {
-  std::vector<std::string> out;
+GateModesFound GateModes(const GateReport& report, const Baseline& baseline,
+                         const std::map<std::string, CurrentMetric>& now) {
+  GateModesFound found;
   for (const auto& row : report.rows) {
     if (row.verdict == GateVerdict::kSkipped || row.verdict == GateVerdict::kMissing ||
         row.verdict == GateVerdict::kError)
       continue;
+    std::vector<std::string>& out = row.fail_pct ? found.refuse : found.warn;
     if (auto it = now.find(row.metric); it != now.end()) {
       auto m = DetectModes(it->second.values);
       if (m.found)
@@ -28,7 +29,7 @@ std::vector<std::string> GateModes(const GateReport& report, const Baseline& bas
                                   DescribeModes(m, b.unit, "trials")));
     }
   }
-  return out;
+  return found;
 }
 
 std::vector<std::string> ArmModes(const std::vector<LegRecord>& legs, const std::string& metric,

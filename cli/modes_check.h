@@ -13,10 +13,16 @@
 namespace vouch::cli {
 
 // One line per metric and side whose values form two modes: "decode.tok_s: this run's legs
-// show two modes: 33.1 tok/s in 5 legs, 26.0 in 4". Gate: the rows that compare (not skipped,
-// missing or in error), on the run's legs and on the baseline's trials.
-std::vector<std::string> GateModes(const GateReport& report, const Baseline& baseline,
-                                   const std::map<std::string, CurrentMetric>& now);
+// show two modes: 33.1 tok/s in 5 legs, 26.0 in 4", on the rows that compare (not skipped,
+// missing or in error), on the run's legs and on the baseline's trials. A metric that can fail
+// the gate (it has a fail threshold) is refused over its modes; a warn-only metric cannot
+// fail it, so its modes are said as a warning and do not stop the gate.
+struct GateModesFound {
+  std::vector<std::string> refuse;  // metrics with a fail threshold
+  std::vector<std::string> warn;    // warn-only metrics
+};
+GateModesFound GateModes(const GateReport& report, const Baseline& baseline,
+                         const std::map<std::string, CurrentMetric>& now);
 
 // Ab: the headline over each arm's valid measured legs ("arm A's legs show two modes: ...").
 std::vector<std::string> ArmModes(const std::vector<LegRecord>& legs, const std::string& metric,

@@ -61,6 +61,34 @@ TEST_F(ModesCli, GateRefusesTwoModesUnlessAllowed) {
   EXPECT_TRUE(Has(allowed.out, "tok_s")) << allowed.out;
 }
 
+// A warn-only metric (a secondary, which warns at 5 % and never fails) cannot fail the gate:
+// its modes are a warning, and the gate goes on to judge the headline.
+TEST_F(ModesCli, GateOnlyWarnsAboutModesOfAWarnOnlyMetric) {
+  Script("two.sh",
+         "sleep 0.7\n"
+         "c=count_two; n=$(cat $c 2>/dev/null | wc -l); echo x >> $c\n"
+         "p=$(awk -v n=$n -v b=\"${BIMODAL:-}\" "
+         "'BEGIN{m=100; if (b != \"\" && n % 2 == 1) m=140; printf \"%.3f\", m+(n%3)*0.05}')\n"
+         "echo '{\"name\":\"tok_s\",\"value\":33.0,\"unit\":\"tok/s\",\"better\":\"higher\"}'"
+         " >> \"$VOUCH_METRICS\"\n"
+         "echo \"{\\\"name\\\":\\\"prefill_ms\\\",\\\"value\\\":$p,\\\"unit\\\":\\\"ms\\\","
+         "\\\"better\\\":\\\"lower\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  auto b = Vouch(fmt::format(
+      "baseline {} --trials 4 --headline tok_s --baseline base.json -- ./two.sh", kFast));
+  ASSERT_EQ(b.rc, 0) << b.out;
+  auto g = Vouch(
+      fmt::format("gate {} --baseline base.json --warmup 0 --reps 6 --out g -- ./two.sh", kFast),
+      "BIMODAL=1");
+  EXPECT_NE(g.rc, 3) << g.out;
+  EXPECT_TRUE(Has(g.out,
+                  "warning: prefill_ms: this run's legs show two modes: 140 ms in 3 legs, 100 in 3 "
+                  "(warn-only: the gate goes on)"))
+      << g.out;
+  EXPECT_TRUE(Has(g.out, "gate: pass")) << g.out;
+  EXPECT_FALSE(Has(g.out, "refused")) << g.out;
+  EXPECT_TRUE(Has(g.out, "tok_s")) << g.out;
+}
+
 TEST_F(ModesCli, BaselineWarnsWhenItsTrialsShowModes) {
   auto b = Vouch(fmt::format("baseline {} --trials 4 --baseline base.json -- ./leg.sh", kFast),
                  "BIMODAL=1");

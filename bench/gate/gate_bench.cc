@@ -50,6 +50,15 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "gate legs, both designs; the sequential block (3)");
   app.add_option("--max-trials", max_trials, "sequential: baseline --max-trials (20)");
   app.add_option("--max-reps", max_reps, "sequential: gate --max-reps (12)");
+  std::size_t only_case = 0;
+  app.add_option("--case", only_case, "run only this case, 1-4 in the table's order (0: all)")
+      ->check(CLI::Range(0, 4));
+  std::string spending = "obf";
+  app.add_option("--spending", spending,
+                 "the sequential gate's alpha spending: obf (the gate's) or pocock")
+      ->check(CLI::IsMember({"pocock", "obf"}));
+  bool sequential_only = false;
+  app.add_flag("--sequential-only", sequential_only, "skip the fixed design's rows");
   CLI11_PARSE(app, argc, argv);
   const std::vector<Case> cases = {{2, 0, "unchanged"},
                                    {2, 3, "at the 3 % threshold"},
@@ -58,9 +67,13 @@ int main(int argc, char** argv) {
   fmt::print(
       "| noise | truth | design | pass | FAIL | inconclusive | baseline trials | gate legs | "
       "total legs |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
-  for (const auto& c : cases) {
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    if (only_case != 0 && ci + 1 != only_case) continue;
     for (bool seq : {false, true}) {
+      if (sequential_only && !seq) continue;
       vouch::GateSimulator sim(seed);  // the same seed for both designs
+      if (spending == "pocock") sim.spending = vouch::SpendingFunction::kPocock;
       vouch::GateSimSetup s;
       s.noise_sd_pct = c.noise_pct;
       s.change_pct = c.change_pct;

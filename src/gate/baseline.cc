@@ -437,6 +437,14 @@ Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& or
   if (trials < 1 || trials > 1000000)
     return r.Bad("trials", fmt::format("{} is not a plausible trial count", trials));
   b.trials = static_cast<int>(trials);
+  if (doc.contains("first_stage_trials")) {
+    long long first = 0;
+    VOUCH_TRY_ASSIGN(first, r.Integer(doc, "", "first_stage_trials"));
+    if (first < 2 || first > trials)
+      return r.Bad("first_stage_trials",
+                   fmt::format("{} is not between 2 and the {} trials", first, trials));
+    b.first_stage_trials = static_cast<int>(first);
+  }
   VOUCH_TRY_ASSIGN(b.headline, r.String(doc, "", "headline"));
   VOUCH_TRY_ASSIGN(b.headline_reason, r.String(doc, "", "headline_reason", false));
   const json* clock = nullptr;
@@ -476,6 +484,7 @@ std::string BaselineToJson(const Baseline& b) {
   j["created_utc"] = b.created_utc;
   j["record_path"] = b.record_path;
   j["trials"] = b.trials;
+  if (b.first_stage_trials > 0) j["first_stage_trials"] = b.first_stage_trials;
   j["headline"] = b.headline;
   j["headline_reason"] = b.headline_reason;
   j["clock"] = ClockToJson(b.clock);

@@ -59,6 +59,10 @@ struct Baseline {
   ClockState clock;
   std::string record_path;  // the record the values came from
   int trials = 0;
+  // The planned trials of a baseline grown by `baseline --max-trials` (Stein's first stage):
+  // the gate takes the baseline's spread from these trials only (gate/noise.h), since how
+  // many trials were added depended on their spread. 0: not grown (one stage).
+  int first_stage_trials = 0;
   std::string created_utc;                  // ISO 8601, e.g. 2026-11-29T10:48:56Z
   std::vector<std::string> noise_warnings;  // BaselineNoiseWarnings when it was written
 

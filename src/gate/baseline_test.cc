@@ -117,6 +117,32 @@ TEST(BaselineTest, WriteReadRoundTrip) {
   std::filesystem::remove(path);
 }
 
+// A grown baseline keeps its first stage (Stein): written, read back, and refused when it is
+// not a count between 2 and the trials.
+TEST(BaselineTest, FirstStageTrialsRoundTripAndRefusals) {
+  std::vector<BaselineInput> in = {{"tok_s", "tok/s", Better::kHigher, {1, 2, 3, 4, 5, 6, 7}}};
+  BaselineOptions opt;
+  opt.created_utc = "2026-11-29T10:00:00Z";
+  auto b = MakeBaseline(in, "tok_s", Clock(), opt);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(BaselineToJson(*b).find("first_stage_trials"), std::string::npos);
+  b->first_stage_trials = 5;
+  const std::string text = BaselineToJson(*b);
+  EXPECT_NE(text.find("\"first_stage_trials\": 5"), std::string::npos) << text;
+  auto r = ParseBaseline(text, "grown.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->first_stage_trials, 5);
+  for (const char* bad : {"1", "8", "-3", "\"5\"", "5.5", "1e300"}) {
+    const std::string key = "\"first_stage_trials\": ";
+    std::string t = text;
+    t.replace(t.find(key + "5"), key.size() + 1, key + bad);
+    auto e = ParseBaseline(t, "grown.json");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.error().message.find("grown.json"), std::string::npos) << e.error().message;
+    EXPECT_NE(e.error().message.find("first_stage_trials"), std::string::npos) << e.error().message;
+  }
+}
+
 TEST(BaselineTest, ReadsGoodFile) {
   auto b = ReadBaseline(Data("good.json"));
   ASSERT_TRUE(b.ok()) << b.error().message;

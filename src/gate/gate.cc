@@ -220,7 +220,8 @@ std::string NoiseLine(const GateReport& r) {
         r.sequential
             ? fmt::format(
                   "one-sided {:.3g} % per metric at this look ({} of {}, {} legs of at most {}; "
-                  "repeated confidence intervals on a Pocock-type alpha-spending boundary, "
+                  "repeated confidence intervals on an O'Brien-Fleming-type alpha-spending "
+                  "boundary, "
                   "{:.3g} % per metric over all looks)",
                   100 * r.alpha_per_metric, r.sequential->look, r.sequential->looks,
                   r.sequential->legs, r.sequential->max_legs, 100 * r.sequential->overall_alpha)
@@ -432,7 +433,9 @@ GateReport CompareToBaseline(const Baseline& baseline,
       if (m.trials.empty())
         why = "the baseline keeps no trials";
       else
-        row.interval = ChangeIntervalOf(m.trials, now_values, report.alpha_per_metric, &why);
+        row.interval =
+            ChangeIntervalOf(m.trials, now_values, report.alpha_per_metric, &why,
+                             static_cast<std::size_t>(std::max(0, baseline.first_stage_trials)));
       if (!row.interval) row.noise_note = "noise not judged (" + why + "): medians compared";
       Decide(m, bad, now_values, &row);
     }

@@ -211,13 +211,14 @@ std::string RenderGateJson(const GateReport& report) {
   }
   j["rows"] = std::move(rows);
   if (report.sequential)
-    j["sequential"] = {{"look", report.sequential->look},
-                       {"looks", report.sequential->looks},
-                       {"legs", report.sequential->legs},
-                       {"max_legs", report.sequential->max_legs},
-                       {"nominal_alpha_one_sided", report.sequential->nominal_alpha},
-                       {"alpha_per_metric_all_looks", report.sequential->overall_alpha},
-                       {"design", "repeated confidence intervals, Pocock-type alpha spending"}};
+    j["sequential"] = {
+        {"look", report.sequential->look},
+        {"looks", report.sequential->looks},
+        {"legs", report.sequential->legs},
+        {"max_legs", report.sequential->max_legs},
+        {"nominal_alpha_one_sided", report.sequential->nominal_alpha},
+        {"alpha_per_metric_all_looks", report.sequential->overall_alpha},
+        {"design", "repeated confidence intervals, O'Brien-Fleming-type alpha spending"}};
   else
     j["sequential"] = nullptr;
   j["not_in_baseline"] = report.not_in_baseline;

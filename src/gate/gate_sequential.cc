@@ -21,18 +21,25 @@ double PhiUpper(double z) {
 double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<double>& a) {
   const std::size_t looks = d.look_legs.size(), paths = d.plan.calibration_paths;
   const std::size_t m = d.plan.baseline_trials;
+  const std::size_t m1 = d.plan.baseline_spread_trials >= 2 && d.plan.baseline_spread_trials < m
+                             ? d.plan.baseline_spread_trials
+                             : m;
   std::vector<float> p(paths * looks);
   std::mt19937_64 rng(d.plan.calibration_seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   for (std::size_t i = 0; i < paths; ++i) {
-    double bs = 0, bss = 0;
+    // The baseline: its mean over all m trials, its variance over the first m1 (Stein).
+    double bs = 0, bss = 0, vb = 0;
     for (std::size_t j = 0; j < m; ++j) {
       const double x = normal(rng);
       bs += x;
       bss += x * x;
+      if (j + 1 == m1) {
+        const double mean1 = bs / static_cast<double>(m1);
+        vb = std::max((bss - static_cast<double>(m1) * mean1 * mean1) / (m1 - 1.0), 1e-300);
+      }
     }
     const double mb = bs / static_cast<double>(m);
-    const double vb = std::max((bss - static_cast<double>(m) * mb * mb) / (m - 1.0), 1e-300);
     double s = 0, ss = 0;
     std::size_t n = 0;
     for (std::size_t k = 0; k < looks; ++k) {
@@ -44,7 +51,7 @@ double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<dou
       const double nn = static_cast<double>(n), mn = s / nn;
       const double vn = std::max((ss - nn * mn * mn) / (nn - 1), 1e-300);
       const double qb = vb / static_cast<double>(m), qn = vn / nn;
-      const double df = (qb + qn) * (qb + qn) / (qb * qb / (m - 1.0) + qn * qn / (nn - 1));
+      const double df = (qb + qn) * (qb + qn) / (qb * qb / (m1 - 1.0) + qn * qn / (nn - 1));
       const double t = (mn - mb) / std::sqrt(qb + qn);
       p[i * looks + k] = static_cast<float>(boost::math::cdf(
           boost::math::complement(boost::math::students_t_distribution<double>(df), t)));
@@ -75,7 +82,8 @@ double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<dou
 
 std::optional<GateSequentialDesign> MakeGateSequentialDesign(const GateSequentialPlan& plan) {
   if (plan.first_legs < 2 || plan.first_legs > plan.max_legs || plan.legs_per_look < 1 ||
-      plan.baseline_trials < 2 || !(plan.alpha > 0 && plan.alpha < 0.5) ||
+      plan.baseline_trials < 2 || plan.baseline_spread_trials > plan.baseline_trials ||
+      !(plan.alpha > 0 && plan.alpha < 0.5) ||
       (plan.max_legs - plan.first_legs) / plan.legs_per_look + 1 > 200)
     return std::nullopt;
   GateSequentialDesign d;
@@ -87,7 +95,7 @@ std::optional<GateSequentialDesign> MakeGateSequentialDesign(const GateSequentia
   auto info = [&](std::size_t n) { return 1.0 / (1.0 / m + 1.0 / static_cast<double>(n)); };
   std::vector<double> t;
   for (std::size_t n : d.look_legs) t.push_back(info(n) / info(plan.max_legs));
-  auto c = SpendingBoundaries(t, 2 * plan.alpha, SpendingFunction::kPocock);
+  auto c = SpendingBoundaries(t, 2 * plan.alpha, plan.spending);
   if (!c) return std::nullopt;
   d.boundary_z = *c;
   std::vector<double> a;

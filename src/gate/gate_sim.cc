@@ -7,17 +7,20 @@ namespace vouch {
 
 double GateSimulator::Normal() { return std::normal_distribution<double>(0.0, 1.0)(rng_); }
 
-const GateSequentialDesign* GateSimulator::Design(std::size_t trials, const GateSimSetup& s) {
-  auto it = designs_.find(trials);
+const GateSequentialDesign* GateSimulator::Design(std::size_t trials, std::size_t first,
+                                                  const GateSimSetup& s) {
+  auto it = designs_.find({trials, first});
   if (it != designs_.end()) return &it->second;
   GateSequentialPlan plan;
   plan.baseline_trials = trials;
+  plan.baseline_spread_trials = first;
+  plan.spending = spending;
   plan.first_legs = s.reps;
   plan.legs_per_look = s.reps;
   plan.max_legs = s.max_reps;
   auto d = MakeGateSequentialDesign(plan);
   if (!d) return nullptr;
-  return &designs_.emplace(trials, *d).first->second;
+  return &designs_.emplace(std::make_pair(trials, first), *d).first->second;
 }
 
 GateSimOutcome GateSimulator::Run(const GateSimSetup& s) {
@@ -33,6 +36,8 @@ GateSimOutcome GateSimulator::Run(const GateSimSetup& s) {
     std::size_t want = BaselineTrialsToResolve(*b, s.max_trials);
     while (in.values.size() < want) in.values.push_back(draw(0));
     b = MakeBaseline({in}, "tps", ClockState{}, bo);
+    // As `baseline --max-trials` records it: the gate takes the spread from the first stage.
+    if (in.values.size() > s.trials) b->first_stage_trials = static_cast<int>(s.trials);
   }
   GateSimOutcome out;
   out.trials = in.values.size();
@@ -46,7 +51,9 @@ GateSimOutcome GateSimulator::Run(const GateSimSetup& s) {
     return CompareToBaseline(*b, {{"tps", cur}}, ClockState{}, nullptr, look);
   };
   for (std::size_t i = 0; i < s.reps; ++i) cur.values.push_back(draw(now_mean));
-  const GateSequentialDesign* d = s.max_reps > s.reps ? Design(out.trials, s) : nullptr;
+  const GateSequentialDesign* d =
+      s.max_reps > s.reps ? Design(out.trials, static_cast<std::size_t>(b->first_stage_trials), s)
+                          : nullptr;
   GateReport r;
   for (;;) {
     std::optional<GateLook> look;

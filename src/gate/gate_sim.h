@@ -34,11 +34,15 @@ class GateSimulator {
   explicit GateSimulator(std::uint64_t seed) : rng_(seed) {}
   // One simulated baseline and gate (the headline "tps", higher is better).
   GateSimOutcome Run(const GateSimSetup& setup);
-  const GateSequentialDesign* Design(std::size_t trials, const GateSimSetup& setup);
+  // The sequential gate's alpha spending (the gate's is Pocock).
+  SpendingFunction spending = GateSequentialPlan{}.spending;
+  // FIRST: the baseline's first stage when it grew (0: it did not).
+  const GateSequentialDesign* Design(std::size_t trials, std::size_t first,
+                                     const GateSimSetup& setup);
 
  private:
   std::mt19937_64 rng_;
-  std::map<std::size_t, GateSequentialDesign> designs_;
+  std::map<std::pair<std::size_t, std::size_t>, GateSequentialDesign> designs_;
   double Normal();
 };
 

@@ -50,7 +50,7 @@ std::optional<double> SdOfLogs(std::span<const double> values) {
 
 std::optional<ChangeInterval> ChangeIntervalOf(std::span<const double> base,
                                                std::span<const double> now, double alpha,
-                                               std::string* why) {
+                                               std::string* why, std::size_t base_spread_n) {
   if (base.empty() || now.empty()) {
     *why = "no values";
     return std::nullopt;
@@ -64,6 +64,13 @@ std::optional<ChangeInterval> ChangeIntervalOf(std::span<const double> base,
     return std::nullopt;
   }
   LogStats b = Stats(base), n = Stats(now);
+  // Stein: the spread (and its degrees of freedom) from the first stage alone.
+  double b_df = static_cast<double>(b.n) - 1;
+  const bool stein = base_spread_n >= 2 && base_spread_n < base.size();
+  if (stein) {
+    b.var = Stats(base.first(base_spread_n)).var;
+    b_df = static_cast<double>(base_spread_n) - 1;
+  }
   const double nb = static_cast<double>(b.n), nn = static_cast<double>(n.n);
   ChangeInterval ci;
   ci.alpha = alpha;
@@ -71,12 +78,12 @@ std::optional<ChangeInterval> ChangeIntervalOf(std::span<const double> base,
   if (b.n >= 2 && n.n >= 2) {
     const double vb = b.var / nb, vn = n.var / nn;
     se = std::sqrt(vb + vn);
-    ci.method = "welch";
-    if (se > 0) ci.df = (vb + vn) * (vb + vn) / (vb * vb / (nb - 1) + vn * vn / (nn - 1));
+    ci.method = stein ? "welch (Stein)" : "welch";
+    if (se > 0) ci.df = (vb + vn) * (vb + vn) / (vb * vb / b_df + vn * vn / (nn - 1));
   } else if (b.n >= 2) {
     se = std::sqrt(b.var * (1 / nb + 1 / nn));
     ci.method = "pooled (baseline's noise)";
-    ci.df = nb - 1;
+    ci.df = b_df;
   } else {
     se = std::sqrt(n.var * (1 / nb + 1 / nn));
     ci.method = "pooled (run's noise)";

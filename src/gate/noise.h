@@ -16,6 +16,7 @@
 // or a false fail.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,9 +44,15 @@ struct ChangeInterval {
 // The interval from BASE (the baseline's trials) and NOW (the run's legs). nullopt, with
 // *why set, when noise cannot be judged: fewer than two values on both sides, or a value
 // that is not finite and > 0 (no log). ALPHA is one-sided, in (0, 0.5).
+// BASE_SPREAD_N (Stein's two-stage design, Stein 1945): when 2 <= BASE_SPREAD_N < |BASE|, the
+// baseline grew after its first BASE_SPREAD_N values by a number chosen from their spread; the
+// baseline's mean is then taken over all of BASE but its variance from the first BASE_SPREAD_N
+// only, with BASE_SPREAD_N - 1 degrees of freedom (under normality the grown mean is
+// independent of the first stage's variance, so the interval keeps its level; the pooled
+// variance would be biased low by the growth rule and the interval too narrow).
 std::optional<ChangeInterval> ChangeIntervalOf(std::span<const double> base,
                                                std::span<const double> now, double alpha,
-                                               std::string* why);
+                                               std::string* why, std::size_t base_spread_n = 0);
 
 // The change in the bad direction (positive = worse) of a plain change in percent.
 double BadPct(double change_pct, Better better);

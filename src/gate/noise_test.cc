@@ -27,6 +27,31 @@ TEST(Noise, WelchIntervalMatchesTheHandComputation) {
   EXPECT_NEAR(ci->hi_pct, 14.432267555951519, 1e-7);
 }
 
+// Stein's two-stage baseline: the spread from the first stage alone (its df too), the mean
+// from every trial.
+TEST(Noise, SteinTakesTheBaselineSpreadFromItsFirstStage) {
+  // First stage logs {0, +-0.02} (variance 4e-4, df 2); three more trials at log 0.
+  std::vector<double> base = {1, std::exp(0.02), std::exp(-0.02), 1, 1, 1};
+  std::vector<double> now = {std::exp(0.1), std::exp(0.12), std::exp(0.08)};
+  std::string why;
+  auto ci = ChangeIntervalOf(base, now, 0.05, &why, 3);
+  ASSERT_TRUE(ci.has_value()) << why;
+  EXPECT_EQ(ci->method, "welch (Stein)");
+  // vb = 4e-4 / 6, vn = 4e-4 / 3; df = (vb + vn)^2 / (vb^2 / 2 + vn^2 / 2) = 3.6.
+  EXPECT_NEAR(ci->df, 3.6, 1e-9);
+  EXPECT_NEAR(ci->estimate_pct, 10.517091807564762, 1e-9);  // the mean over all six
+  // The pooled spread of all six (smaller: the added trials sit at the mean) is narrower.
+  auto pooled = ChangeIntervalOf(base, now, 0.05, &why);
+  ASSERT_TRUE(pooled.has_value());
+  EXPECT_EQ(pooled->method, "welch");
+  EXPECT_LT(pooled->hi_pct - pooled->lo_pct, ci->hi_pct - ci->lo_pct);
+  // A first stage of all the trials (or fewer than 2) is the plain interval.
+  auto all = ChangeIntervalOf(base, now, 0.05, &why, 6);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->method, "welch");
+  EXPECT_EQ(all->lo_pct, pooled->lo_pct);
+}
+
 TEST(Noise, OneSideSingleEqualValuesAndNonPositive) {
   std::string why;
   auto pooled =
