@@ -213,12 +213,11 @@ int MergeAndReport(const std::string& dir, bool json, bool interrupted) {
   }
   rec["slurm_notes"] = notes;
   rec["interrupted"] = interrupted;
-  if (auto s =
-          WriteFileAtomic((fs::path(dir) / "fleet-record.json").string(), DumpJson(rec, 2) + "\n");
-      !s)
+  const std::string dumped = DumpJson(rec, 2) + "\n";
+  if (auto s = WriteFileAtomic((fs::path(dir) / "fleet-record.json").string(), dumped); !s)
     return fmt::print(stderr, "vouch fleet: {}\n", s.error().message), kExitError;
   if (json)
-    fmt::print("{}\n", DumpJson(rec, 2));
+    fmt::print("{}", dumped);
   else
     fmt::print("{}", text);
   for (const auto& n : notes) fmt::print(stderr, "vouch fleet: {}\n", n);

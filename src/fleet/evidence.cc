@@ -64,7 +64,7 @@ void ReadAttempt(FleetAttempt& a, bool cross_boot) {
     if (!text || !parsed || !j.is_object())
       a.problem = fmt::format("{}: unreadable", node_path);
     else
-      a.node_info = j;
+      a.node_info = std::move(j);
   } else {
     a.problem = fmt::format("{}: missing (the job never started vouch here)", node_path);
   }
@@ -78,9 +78,11 @@ void ReadAttempt(FleetAttempt& a, bool cross_boot) {
     a.problem = rec.error().message;
     return;
   }
-  a.record = *rec;
+  a.record = std::move(*rec);
+  const nlohmann::json& record = *a.record;
   try {
-    const nlohmann::json& extra = (*rec).contains("extra") ? (*rec)["extra"] : nlohmann::json();
+    static const nlohmann::json kNull;
+    const nlohmann::json& extra = record.contains("extra") ? record["extra"] : kNull;
     const nlohmann::json* src = nullptr;
     if (extra.is_object() && extra.contains("verdict") && extra["verdict"].is_object() &&
         extra["verdict"].contains("pairs"))
@@ -89,8 +91,8 @@ void ReadAttempt(FleetAttempt& a, bool cross_boot) {
              extra["blocks_so_far"].is_object())
       src = &extra["blocks_so_far"];
     if (!src) return;
-    nlohmann::json listed =
-        (*src).contains("pairs") && (*src)["pairs"].is_array() ? (*src)["pairs"] : nlohmann::json();
+    const nlohmann::json& listed =
+        (*src).contains("pairs") && (*src)["pairs"].is_array() ? (*src)["pairs"] : kNull;
     a.headline = (*src).value("headline", "");
     a.better = (*src).value("better", "");
     if ((*src).contains("band_log") && (*src)["band_log"].is_number())
@@ -100,7 +102,7 @@ void ReadAttempt(FleetAttempt& a, bool cross_boot) {
         extra["blocks_so_far"]["band_log"].is_number())
       a.band_log = extra["blocks_so_far"]["band_log"].get<double>();
     // The pairs come from the legs, never from the list on trust.
-    auto pairs = RecomputeAbPairs(*rec, listed, a.headline, a.better, cross_boot, rec_path);
+    auto pairs = RecomputeAbPairs(record, listed, a.headline, a.better, cross_boot, rec_path);
     if (!pairs) {
       a.problem = pairs.error().message;
       return;
@@ -192,6 +194,25 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
   }
 }
 
+// An A/B's record once its pairs are formed: only what the merge reads after (status,
+// caveats, environment, writer, start, and each leg's window times, host and GPUs for
+// CheckIdentity). 256 whole records held at once cost more in page faults than in parsing.
+void SlimAbRecord(nlohmann::json& rec) {
+  if (!rec.is_object()) return;
+  rec.erase("extra");
+  rec.erase("summary");
+  auto legs = rec.find("legs");
+  if (legs == rec.end() || !legs->is_array()) return;
+  for (auto& leg : *legs) {
+    nlohmann::json window = nlohmann::json::object();
+    if (leg.is_object())
+      if (auto w = leg.find("window"); w != leg.end() && w->is_object())
+        for (const char* k : {"started_unix_s", "ended_unix_s", "host", "gpus"})
+          if (auto f = w->find(k); f != w->end()) window[k] = std::move(*f);
+    leg = nlohmann::json{{"window", std::move(window)}};
+  }
+}
+
 // A symbolic link among an attempt's files (node.json, run/ and what run/ holds): the
 // evidence would be another folder's.
 void CheckLinks(const fs::path& dir, std::vector<std::string>& out) {
@@ -217,7 +238,7 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
   if (!plan) return plan.error();
   FleetEvidence ev;
   ev.dir = dir;
-  ev.plan = *plan;
+  ev.plan = std::move(*plan);
   for (const auto& t : slurm) ev.slurm[fmt::format("{}_{}", t.array_job_id, t.task)] = t;
   for (const auto& r : ev.plan.rounds) {
     if (r.job_id.empty()) continue;
@@ -280,6 +301,7 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       a.dir = ad.string();
       CheckLinks(ad, ev.refusals);
       ReadAttempt(a, cross_boot);
+      if (ev.plan.kind == FleetKind::kAb && a.record) SlimAbRecord(*a.record);
       // node.json says who ran it: a node, task or attempt other than its folder's is
       // another node's evidence under this name.
       const nlohmann::json& info = a.node_info;

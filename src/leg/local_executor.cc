@@ -372,8 +372,14 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   // The main process's own high-water mark (VmHWM of the image it exec'd), read at each
   // sample and once now: a leg too short for a sample still gets its start-up figure.
   std::uint64_t main_hwm_bytes = leg_detail::ReadHwmBytes(pid);
+  // While the leg runs the tree is walked from vouch down (every process of the leg is
+  // under vouch, the subreaper); once a second the whole range of new pids is read too,
+  // for one that carries the leg's marker outside vouch's tree.
+  std::int64_t next_full_scan_ns = SteadyNs() + 1'000'000'000;
   auto sample = [&] {
-    tree.Scan();
+    const bool full = SteadyNs() >= next_full_scan_ns;
+    if (full) next_full_scan_ns = SteadyNs() + 1'000'000'000;
+    tree.Scan(full ? leg_detail::ScanScope::kFull : leg_detail::ScanScope::kTree);
     main_hwm_bytes = std::max(main_hwm_bytes, leg_detail::ReadHwmBytes(pid));
     result.tree_peak_rss_bytes = std::max(result.tree_peak_rss_bytes, tree.live_rss_bytes());
     if (observer != nullptr) observer->OnPoll(tree.live_pids());

@@ -2,6 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <unordered_set>
 
 #include "util/number.h"
 
@@ -49,6 +53,9 @@ bool ParseProcStat(const std::string& text, ProcStat* out) {
         break;
       case 5:
         s.pgrp = static_cast<int>(Field(token));
+        break;
+      case 20:
+        s.threads = static_cast<long>(Field(token));
         break;
       case 22:
         s.start_ticks = static_cast<std::uint64_t>(Field(token));
@@ -142,6 +149,17 @@ ProcTree::ProcTree(int main_pid, std::string env_marker)
   if (ReadProcStat(main_pid, &s)) leg_start_ticks_ = s.start_ticks;
   pid_max_ = ReadLong("/proc/sys/kernel/pid_max");
   if (pid_max_ > 0) last_pid_ = main_pid;
+  int subreaper = 0;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%ld/children", static_cast<long>(::gettid()));
+  walk_tree_ = ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper != 0 &&
+               ::access(path, R_OK) == 0;
+  // pidfd_open refuses a thread that does not lead its group (EINVAL): a probed pid is
+  // a process, as a /proc listing would name it, only when it succeeds.
+  if (const int fd = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0)); fd >= 0) {
+    ::close(fd);
+    can_probe_ = true;
+  }
 }
 
 static long ReadLong(const char* path) {
@@ -201,26 +219,162 @@ bool ProcTree::HasEnvMarker(int pid) const {
   return found;
 }
 
-void ProcTree::Scan() {
+namespace {
+// At most this many pids handed out since the leg started are read one by one (a few
+// microseconds each, most of them gone); beyond it /proc is listed.
+constexpr long kMaxProbedPids = 512;
+
+// The pids in a /proc/<pid>/task/<tid>/children file, appended to OUT.
+void ReadChildren(const char* path, std::vector<int>* out) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buf[4096];
+  std::int64_t pid = 0;
+  bool in_number = false;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] >= '0' && buf[i] <= '9') {
+        if (pid <= INT32_MAX) pid = pid * 10 + (buf[i] - '0');
+        in_number = true;
+      } else {
+        if (in_number && pid > 0 && pid <= INT32_MAX) out->push_back(static_cast<int>(pid));
+        pid = 0;
+        in_number = false;
+      }
+    }
+  }
+  if (in_number && pid > 0 && pid <= INT32_MAX) out->push_back(static_cast<int>(pid));
+  ::close(fd);
+}
+}  // namespace
+
+bool ProcTree::SkipForeign(int pid) {
+  auto it = foreign_.find(pid);
+  if (it == foreign_.end()) return false;
+  it->second = generation_;
+  return true;
+}
+
+void ProcTree::ListProc(std::vector<ProcStat>* out) {
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return;
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const int pid = static_cast<int>(Field(e->d_name));
+    if (!MaybeNew(pid) && !seen_.contains(pid)) continue;
+    if (SkipForeign(pid)) continue;
+    ProcStat s;
+    if (ReadProcStat(pid, &s)) out->push_back(std::move(s));
+  }
+  ::closedir(dir);
+}
+
+bool ProcTree::ProbePidRange(std::vector<ProcStat>* out) {
+  if (!can_probe_ || last_pid_ == 0) return false;
+  const long span = (last_pid_ - main_pid_ + pid_max_) % pid_max_;
+  if (span > kMaxProbedPids) return false;
+  for (long k = 0; k <= span; ++k) {
+    const int pid = static_cast<int>((main_pid_ + k) % pid_max_);
+    if (pid <= 0 || seen_.contains(pid)) continue;  // the seen are read below
+    if (auto it = foreign_.find(pid); it != foreign_.end()) {
+      // Still there (as a listing would show it): keep it foreign, unread.
+      if (::kill(pid, 0) == 0 || errno == EPERM) it->second = generation_;
+      continue;
+    }
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0) continue;  // gone (ESRCH), or a thread of a process (EINVAL)
+    ::close(fd);
+    ProcStat s;
+    if (ReadProcStat(pid, &s)) out->push_back(std::move(s));
+  }
+  for (const auto& kv : seen_) {
+    ProcStat s;
+    if (ReadProcStat(kv.first, &s)) out->push_back(std::move(s));
+  }
+  return true;
+}
+
+void ProcTree::AddChildren(int pid, long threads, std::vector<ProcStat>* out,
+                           std::unordered_set<int>* listed) const {
+  char path[320];  // a task's name is a number; room for any d_name all the same
+  std::vector<int> kids;
+  if (threads == 1) {
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", pid, pid);
+    ReadChildren(path, &kids);
+  } else {
+    // A child is listed under the thread that forked it (an orphan under one of the
+    // subreaper's threads): every thread's list is read.
+    std::snprintf(path, sizeof path, "/proc/%d/task", pid);
+    if (DIR* dir = ::opendir(path)) {
+      while (const dirent* e = ::readdir(dir)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        std::snprintf(path, sizeof path, "/proc/%d/task/%s/children", pid, e->d_name);
+        ReadChildren(path, &kids);
+      }
+      ::closedir(dir);
+    }
+  }
+  for (int kid : kids) {
+    if (!listed->insert(kid).second) continue;
+    ProcStat s;
+    if (ReadProcStat(kid, &s)) out->push_back(std::move(s));
+  }
+}
+
+void ProcTree::WalkTree(std::vector<ProcStat>* out) {
+  std::unordered_set<int> listed;  // pids read, so that one re-parented mid-walk is read once
+  std::vector<ProcStat> all;
+  // vouch's own children: the leg's main process under the thread that forked it (this
+  // one), its orphans under the thread group's leader (the kernel hands them to the first
+  // live thread). Every thread only when those cannot be read.
+  std::vector<int> kids;
+  char path[64];
+  bool readable = true;
+  for (const pid_t tid : {::getpid(), ::gettid()}) {
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(tid));
+    readable = readable && ::access(path, R_OK) == 0;
+    ReadChildren(path, &kids);
+    if (::getpid() == ::gettid()) break;
+  }
+  if (readable) {
+    for (int kid : kids) {
+      ProcStat s;
+      if (listed.insert(kid).second && ReadProcStat(kid, &s)) all.push_back(std::move(s));
+    }
+  } else {
+    AddChildren(::getpid(), 0, &all, &listed);
+  }
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const int pid = all[i].pid;  // AddChildren grows ALL
+    AddChildren(pid, all[i].threads, &all, &listed);
+  }
+  // A member seen before that is no longer under vouch (only without a subreaper).
+  for (const auto& kv : seen_) {
+    if (listed.contains(kv.first)) continue;
+    ProcStat s;
+    if (ReadProcStat(kv.first, &s)) all.push_back(std::move(s));
+  }
+  for (ProcStat& s : all) {
+    if (seen_.contains(s.pid) || !SkipForeign(s.pid)) out->push_back(std::move(s));
+  }
+}
+
+void ProcTree::Scan(ScanScope scope) {
   ++generation_;
   UpdatePidRange();
   std::vector<ProcStat> candidates;
-  if (DIR* dir = ::opendir("/proc")) {
-    while (const dirent* e = ::readdir(dir)) {
-      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-      const int pid = static_cast<int>(Field(e->d_name));
-      if (!MaybeNew(pid) && !seen_.contains(pid)) continue;
-      if (auto it = foreign_.find(pid); it != foreign_.end()) {
-        it->second = generation_;
-        continue;
-      }
-      ProcStat s;
-      if (ReadProcStat(pid, &s)) candidates.push_back(std::move(s));
-    }
-    ::closedir(dir);
+  const bool full = scope == ScanScope::kFull || !walk_tree_;
+  if (!full) {
+    WalkTree(&candidates);
+  } else if (!ProbePidRange(&candidates)) {
+    ListProc(&candidates);
   }
-  // Forget foreign pids that are gone, so a reused number is looked at again.
-  std::erase_if(foreign_, [&](const auto& kv) { return kv.second != generation_; });
+  // Forget foreign pids that are gone, so a reused number is looked at again (a walk of
+  // the tree does not see them all: only a full scan tells).
+  if (full) std::erase_if(foreign_, [&](const auto& kv) { return kv.second != generation_; });
 
   // Membership to a fixed point: a child may be listed before its parent.
   // The environment is read once, and only for processes newer than the leg that no

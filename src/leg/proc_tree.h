@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace vouch::leg_detail {
@@ -17,6 +18,7 @@ struct ProcStat {
   char state = '?';
   std::uint64_t start_ticks = 0;  // field 22: tells a reused pid from the one we saw
   std::uint64_t rss_pages = 0;    // field 24: the same count as VmRSS in /proc/<pid>/status
+  long threads = 0;               // field 20
   std::string comm;
 };
 
@@ -34,23 +36,38 @@ bool ReadProcStat(int pid, ProcStat* out);
 // process is gone, is a kernel thread, or is not ours to read.
 std::vector<std::string> ReadCmdline(int pid, std::size_t max_bytes = 8192);
 
+// How much of /proc a scan reads.
+enum class ScanScope {
+  // vouch's descendants only (/proc/<pid>/task/<tid>/children from vouch down) and the
+  // members seen before: with vouch a child subreaper every process of the leg is one of
+  // them, escaped or not, and the cost does not grow with the machine's process count.
+  // Falls back to kFull where the tree cannot be walked (no subreaper, no children files).
+  kTree,
+  // Every process that may belong to the leg, vouch's descendant or not (the environment
+  // marker): the pids handed out since the leg started are read one by one when they are
+  // few, else /proc is listed.
+  kFull,
+};
+
 class ProcTree {
  public:
   // MAIN_PID is also the leg's process group id. ENV_MARKER ("NAME=value", may be empty)
   // is a variable only the leg's environment holds: a process started during the leg whose
   // environment has it belongs to the leg even if it escaped the group and its parents
-  // (setsid and a double fork).
+  // (setsid and a double fork). ScanScope::kTree is used only when the kernel says vouch is
+  // a child subreaper (orphans of the leg are re-parented to it).
   ProcTree(int main_pid, std::string env_marker);
 
-  // One pass over /proc. A process belongs to the leg when it is the main process, is in
-  // its process group, descends from a member, is a member seen earlier (same start
-  // time), started after the leg with the marker in its environment, or started after the
-  // leg and is a child of vouch other than the main process. The last rule finds a process
-  // that escaped with setsid and `env -i` (no marker) through a double fork: its parent
-  // died and the kernel re-parented it to vouch, the child subreaper. vouch starts no
-  // other process while a leg runs, so such a child can only be the leg's. Pids found
-  // foreign are remembered and not read again while they exist.
-  void Scan();
+  // One pass over /proc (SCOPE says how much of it). A process belongs to the leg when it is the
+  // main process, is in its process group, descends from a member, is a member seen earlier (same
+  // start time), started after the leg with the marker in its environment, or started after the leg
+  // and is a child of vouch other than the main process. The last rule finds a process that escaped
+  // with setsid and `env -i` (no marker) through a double fork: its parent died and the kernel
+  // re-parented it to vouch, the child subreaper. vouch starts no other process while a leg runs,
+  // so such a child can only be the leg's. Pids found foreign are remembered and not read again
+  // while they exist.
+  void Scan(ScanScope scope = ScanScope::kFull);
+  bool can_walk_tree() const { return walk_tree_; }
 
   const std::vector<int>& live_pids() const { return live_; }  // sorted, zombies excluded
   std::uint64_t live_rss_bytes() const { return live_rss_bytes_; }
@@ -66,6 +83,16 @@ class ProcTree {
   // False for nothing when the range is unknown (full scans).
   bool MaybeNew(int pid) const;
   void UpdatePidRange();
+  // The stat of every pid in [main pid, last pid] that is a process (not a thread) and
+  // not known foreign; false when the range is unknown or too wide to probe pid by pid.
+  bool ProbePidRange(std::vector<ProcStat>* out);
+  void ListProc(std::vector<ProcStat>* out);
+  // The stat of every descendant of vouch, and of the members seen before that are not.
+  void WalkTree(std::vector<ProcStat>* out);
+  // Reads PID's and stats the children of each of its threads into OUT (breadth first).
+  void AddChildren(int pid, long threads, std::vector<ProcStat>* out,
+                   std::unordered_set<int>* listed) const;
+  bool SkipForeign(int pid);
 
   int main_pid_;
   std::string env_marker_;
@@ -74,6 +101,8 @@ class ProcTree {
   long pid_max_ = 0;
   long last_pid_ = 0;  // 0: range unknown, read every pid
   std::uint64_t pids_allocated_ = 0;
+  bool walk_tree_ = false;                          // ScanScope::kTree available
+  bool can_probe_ = false;                          // pidfd_open tells a process from a thread
   std::map<int, std::uint64_t> seen_;               // pid -> start ticks
   std::unordered_map<int, std::uint64_t> foreign_;  // pid -> scan generation last listed
   std::uint64_t generation_ = 0;
