@@ -49,6 +49,15 @@ std::string AsText(const SqlValue& v) {
   return "";
 }
 
+Status SqlDb::QueryEach(std::string_view sql, const std::vector<SqlValue>& params,
+                        const RowFn& fn) {
+  auto q = Query(sql, params);
+  if (!q) return q.error();
+  for (auto& row : q->rows)
+    if (auto s = fn(row); !s) return s;
+  return OkStatus();
+}
+
 namespace {
 
 class SqliteDb final : public SqlDb {
@@ -121,32 +130,32 @@ class SqliteDb final : public SqlDb {
     for (int i = 0; i < n; ++i) out.columns.emplace_back(sqlite3_column_name(*st, i));
     int rc;
     while ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
-      std::vector<SqlValue> row;
-      row.reserve(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) {
-        switch (sqlite3_column_type(*st, i)) {
-          case SQLITE_INTEGER:
-            row.emplace_back(static_cast<std::int64_t>(sqlite3_column_int64(*st, i)));
-            break;
-          case SQLITE_FLOAT:
-            row.emplace_back(sqlite3_column_double(*st, i));
-            break;
-          case SQLITE_NULL:
-            row.emplace_back(std::monostate{});
-            break;
-          default: {
-            const auto* t = sqlite3_column_text(*st, i);
-            int len = sqlite3_column_bytes(*st, i);
-            row.emplace_back(
-                std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(len)));
-          }
-        }
-      }
+      std::vector<SqlValue> row(static_cast<size_t>(n));
+      ReadRow(*st, row);
       out.rows.push_back(std::move(row));
     }
     sqlite3_reset(*st);
     if (rc != SQLITE_DONE) return Fail(sql).error();
     return out;
+  }
+
+  // One row buffer for the whole walk: a text cell reuses the string already in its slot.
+  Status QueryEach(std::string_view sql, const std::vector<SqlValue>& params,
+                   const RowFn& fn) override {
+    auto st = Prepare(sql, params);
+    if (!st) return st.error();
+    std::vector<SqlValue> row(static_cast<size_t>(sqlite3_column_count(*st)));
+    int rc;
+    while ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
+      ReadRow(*st, row);
+      if (auto s = fn(row); !s) {
+        sqlite3_reset(*st);
+        return s;
+      }
+    }
+    sqlite3_reset(*st);
+    if (rc != SQLITE_DONE) return Fail(sql).error();
+    return OkStatus();
   }
 
   Status Begin() override { return Simple("BEGIN IMMEDIATE"); }
@@ -163,6 +172,31 @@ class SqliteDb final : public SqlDb {
       return MakeError("history store {}: {}: {}", path_, sql, m);
     }
     return OkStatus();
+  }
+
+  static void ReadRow(sqlite3_stmt* st, std::vector<SqlValue>& row) {
+    for (int i = 0; i < static_cast<int>(row.size()); ++i) {
+      SqlValue& v = row[static_cast<size_t>(i)];
+      switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+          v = static_cast<std::int64_t>(sqlite3_column_int64(st, i));
+          break;
+        case SQLITE_FLOAT:
+          v = sqlite3_column_double(st, i);
+          break;
+        case SQLITE_NULL:
+          v = std::monostate{};
+          break;
+        default: {
+          const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(st, i));
+          auto len = static_cast<size_t>(sqlite3_column_bytes(st, i));
+          if (auto* s = std::get_if<std::string>(&v))
+            s->assign(t, len);
+          else
+            v.emplace<std::string>(t, len);
+        }
+      }
+    }
   }
 
   Result<std::int64_t> Fail(std::string_view sql) {

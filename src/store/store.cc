@@ -106,21 +106,28 @@ Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
   std::string source = std::filesystem::is_directory(dir, ec)
                            ? std::filesystem::absolute(dir, ec).string()
                            : std::filesystem::absolute(dir, ec).parent_path().string();
-  return AddRecord(*rec, source);
+  // ReadRecordJson checked the header and the shape (the schema walk): not walked twice.
+  return AddRecordGuarded(*rec, source, /*shape_checked=*/true);
 }
 
 Result<IngestOutcome> Store::AddRecord(const nlohmann::json& rec, const std::string& source) {
+  return AddRecordGuarded(rec, source, /*shape_checked=*/false);
+}
+
+Result<IngestOutcome> Store::AddRecordGuarded(const nlohmann::json& rec, const std::string& source,
+                                              bool shape_checked) {
   // A field of an unexpected type deep inside a hand-edited record refuses the record.
   try {
-    return AddRecordChecked(rec, source);
+    return AddRecordChecked(rec, source, shape_checked);
   } catch (const nlohmann::json::exception& e) {
     return MakeError("{}: a field has an unexpected type ({}); not stored", source, e.what());
   }
 }
 
-Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
-                                              const std::string& source) {
-  // The same checks as every reader of a record: a newer schema is refused by name.
+Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const std::string& source,
+                                              bool shape_checked) {
+  // The same checks as every reader of a record: a newer schema is refused by name. The
+  // version is checked here whether or not the shape was (it is one lookup).
   if (!rec.is_object() || rec.value("schema", "") != "vouch.record")
     return MakeError("{}: not a vouch record (schema is not 'vouch.record')", source);
   int version = rec.value("schema_version", 0);
@@ -129,12 +136,15 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
         "{}: record schema 'vouch.record' version {} is not one this vouch stores ({}); upgrade "
         "vouch",
         source, version, kRecordSchemaVersion);
-  if (auto shape = CheckRecordShape(rec, source); !shape)
-    return MakeError("{}; not stored", shape.error().message);
+  if (!shape_checked)
+    if (auto shape = CheckRecordShape(rec, source); !shape)
+      return MakeError("{}; not stored", shape.error().message);
 
   IngestOutcome out;
   out.run_key = RunKeyOf(rec);
-  std::string content = Sha256Hex(DumpJson(rec));
+  // One dump: its hash is the content key and the text is the stored document.
+  std::string document = DumpJson(rec);
+  std::string content = Sha256Hex(document);
   const auto& env = At(rec, "environment");
   const auto& revs = At(rec, "revisions");
   nlohmann::json rev0 = revs.is_array() && !revs.empty() ? revs[0] : nlohmann::json::object();
@@ -142,7 +152,14 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
   const auto& arms = At(At(rec, "recipe"), "arms");
   if (arms.is_array() && !arms.empty() && arms[0].is_object())
     first_arm = arms[0].value("name", "run");
-  ClockState clock = RecordClockState(rec, first_arm);
+  // Each arm's clock state once (the runs row and every summary row of the arm use it).
+  std::map<std::string, ClockState, std::less<>> clock_of;
+  auto clock_state = [&](const std::string& arm) -> const ClockState& {
+    auto it = clock_of.find(arm);
+    if (it == clock_of.end()) it = clock_of.emplace(arm, RecordClockState(rec, arm)).first;
+    return it->second;
+  };
+  const ClockState clock = clock_state(first_arm);
   const auto& gpus = At(env, "gpus");
   std::string gpu_name = JoinUnique(gpus, "name"), gpu_uuid = JoinUnique(gpus, "uuid"),
               driver = JoinUnique(gpus, "driver_version");
@@ -176,7 +193,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
       rec["recipe"].value("reproduce", ""),
       source,
       UnixNowSeconds(),
-      DumpJson(rec)};
+      std::move(document)};
 
   // Children first, outside the transaction: reading samples files is the slow part.
   std::vector<std::vector<SqlValue>> legs, windows, metrics, summaries;
@@ -221,7 +238,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec,
                          m.contains("samples") ? SqlValue(DumpJson(m["samples"])) : SqlNull()});
   }
   for (const auto& [arm, sums] : rec["summary"].items()) {
-    ClockState c = RecordClockState(rec, arm);
+    const ClockState& c = clock_state(arm);
     for (const auto& s : sums)
       summaries.push_back({out.run_key, arm, s["name"].get<std::string>(),
                            s["unit"].get<std::string>(), s.value("better", "none"),
@@ -491,50 +508,56 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
   }
   if (!t.include_simulated) where += " AND r.simulated = 0";
   if (empty_) return std::vector<TrendPoint>{};
-  auto fill = [](TrendPoint& x, const std::vector<SqlValue>& r) {
-    x.run_key = AsText(r[0]);
-    x.commit = AsText(r[1]);
-    x.branch = AsText(r[2]);
-    x.day = AsText(r[3]);
-    x.host = AsText(r[4]);
-    x.gpu_name = AsText(r[5]);
-    x.gpu_uuid = AsText(r[6]);
-    x.boot_id = AsText(r[7]);
+  // Moves the text cells out: the row is the walk's buffer, refilled for the next one.
+  auto fill = [](TrendPoint& x, std::vector<SqlValue>& r) {
+    auto take = [](SqlValue& v) {
+      if (auto* s = std::get_if<std::string>(&v)) return std::move(*s);
+      return AsText(v);
+    };
+    x.run_key = take(r[0]);
+    x.commit = take(r[1]);
+    x.branch = take(r[2]);
+    x.day = take(r[3]);
+    x.host = take(r[4]);
+    x.gpu_name = take(r[5]);
+    x.gpu_uuid = take(r[6]);
+    x.boot_id = take(r[7]);
     x.started_unix_s = AsReal(r[8]);
     x.dirty = AsInt(r[9]) != 0;
   };
-  auto q = db_->Query("SELECT " + cols +
-                          ", s.median, s.n, s.unit, s.better, s.clock_sm_median_mhz FROM "
-                          "summaries s JOIN runs r ON r.run_key = s.run_key WHERE s.name = ? AND "
-                          "s.arm = ?" +
-                          where + " ORDER BY r.started_unix_s, r.run_key",
-                      p);
-  if (!q) return q.error();
   std::vector<TrendPoint> out;
-  out.reserve(q->rows.size());
-  for (const auto& r : q->rows) {
-    TrendPoint x;
-    fill(x, r);
-    // A number where one is required, or an error naming the row: text is not a 0.
-    const std::string row =
-        fmt::format("history store {}: summaries row (run {}, arm {}, metric {})", db_->Where(),
-                    x.run_key, t.arm, t.metric);
-    auto value = StoredReal(r[10], row + ": median");
-    if (!value) return value.error();
-    auto n = StoredInt(r[11], row + ": n");
-    if (!n) return n.error();
-    if (*n < 0 || *n > 1000000000)
-      return MakeError("{}: n is {}, not a count of legs (the store was edited or damaged)", row,
-                       *n);
-    auto clock = StoredOptReal(r[14], row + ": clock_sm_median_mhz");
-    if (!clock) return clock.error();
-    x.value = *value;
-    x.n = static_cast<int>(*n);
-    x.unit = AsText(r[12]);
-    x.better = AsText(r[13]);
-    x.clock_sm_median_mhz = *clock;
-    out.push_back(std::move(x));
-  }
+  // The row named in an error, built only when there is one.
+  auto row_of = [&](const TrendPoint& x) {
+    return fmt::format("history store {}: summaries row (run {}, arm {}, metric {})", db_->Where(),
+                       x.run_key, t.arm, t.metric);
+  };
+  auto walked = db_->QueryEach(
+      "SELECT " + cols +
+          ", s.median, s.n, s.unit, s.better, s.clock_sm_median_mhz FROM summaries s JOIN runs r "
+          "ON r.run_key = s.run_key WHERE s.name = ? AND s.arm = ?" +
+          where + " ORDER BY r.started_unix_s, r.run_key",
+      p, [&](std::vector<SqlValue>& r) -> Status {
+        TrendPoint& x = out.emplace_back();
+        fill(x, r);
+        // A number where one is required, or an error naming the row: text is not a 0. The
+        // row's name is built for an error only (checked once unnamed, then again named).
+        auto value = StoredReal(r[10], "");
+        if (!value) return StoredReal(r[10], row_of(x) + ": median").error();
+        auto n = StoredInt(r[11], "");
+        if (!n) return StoredInt(r[11], row_of(x) + ": n").error();
+        if (*n < 0 || *n > 1000000000)
+          return MakeError("{}: n is {}, not a count of legs (the store was edited or damaged)",
+                           row_of(x), *n);
+        auto clock = StoredOptReal(r[14], "");
+        if (!clock) return StoredOptReal(r[14], row_of(x) + ": clock_sm_median_mhz").error();
+        x.value = *value;
+        x.n = static_cast<int>(*n);
+        x.clock_sm_median_mhz = *clock;
+        x.unit = AsText(r[12]);
+        x.better = AsText(r[13]);
+        return OkStatus();
+      });
+  if (!walked) return walked.error();
   if (t.include_unattributed) {
     // Runs whose legs produced the metric but had no valid window: the median over those
     // legs, marked unattributed.
@@ -551,7 +574,7 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
     for (size_t i = 0; i < out.size(); ++i) have[out[i].run_key] = i;
     std::map<std::string, std::pair<TrendPoint, std::vector<double>>> extra;
     std::vector<std::string> order;
-    for (const auto& r : u->rows) {
+    for (auto& r : u->rows) {
       std::string key = AsText(r[0]);
       if (have.count(key)) continue;
       auto it = extra.find(key);

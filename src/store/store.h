@@ -124,7 +124,10 @@ class Store {
   // SchemaVersion, or 0 where the version table is not there; read-only.
   Result<int> ReadVersion();
   Status Migrate(int up_to);
-  Result<IngestOutcome> AddRecordChecked(const nlohmann::json& record, const std::string& source);
+  Result<IngestOutcome> AddRecordGuarded(const nlohmann::json& record, const std::string& source,
+                                         bool shape_checked);
+  Result<IngestOutcome> AddRecordChecked(const nlohmann::json& record, const std::string& source,
+                                         bool shape_checked);
   std::unique_ptr<SqlDb> db_;
   bool empty_ = false;  // opened for a read, and nothing was ever written to it
 };

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "util/escape.h"
 #include "util/median.h"
@@ -14,6 +16,15 @@ namespace vouch {
 namespace {
 
 std::string ShortCommit(const std::string& c) { return c.substr(0, 10); }
+
+// The median of [FIRST, LAST) (reordered), as MedianOf gives it; one value is itself.
+double MedianInPlace(double* first, double* last) {
+  const auto n = last - first;
+  if (n == 1) return *first;
+  if (n == 0) return 0;
+  std::sort(first, last);
+  return n % 2 == 1 ? first[n / 2] : (first[n / 2 - 1] + first[n / 2]) / 2.0;
+}
 
 }  // namespace
 
@@ -35,52 +46,68 @@ TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, 
   s.arm = q.arm;
   s.by = by;
   std::set<std::string> gpus;
-  std::map<std::string, size_t> at;
-  std::vector<std::vector<double>> values, clocks;
-  for (const auto& p : pts) {
+  // Point of each key; the keys view the strings of PTS (commits and run keys apart, as a run
+  // without a commit is its own point).
+  std::unordered_map<std::string_view, size_t> at_commit, at_run;
+  std::vector<size_t> owner(pts.size());  // the series point of each input point
+  const std::string* last_name = nullptr;
+  const std::string* last_uuid = nullptr;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const TrendPoint& p = pts[i];
     if (s.unit.empty()) {
       s.unit = p.unit;
       s.better = p.better;
     }
-    gpus.insert(p.gpu_name.empty() ? "unknown GPU"
-                                   : fmt::format("{} ({})", p.gpu_name, p.gpu_uuid));
-    std::string key;
-    switch (by) {
-      case TrendBy::kCommit:
-        key = p.commit.empty() ? "run:" + p.run_key : p.commit;
-        break;
-      case TrendBy::kDay:
-        key = p.day;
-        break;
-      case TrendBy::kRun:
-        key = p.run_key;
-        break;
+    if (!last_name || *last_name != p.gpu_name || *last_uuid != p.gpu_uuid) {
+      gpus.insert(p.gpu_name.empty() ? "unknown GPU"
+                                     : fmt::format("{} ({})", p.gpu_name, p.gpu_uuid));
+      last_name = &p.gpu_name;
+      last_uuid = &p.gpu_uuid;
     }
-    auto it = at.find(key);
-    if (it == at.end()) {
-      SeriesPoint sp;
+    std::unordered_map<std::string_view, size_t>* map = &at_run;
+    std::string_view key = p.run_key;
+    if (by == TrendBy::kDay) {
+      map = &at_commit;
+      key = p.day;
+    } else if (by == TrendBy::kCommit && !p.commit.empty()) {
+      map = &at_commit;
+      key = p.commit;
+    }
+    auto [it, fresh] = map->try_emplace(key, s.points.size());
+    if (fresh) {
+      SeriesPoint& sp = s.points.emplace_back();
       sp.label = by == TrendBy::kDay   ? p.day
                  : by == TrendBy::kRun ? p.run_key.substr(0, 12)
                  : p.commit.empty()    ? "run " + p.run_key.substr(0, 8)
                                        : ShortCommit(p.commit);
       sp.first_commit = p.commit;
       sp.started_unix_s = p.started_unix_s;
-      it = at.emplace(key, s.points.size()).first;
-      s.points.push_back(sp);
-      values.emplace_back();
-      clocks.emplace_back();
     }
+    owner[i] = it->second;
     SeriesPoint& sp = s.points[it->second];
     sp.run_keys.push_back(p.run_key);
     sp.attributed = sp.attributed && p.attributed;
     sp.dirty = sp.dirty || p.dirty;
-    values[it->second].push_back(p.value);
-    if (p.clock_sm_median_mhz) clocks[it->second].push_back(*p.clock_sm_median_mhz);
   }
-  for (size_t i = 0; i < s.points.size(); ++i) {
-    s.points[i].value = MedianOf(values[i]);
-    if (!clocks[i].empty()) s.points[i].clock_sm_median_mhz = MedianOf(clocks[i]);
-    if (!s.points[i].attributed) ++s.unattributed;
+  // Each point's values and clocks, grouped by a counting sort over the input's order (no
+  // vector per point): a point is the median of its runs.
+  const size_t np = s.points.size();
+  std::vector<size_t> begin(np + 1, 0);
+  for (size_t o : owner) ++begin[o + 1];
+  for (size_t k = 0; k < np; ++k) begin[k + 1] += begin[k];
+  std::vector<double> values(pts.size()), clocks(pts.size());
+  std::vector<size_t> nv(np, 0), nc(np, 0);
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const size_t o = owner[i];
+    values[begin[o] + nv[o]++] = pts[i].value;
+    if (pts[i].clock_sm_median_mhz) clocks[begin[o] + nc[o]++] = *pts[i].clock_sm_median_mhz;
+  }
+  for (size_t k = 0; k < np; ++k) {
+    double* v = values.data() + begin[k];
+    s.points[k].value = MedianInPlace(v, v + nv[k]);
+    double* c = clocks.data() + begin[k];
+    if (nc[k] > 0) s.points[k].clock_sm_median_mhz = MedianInPlace(c, c + nc[k]);
+    if (!s.points[k].attributed) ++s.unattributed;
   }
   s.gpus.assign(gpus.begin(), gpus.end());
   // Like with like, or no step: a step between two GPUs or two clock states is the
@@ -239,7 +266,9 @@ nlohmann::json TrendJson(const TrendSeries& s) {
                      {"size_pct", st.size_pct},
                      {"p_value", st.p_value},
                      {"confidence", 1 - st.p_value}});
-  return {
+  // The points and steps are moved in, not copied (an initializer list copies: 100,000 points
+  // would be built twice).
+  nlohmann::json out = {
       {"schema", "vouch.trend"},
       {"schema_version", 1},
       {"metric", s.metric},
@@ -248,13 +277,16 @@ nlohmann::json TrendJson(const TrendSeries& s) {
       {"arm", s.arm},
       {"by", TrendByName(s.by)},
       {"gpus", s.gpus},
-      {"points", pts},
+      {"points", nullptr},
       {"mixed", s.mixed},
       {"steps_searched", s.steps_searched},
       {"min_points_for_step", s.min_points_for_step},
       {"too_short", TrendTooShort(s).empty() ? nlohmann::json() : nlohmann::json(TrendTooShort(s))},
       {"method", "E-Divisive means (Matteson & James 2014), permutation test"},
-      {"steps", steps}};
+      {"steps", nullptr}};
+  out["points"] = std::move(pts);
+  out["steps"] = std::move(steps);
+  return out;
 }
 
 }  // namespace vouch
