@@ -5,10 +5,11 @@
 #   nsys:   `vouch trace summarize` over `sqlite3` running the same aggregates
 #           (bench/trace/bench_nsys.sh's SQL) must not be slower by more than NSYS_MAX (1.5x);
 #   kineto: vouch over the simdjson streaming reference (/work/shared/bench-reference, built
-#           here, one file) must keep at least KINETO_MIN (0.25x) of its throughput; without
+#           here, one file) must keep at least KINETO_MIN (0.35x) of its throughput; without
 #           a compiler or libsimdjson, Python's json.load is the anchor (vouch >= 8x faster).
-# Measured ratios (2-core VM, loaded): nsys ~1.0x, kineto ~0.55x of the reference, ~30x json:
-# a 3x regression of either reader fails. About 1 minute on 2 cores (input generation most).
+# Measured ratios (2-core VM, loaded): nsys ~1.0x, kineto ~0.6-0.7x of the reference (0.4x
+# before issue 24's per-event changes), ~30x json: a 2-3x regression of either reader fails.
+# About 1 minute on 2 cores (input generation most).
 #
 # usage: bench/ci_perf.sh [VOUCH] [WORKDIR]          (from the repository root)
 set -euo pipefail
@@ -16,7 +17,7 @@ VOUCH=${1:-./build/vouch}
 W=${2:-$(mktemp -d /tmp/vouch-ci-perf.XXXXXX)}
 ROUNDS=${ROUNDS:-3}
 NSYS_MAX=${NSYS_MAX:-1.5}
-KINETO_MIN=${KINETO_MIN:-0.25}
+KINETO_MIN=${KINETO_MIN:-0.35}
 JSON_MIN=${JSON_MIN:-8}
 mkdir -p "$W"
 trap 'rm -rf "$W"' EXIT

@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -14,36 +15,86 @@
 namespace vouch::trace::kineto {
 namespace {
 
-Cat ClassifyLower(std::string_view lower);
+// The skipped categories as Kineto writes them, by slot (EventFields::skip_slot).
+constexpr std::string_view kSkipNames[kSkipSlots] = {"cpu_op",          "ac2g",
+                                                     "overhead",        "trace",
+                                                     "python_function", "cpu_instant_event",
+                                                     "fwdbwd",          "cuda_profiler_range",
+                                                     "cuda_sync",       "operator",
+                                                     "gpu_op",          "memory",
+                                                     "flow_link",       "external_correlation"};
 
-Cat Classify(std::string_view cat) {
+static_assert(kSkipNames[0] == "cpu_op" && kSkipNames[1] == "ac2g");  // ClassifyLower's slots
+
+// True when S is WORD (a literal: the compare is inlined, no memcmp call).
+template <std::size_t N>
+bool Is(std::string_view s, const char (&word)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), word, N - 1) == 0;
+}
+
+// LOWER's category; for a skipped one its slot in *SLOT.
+Cat ClassifyLower(std::string_view lower, int* slot) {
+  // Each name compared only at its length; cpu_op and ac2g (most of a trace) first.
+  switch (lower.size()) {
+    case 4:
+      if (Is(lower, "ac2g")) {
+        *slot = 1;
+        return Cat::kSkip;
+      }
+      break;
+    case 6:
+      if (Is(lower, "cpu_op")) {
+        *slot = 0;
+        return Cat::kSkip;
+      }
+      if (Is(lower, "kernel")) return Cat::kKernel;
+      if (Is(lower, "memcpy")) return Cat::kMemcpy;
+      if (Is(lower, "memset")) return Cat::kMemset;
+      if (Is(lower, "driver")) return Cat::kDriver;
+      break;
+    case 7:
+      if (Is(lower, "runtime")) return Cat::kRuntime;
+      break;
+    case 10:
+      if (Is(lower, "gpu_memcpy")) return Cat::kMemcpy;
+      if (Is(lower, "gpu_memset")) return Cat::kMemset;
+      break;
+    case 11:
+      if (Is(lower, "cuda_driver")) return Cat::kDriver;
+      break;
+    case 12:
+      if (Is(lower, "cuda_runtime")) return Cat::kRuntime;
+      break;
+    case 15:
+      if (Is(lower, "user_annotation")) return Cat::kCpuRange;
+      break;
+    case 19:
+      if (Is(lower, "gpu_user_annotation")) return Cat::kGpuRange;
+      break;
+    default:
+      break;
+  }
+  for (std::size_t i = 0; i < kSkipSlots; ++i) {
+    if (lower.size() == kSkipNames[i].size() && lower == kSkipNames[i]) {
+      *slot = static_cast<int>(i);
+      return Cat::kSkip;
+    }
+  }
+  return Cat::kUnknown;
+}
+
+// CAT's category; SLOT (may be null) is set to the skip slot when CAT is spelled exactly as
+// a skipped category (counted in an array), else -1.
+Cat Classify(std::string_view cat, int* slot = nullptr) {
   // Newer Kineto writes lower-case categories (the fast path, no copy); older releases
   // wrote "Kernel", "Memcpy", ...
-  Cat c = ClassifyLower(cat);
+  int s = -1;
+  Cat c = ClassifyLower(cat, &s);
+  if (slot) *slot = s;
   if (c != Cat::kUnknown) return c;
   std::string lower(cat);
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return ClassifyLower(lower);
-}
-
-Cat ClassifyLower(std::string_view lower) {
-  if (lower == "kernel") return Cat::kKernel;
-  if (lower == "gpu_memcpy" || lower == "memcpy") return Cat::kMemcpy;
-  if (lower == "gpu_memset" || lower == "memset") return Cat::kMemset;
-  if (lower == "cuda_runtime" || lower == "runtime") return Cat::kRuntime;
-  if (lower == "cuda_driver" || lower == "driver") return Cat::kDriver;
-  if (lower == "user_annotation") return Cat::kCpuRange;
-  if (lower == "gpu_user_annotation") return Cat::kGpuRange;
-  static constexpr std::string_view kKnown[] = {"cpu_op",          "ac2g",
-                                                "overhead",        "trace",
-                                                "python_function", "cpu_instant_event",
-                                                "fwdbwd",          "cuda_profiler_range",
-                                                "cuda_sync",       "operator",
-                                                "gpu_op",          "memory",
-                                                "flow_link",       "external_correlation"};
-  for (auto k : kKnown)
-    if (lower == k) return Cat::kSkip;
-  return Cat::kUnknown;
+  return ClassifyLower(lower, &s);  // a slot only for the exact spelling: not passed on
 }
 
 // The text of a JSON string whose opening quote is just before RAW: the bytes themselves when
@@ -64,9 +115,15 @@ std::string_view RawOrUnescaped(const char* raw, Unescape unescape) {
 }
 
 // FIELD as the iteration gives it (throws on error; no copy of the field).
-std::string_view Key(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
-  simdjson::ondemand::raw_json_string raw = field.key();
-  return RawOrUnescaped(raw.raw(), [&] { return std::string_view(field.unescaped_key()); });
+std::string_view Key(simdjson::ondemand::field& field) {
+  return RawOrUnescaped(field.key().raw(), [&] { return std::string_view(field.unescaped_key()); });
+}
+
+// The field the iteration gives, or its error thrown; by reference, so that its value is
+// not copied through a simdjson_result on the stack.
+simdjson::ondemand::field& Unwrap(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
+  if (field.error()) throw simdjson::simdjson_error(field.error());
+  return field.value_unsafe();
 }
 
 std::string_view String(simdjson::ondemand::value& value) {
@@ -79,6 +136,68 @@ std::string_view String(simdjson::ondemand::value& value) {
   if (tok.size() < 2 || std::memchr(body.data(), '\\', body.size()))
     return value.get_string();  // escapes: simdjson unescapes and checks them
   return body;
+}
+
+// The value of the 8 digits in C (the first digit in the lowest byte, '0' already taken
+// off every byte): three multiplications instead of eight dependent ones.
+std::uint64_t EightDigits(std::uint64_t c) {
+  c = ((c & 0x0F0F0F0F0F0F0F0F) * 2561) >> 8;
+  c = ((c & 0x00FF00FF00FF00FF) * 6553601) >> 16;
+  return ((c & 0x0000FFFF0000FFFF) * 42949672960001) >> 32;
+}
+
+// How many of the 8 bytes of C are ASCII digits before the first one that is not.
+unsigned LeadingDigits(std::uint64_t c) {
+  constexpr std::uint64_t kHigh = 0xF0F0F0F0F0F0F0F0, k30 = 0x3030303030303030;
+  // A byte not 0x3N, or 0x3N with N > 9, is flagged (a carry out of such a byte only
+  // reaches the bytes after it).
+  std::uint64_t bad = ((c & kHigh) ^ k30) | (((c + 0x0606060606060606) & kHigh) ^ k30);
+  return bad ? static_cast<unsigned>(__builtin_ctzll(bad)) / 8 : 8;
+}
+
+// ParseMicrosToNs of TOK, a number token inside simdjson's padded buffer (so the 16 bytes
+// from its start may be read): the same result, its integer part read 8 digits at a time.
+// A sign, more than 15 integer digits or an exponent take ParseMicrosToNs itself.
+bool TimeNs(std::string_view tok, std::int64_t* ns) {
+  const char* p = tok.data();
+  std::uint64_t c1 = 0, c2 = 0;
+  std::memcpy(&c1, p, 8);
+  std::memcpy(&c2, p + 8, 8);
+  unsigned k = LeadingDigits(c1);
+  if (k == 8) k += LeadingDigits(c2);
+  k = std::min<unsigned>(k, static_cast<unsigned>(tok.size()));
+  if (k == 0 || k > 15) return ParseMicrosToNs(tok, ns);
+  constexpr std::uint64_t k30 = 0x3030303030303030;
+  std::uint64_t whole;
+  if (k <= 8) {
+    whole = EightDigits((c1 - k30) << (8 * (8 - k)));  // the digits past K shifted out
+  } else {
+    static constexpr std::uint64_t kPow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    whole = EightDigits(c1 - k30) * kPow10[k - 8] + EightDigits((c2 - k30) << (8 * (16 - k)));
+  }
+  std::size_t i = k, n = tok.size();
+  std::int64_t frac = 0;
+  int frac_digits = 0;
+  bool round_up = false;
+  if (i < n && p[i] == '.') {
+    ++i;
+    while (i < n && p[i] >= '0' && p[i] <= '9') {
+      if (frac_digits < 3) {
+        frac = frac * 10 + (p[i] - '0');
+        ++frac_digits;
+      } else if (frac_digits == 3) {
+        round_up = p[i] >= '5';
+        ++frac_digits;
+      }
+      ++i;
+    }
+  }
+  if (i < n && (p[i] == 'e' || p[i] == 'E')) return ParseMicrosToNs(tok, ns);
+  while (i < n && IsJsonSpace(p[i])) ++i;
+  if (i != n) return false;
+  for (int d = std::min(frac_digits, 3); d < 3; ++d) frac *= 10;
+  *ns = static_cast<std::int64_t>(whole) * 1000 + frac + (round_up ? 1 : 0);  // < 10^18
+  return TimeInRange(*ns);
 }
 
 // The event fields vouch reads; kOther for every other key.
@@ -108,8 +227,8 @@ bool RawKeyIs(const char* k, const char (&word)[N]) {
 // An event's key from its raw bytes: the known keys by their bytes and closing quote (no
 // scan, no copy); any other key only by its unescaped text, so that an escaped spelling of
 // a known key ("c\u0061t") is still that key.
-Field EventKey(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
-  const char* k = field.key().value().raw();
+Field EventKey(simdjson::ondemand::field& field) {
+  const char* k = field.key().raw();
   switch (k[0]) {
     case 'p':
       if (RawKeyIs(k, "ph")) return Field::kPh;
@@ -149,8 +268,8 @@ Arg ArgNamed(std::string_view k) {
   return Arg::kOther;
 }
 
-Arg ArgKey(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
-  const char* k = field.key().value().raw();
+Arg ArgKey(simdjson::ondemand::field& field) {
+  const char* k = field.key().raw();
   switch (k[0]) {
     case 'c':
       if (RawKeyIs(k, "correlation")) return Arg::kCorrelation;
@@ -179,68 +298,102 @@ Arg ArgKey(simdjson::simdjson_result<simdjson::ondemand::field>& field) {
 // a batch is committed only once all of it has parsed (see ParseBatch).
 void Builder::Read(simdjson::ondemand::object obj, EventFields* out) {
   EventFields& f = *out;
-  for (auto field : obj) {
+  for (auto result : obj) {
+    simdjson::ondemand::field& field = Unwrap(result);
     Field key = EventKey(field);
     if (key == Field::kOther) continue;  // its value is skipped by the iteration
-    simdjson::ondemand::value value = field.value();
-    if (key == Field::kPh) {
-      f.ph = String(value);
-    } else if (key == Field::kCat) {
-      // A second "cat" could come after args were skipped for the first: refused.
-      if (f.classified) throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
-      f.cat = String(value);
-      f.kind = Classify(f.cat);
-      f.classified = true;
-    } else if (key == Field::kName) {
-      if (f.Unused()) continue;
-      // A name that is a number (or true/false/null) is kept as written; an object or an
-      // array is no name at all and refuses the event.
-      auto type = value.type().value();
-      if (type == simdjson::ondemand::json_type::string)
-        f.name = String(value);
-      else if (type == simdjson::ondemand::json_type::object ||
-               type == simdjson::ondemand::json_type::array)
-        throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
-      else
-        f.name = TrimJsonSpace(value.raw_json_token());
-    } else if (key == Field::kTs) {
-      f.has_ts = ParseMicrosToNs(value.raw_json_token(), &f.ts);
-      if (!f.has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
-    } else if (key == Field::kDur) {
-      f.has_dur = ParseMicrosToNs(value.raw_json_token(), &f.dur);
-      if (!f.has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
-    } else if (key == Field::kPid) {
-      f.pid = IntOr(value, -1);
-    } else if (key == Field::kTid) {
-      f.tid = IntOr(value, -1);
-    } else if (key == Field::kArgs) {
-      if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) continue;
-      for (auto arg : value.get_object()) {
-        switch (ArgKey(arg)) {
-          case Arg::kCorrelation:
-            f.correlation = IntOr(arg.value(), -1);
-            break;
-          case Arg::kStream:
-            f.stream = IntOr(arg.value(), -1);
-            break;
-          case Arg::kDevice:
-            f.device = IntOr(arg.value(), -1);
-            break;
-          case Arg::kBytes:
-            f.bytes = IntOr(arg.value(), 0);
-            break;
-          case Arg::kExternal:
-            f.external = IntOr(arg.value(), -1);
-            break;
-          case Arg::kOther:
-            break;
-        }
+    simdjson::ondemand::value& value = field.value();
+    switch (key) {
+      case Field::kPh:
+        f.ph = String(value);
+        break;
+      case Field::kCat: {
+        // A second "cat" could come after args were skipped for the first: refused.
+        if (f.classified) throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+        f.cat = String(value);
+        int slot = -1;
+        f.kind = Classify(f.cat, &slot);
+        f.skip_slot = static_cast<std::int8_t>(slot);
+        f.classified = true;
+        break;
       }
+      case Field::kName: {
+        if (f.Unused()) break;
+        // A name that is a number (or true/false/null) is kept as written; an object or an
+        // array is no name at all and refuses the event.
+        auto type = value.type().value();
+        if (type == simdjson::ondemand::json_type::string)
+          f.name = String(value);
+        else if (type == simdjson::ondemand::json_type::object ||
+                 type == simdjson::ondemand::json_type::array)
+          throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+        else
+          f.name = TrimJsonSpace(value.raw_json_token());
+        break;
+      }
+      case Field::kTs:
+        f.has_ts = TimeNs(value.raw_json_token(), &f.ts);
+        if (!f.has_ts) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+        break;
+      case Field::kDur:
+        f.has_dur = TimeNs(value.raw_json_token(), &f.dur);
+        if (!f.has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+        break;
+      case Field::kPid:
+        // pid, tid and args are only read for events vouch keeps (nothing else uses them,
+        // and reading them cannot fail).
+        if (!f.Unused()) f.pid = IntOr(value, -1);
+        break;
+      case Field::kTid:
+        if (!f.Unused()) f.tid = IntOr(value, -1);
+        break;
+      case Field::kArgs:
+        if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) break;
+        for (auto arg_result : value.get_object()) {
+          simdjson::ondemand::field& arg = Unwrap(arg_result);
+          switch (ArgKey(arg)) {
+            case Arg::kCorrelation:
+              f.correlation = IntOr(arg.value(), -1);
+              break;
+            case Arg::kStream:
+              f.stream = IntOr(arg.value(), -1);
+              break;
+            case Arg::kDevice:
+              f.device = IntOr(arg.value(), -1);
+              break;
+            case Arg::kBytes:
+              f.bytes = IntOr(arg.value(), 0);
+              break;
+            case Arg::kExternal:
+              f.external = IntOr(arg.value(), -1);
+              break;
+            case Arg::kOther:
+              break;
+          }
+        }
+        break;
+      case Field::kOther:
+        break;
     }
   }
   // Its end must be a time too (model.h's bound), or spans and sums could overflow.
   if (f.has_ts && f.has_dur && !TimeInRange(f.ts + f.dur))
     throw simdjson::simdjson_error(simdjson::NUMBER_OUT_OF_RANGE);
+}
+
+void Builder::CommitBatch() {
+  for (const auto& f : pending_) Commit(f);
+  pending_.clear();
+  for (std::size_t i = 0; i < kSkipSlots; ++i) {
+    skips_[i] += staged_skips_[i];
+    t_->event_count += staged_skips_[i];
+    staged_skips_[i] = 0;
+  }
+}
+
+void Builder::DropBatch() {
+  pending_.clear();
+  staged_skips_.fill(0);
 }
 
 void Builder::Commit(const EventFields& f) {
@@ -331,6 +484,8 @@ void Builder::Finish() {
   t_->first_ns = first_ns_;
   t_->last_ns = last_ns_;
   for (auto& [k, v] : skipped_) t_->skipped_by_category[k] += v;
+  for (std::size_t i = 0; i < kSkipSlots; ++i)
+    if (skips_[i] > 0) t_->skipped_by_category[std::string(kSkipNames[i])] += skips_[i];
   for (auto& [k, v] : unknown_) t_->unknown_categories[k] += v;
   for (auto& [k, v] : negative_)
     t_->warnings.push_back(
@@ -354,7 +509,7 @@ T& Builder::Keep(std::vector<T>& v, const EventFields& f, std::uint32_t name_id)
   return x;
 }
 
-std::int64_t Builder::IntOr(simdjson::ondemand::value v, std::int64_t fallback) {
+std::int64_t Builder::IntOr(simdjson::ondemand::value& v, std::int64_t fallback) {
   // The common case, a plain integer of up to 18 digits, straight from the token; anything
   // else (fractions, exponents, other types, malformed numbers) through simdjson.
   std::string_view tok = v.raw_json_token();

@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -29,6 +30,10 @@ enum class Cat {
   kUnknown
 };
 
+// The categories vouch counts without keeping (cpu_op, ac2g, ...), spelled as Kineto writes
+// them: an event of one of these is counted in an array slot, not a map (most of a trace).
+inline constexpr std::size_t kSkipSlots = 14;
+
 // JSON whitespace (the forward scanner keeps std::isspace, as before).
 inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -48,6 +53,8 @@ struct EventFields {
   // most of a trace) then skips its name and args without walking them.
   bool classified = false;
   Cat kind = Cat::kUnknown;
+  // kSkip with "cat" spelled exactly as Kineto writes it: its slot (see kSkipSlots), else -1.
+  std::int8_t skip_slot = -1;
   bool Unused() const { return classified && (kind == Cat::kSkip || kind == Cat::kUnknown); }
 };
 
@@ -58,7 +65,17 @@ class Builder {
   // Reads one event; throws simdjson_error on malformed JSON. Changes nothing in the trace:
   // a batch is committed only once all of it has parsed (see ParseBatch).
   static void Read(simdjson::ondemand::object obj, EventFields* out);
-  void Commit(const EventFields& f);
+  // Holds a read event until its whole batch has parsed: CommitBatch() then keeps what the
+  // batch's events say, DropBatch() forgets them (the caller retries the bytes another way).
+  void Stage(const EventFields& f) {
+    if (f.skip_slot >= 0) {
+      ++staged_skips_[static_cast<std::size_t>(f.skip_slot)];
+      return;
+    }
+    pending_.push_back(f);
+  }
+  void CommitBatch();
+  void DropBatch();
   // Keeps room for the events still to come, guessed from the share of the input read so
   // far (FRACTION_READ in (0, 1]): saves the copies and fresh pages of repeated doubling.
   void Reserve(double fraction_read);
@@ -67,11 +84,15 @@ class Builder {
  private:
   template <class T>
   static T& Keep(std::vector<T>& v, const EventFields& f, std::uint32_t name_id);
-  static std::int64_t IntOr(simdjson::ondemand::value v, std::int64_t fallback);
+  static std::int64_t IntOr(simdjson::ondemand::value& v, std::int64_t fallback);
+  void Commit(const EventFields& f);
   void Skip(std::string_view cat);
 
   Trace* t_;
   NameTable names_;
+  std::vector<EventFields> pending_;  // one batch's events other than those in the slots
+  std::array<std::int64_t, kSkipSlots> staged_skips_{};  // one batch's, by slot
+  std::array<std::int64_t, kSkipSlots> skips_{};         // committed, by slot
   std::int64_t first_ns_ = std::numeric_limits<std::int64_t>::max();
   std::int64_t last_ns_ = std::numeric_limits<std::int64_t>::min();
   std::map<std::string, std::int64_t, std::less<>> skipped_;

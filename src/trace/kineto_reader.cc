@@ -169,8 +169,7 @@ const char* SkipSpace(const char* p, const char* end) {
 // after. CAPACITY_AFTER readable bytes must follow END, at least SIMDJSON_PADDING.
 // The events are committed to BUILDER only when the whole batch has parsed: on an error
 // nothing is, so that the caller may retry the same bytes another way.
-Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder,
-                  std::vector<EventFields>& pending, char* begin, char* end,
+Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder, char* begin, char* end,
                   std::size_t capacity_after, const std::string& label, std::uint64_t offset) {
   char saved_before = begin[-1];
   char saved_end = end[0];
@@ -178,14 +177,16 @@ Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder,
   begin[-1] = '[';
   end[0] = ']';
   end[1] = ' ';
-  pending.clear();
   Status status = OkStatus();
   try {
     simdjson::padded_string_view view(begin - 1, static_cast<std::size_t>(end - begin) + 2,
                                       static_cast<std::size_t>(end - begin) + 1 + capacity_after);
     simdjson::ondemand::document doc = parser.iterate(view);
-    for (auto element : doc.get_array())
-      Builder::Read(element.get_object(), &pending.emplace_back());
+    for (auto element : doc.get_array()) {
+      EventFields f;
+      Builder::Read(element.get_object(), &f);
+      builder.Stage(f);
+    }
     // Every token used: a batch cut inside an event cannot end early (OUT_OF_BOUNDS is
     // current_location()'s way of saying "at the end").
     if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)
@@ -198,7 +199,9 @@ Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder,
   end[0] = saved_end;
   end[1] = saved_after;
   if (status.ok())
-    for (const auto& f : pending) builder.Commit(f);
+    builder.CommitBatch();
+  else
+    builder.DropBatch();
   return status;
 }
 
@@ -251,7 +254,6 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
   t.format = "kineto";
   Builder builder(&t);
   simdjson::ondemand::parser parser;
-  std::vector<EventFields> pending;  // one batch's events, reused
   // One byte in front for '[', the block, and simdjson's padding behind.
   // Reads start small and double up to the block size, so that small files stay cheap.
   std::size_t read_bytes = std::min<std::size_t>(kBlockBytes, 1 << 16);
@@ -405,7 +407,7 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
           char* r = p;
           if (*r == ',' && expect_comma) r = const_cast<char*>(SkipSpace(r + 1, end));
           char* cut = r < end && *r == '{' ? LastEventSeparator(r, end) : nullptr;
-          if (cut && ParseBatch(parser, builder, pending, r, cut + 1,
+          if (cut && ParseBatch(parser, builder, r, cut + 1,
                                 static_cast<std::size_t>(buf.data() + buf.size() - (cut + 1)),
                                 label, consumed + static_cast<std::uint64_t>(r - p))
                          .ok()) {
@@ -448,7 +450,7 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
         if (first) {
           // Bytes between events that a parsed batch leaves behind are commas and spaces.
           std::size_t after = static_cast<std::size_t>(buf.data() + buf.size() - last_end);
-          if (auto s = ParseBatch(parser, builder, pending, first, last_end, after, label,
+          if (auto s = ParseBatch(parser, builder, first, last_end, after, label,
                                   consumed + static_cast<std::uint64_t>(first - p));
               !s.ok())
             return s.error();
