@@ -2,14 +2,13 @@
 // summary needs kept in the trace model (kineto_event.h; kineto_reader.cc streams the file).
 #include "trace/kineto_event.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
 #include "trace/kineto_reader.h"
+#include "trace/reserve_events.h"
 #include "util/number.h"
 
 namespace vouch::trace::kineto {
@@ -467,12 +466,7 @@ void Builder::Reserve(double fraction_read) {
     double expected = static_cast<double>(v.size()) / fraction_read;
     if (static_cast<double>(v.capacity()) >= expected) return;
     v.reserve(static_cast<std::size_t>(expected * 1.2));
-    // Transparent huge pages where the system leaves them to madvise: tens of MB are
-    // touched for the first time here, and a fault per 4 KiB page is dear on a VM.
-    const auto page = std::uintptr_t{2} << 20;
-    auto lo = (reinterpret_cast<std::uintptr_t>(v.data()) + page - 1) & ~(page - 1);
-    auto hi = reinterpret_cast<std::uintptr_t>(v.data() + v.capacity()) & ~(page - 1);
-    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+    AdviseHugePages(v.data(), v.capacity() * sizeof(v[0]));
   };
   grow(t_->ops);
   grow(t_->api);

@@ -5,124 +5,21 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <set>
+#include <span>
 #include <unordered_map>
 
+#include "trace/figures.h"
 #include "util/strings.h"
 
 namespace vouch::trace {
 namespace {
 
-using Interval = std::pair<std::int64_t, std::int64_t>;
-
-std::vector<Interval> Merge(std::vector<Interval> v) {
-  // Readers mostly give ops in start order already: the check is cheaper than the sort.
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-std::int64_t Length(const std::vector<Interval>& merged) {
-  std::int64_t n = 0;
-  for (const auto& iv : merged) n += iv.second - iv.first;
-  return n;
-}
-
-std::int64_t Intersect(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  std::int64_t n = 0;
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    std::int64_t lo = std::max(a[i].first, b[j].first);
-    std::int64_t hi = std::min(a[i].second, b[j].second);
-    if (hi > lo) n += hi - lo;
-    if (a[i].second < b[j].second)
-      ++i;
-    else
-      ++j;
-  }
-  return n;
-}
-
-// Figures over a set of GPU ops and launch API calls.
-Figures Compute(const Trace& t, const std::vector<std::uint32_t>& ops,
-                const std::vector<std::uint32_t>& api, std::int64_t elapsed_ns) {
-  Figures f;
-  f.elapsed_ns = elapsed_ns;
-  std::vector<Interval> kernels;
-  std::int64_t lo = std::numeric_limits<std::int64_t>::max(),
-               hi = std::numeric_limits<std::int64_t>::min();
-  for (auto i : ops) {
-    const GpuOp& o = t.ops[i];
-    lo = std::min(lo, o.start_ns);
-    hi = std::max(hi, o.end_ns);
-    ++f.gpu_op_count;
-    std::int64_t d = o.end_ns - o.start_ns;
-    switch (o.kind) {
-      case GpuOpKind::kKernel:
-        ++f.kernel_count;
-        f.kernel_sum_ns += d;
-        kernels.emplace_back(o.start_ns, o.end_ns);
-        break;
-      case GpuOpKind::kMemcpy:
-        ++f.memcpy_count;
-        f.memcpy_ns += d;
-        f.memcpy_bytes += o.bytes;
-        break;
-      case GpuOpKind::kMemset:
-        ++f.memset_count;
-        f.memset_ns += d;
-        f.memset_bytes += o.bytes;
-        break;
-    }
-  }
-  if (f.gpu_op_count) f.gpu_span_ns = hi - lo;
-  // Gaps: kernels in start order; a gap is the time from the latest end so far to the
-  // next start, when positive (kernels on other streams may overlap).
-  if (!std::is_sorted(kernels.begin(), kernels.end())) std::sort(kernels.begin(), kernels.end());
-  std::int64_t reach = std::numeric_limits<std::int64_t>::min();
-  for (const auto& k : kernels) {
-    if (reach != std::numeric_limits<std::int64_t>::min() && k.first > reach) {
-      std::int64_t g = k.first - reach;
-      ++f.gaps.count;
-      f.gaps.total_ns += g;
-      f.gaps.max_ns = std::max(f.gaps.max_ns, g);
-    }
-    reach = std::max(reach, k.second);
-  }
-  auto kernel_union = Merge(std::move(kernels));
-  f.kernel_union_ns = Length(kernel_union);
-  std::vector<Interval> launches;
-  for (auto i : api) {
-    const ApiCall& a = t.api[i];
-    if (!a.is_launch) continue;
-    ++f.launch_api_count;
-    launches.emplace_back(a.start_ns, a.end_ns);
-  }
-  auto launch_union = Merge(std::move(launches));
-  f.launch_api_union_ns = Length(launch_union);
-  f.launch_api_overlap_ns = Intersect(launch_union, kernel_union);
-  return f;
-}
-
 double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
 }  // namespace
-
-std::int64_t UnionLength(std::vector<Interval> intervals) {
-  return Length(Merge(std::move(intervals)));
-}
-std::int64_t IntersectionOfUnions(std::vector<Interval> a, std::vector<Interval> b) {
-  return Intersect(Merge(std::move(a)), Merge(std::move(b)));
-}
 
 double Figures::busy_percent() const {
   return Pct(static_cast<double>(kernel_union_ns), static_cast<double>(gpu_span_ns));
@@ -179,10 +76,7 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
   std::vector<char> in_window(t.ops.size(), 0);  // for the kernel table: each op once
   if (opt.window.empty()) {
     s.attribution = "whole trace";
-    std::vector<std::uint32_t> ops(t.ops.size()), api(t.api.size());
-    std::iota(ops.begin(), ops.end(), 0u);
-    std::iota(api.begin(), api.end(), 0u);
-    s.total = Compute(t, ops, api, t.last_ns - t.first_ns);
+    s.total = ComputeFiguresAll(t, t.last_ns - t.first_ns);
     std::fill(in_window.begin(), in_window.end(), 1);
     if (s.phases.size() >= 2) {
       std::vector<std::string> parts;
@@ -240,9 +134,10 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> api_by_thread;
     for (std::uint32_t i = 0; i < t.api.size(); ++i)
       api_by_thread[{t.api[i].pid, t.api[i].tid}].push_back(i);
+    auto api_before = [&](auto x, auto y) { return t.api[x].start_ns < t.api[y].start_ns; };
     for (auto& [k, v] : api_by_thread)
-      std::sort(v.begin(), v.end(),
-                [&](auto x, auto y) { return t.api[x].start_ns < t.api[y].start_ns; });
+      if (!std::is_sorted(v.begin(), v.end(), api_before))
+        std::sort(v.begin(), v.end(), api_before);
     auto api_in = [&](const Range& r) {
       std::vector<std::uint32_t> out;
       auto it = api_by_thread.find({r.pid, r.tid});
@@ -282,7 +177,8 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
         Instance inst;
         inst.index = static_cast<std::int64_t>(k);
         inst.start_ns = g.start_ns;
-        inst.figures = Compute(t, ops, api, c ? c->end_ns - c->start_ns : g.end_ns - g.start_ns);
+        inst.figures =
+            ComputeFigures(t, ops, api, c ? c->end_ns - c->start_ns : g.end_ns - g.start_ns);
         for (auto i : ops) in_window[i] = 1;
         s.instances.push_back(inst);
       }
@@ -298,14 +194,29 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
         if (t.ops[i].correlation >= 0) ops_by_corr.emplace_back(t.ops[i].correlation, i);
       if (!std::is_sorted(ops_by_corr.begin(), ops_by_corr.end()))
         std::sort(ops_by_corr.begin(), ops_by_corr.end());
+      // The first pair of an id, searched forward from where the last search ended (launches
+      // in time order have increasing ids: a binary search over 5 M pairs per launch was a
+      // third of a window summary), else backward.
+      using CorrIt = decltype(ops_by_corr)::const_iterator;
+      CorrIt hint = ops_by_corr.begin();
+      auto first_of = [&](std::int64_t corr) {
+        const std::pair<std::int64_t, std::uint32_t> key(corr, 0);
+        const CorrIt b = ops_by_corr.begin(), e = ops_by_corr.end();
+        if (hint != b && !(*(hint - 1) < key)) return hint = std::lower_bound(b, hint, key);
+        CorrIt lo = hint;  // every pair before it is below KEY
+        std::ptrdiff_t step = 1;
+        while (e - lo > step && lo[step] < key) {
+          lo += step;
+          step *= 2;
+        }
+        return hint = std::lower_bound(lo, e - lo > step ? lo + step + 1 : e, key);
+      };
       for (std::size_t k = 0; k < cpu.size(); ++k) {
         const Range& c = *cpu[k];
         auto api = api_in(c);
         std::vector<std::uint32_t> ops;
         for (auto a : api) {
-          auto b =
-              std::lower_bound(ops_by_corr.begin(), ops_by_corr.end(),
-                               std::pair<std::int64_t, std::uint32_t>(t.api[a].correlation, 0));
+          auto b = first_of(t.api[a].correlation);
           auto e = b;
           while (e != ops_by_corr.end() && e->first == t.api[a].correlation) ++e;
           for (auto p = b; p != e; ++p) {
@@ -317,7 +228,7 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
         Instance inst;
         inst.index = static_cast<std::int64_t>(k);
         inst.start_ns = c.start_ns;
-        inst.figures = Compute(t, ops, api, c.end_ns - c.start_ns);
+        inst.figures = ComputeFigures(t, ops, api, c.end_ns - c.start_ns);
         for (auto i : ops) in_window[i] = 1;
         s.instances.push_back(inst);
       }
@@ -330,11 +241,30 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
           t.path, opt.window);
   }
 
-  // Kernel table and components.
-  std::unordered_map<std::uint32_t, std::vector<std::int64_t>> durations;
+  // Kernel table and components. The kernels of each name are counted first, then their
+  // durations placed in one array (5 M push_backs into growing vectors were ~10 % of a
+  // summary). Names are visited in the order of an unordered_map filled in first-seen order,
+  // as before: that order breaks ties between the top kernels of a component.
+  std::vector<std::size_t> count_of(t.names.size(), 0);
+  std::vector<std::uint32_t> first_seen;
+  for (std::uint32_t i = 0; i < t.ops.size(); ++i) {
+    if (!in_window[i] || t.ops[i].kind != GpuOpKind::kKernel) continue;
+    const std::uint32_t id = t.ops[i].name_id;
+    if (id >= count_of.size()) count_of.resize(std::size_t{id} + 1, 0);
+    if (count_of[id]++ == 0) first_seen.push_back(id);
+  }
+  std::unordered_map<std::uint32_t, std::span<std::int64_t>> durations;
+  std::vector<std::size_t> fill_at(count_of.size(), 0);
+  std::size_t kernels = 0;
+  for (auto id : first_seen) {
+    fill_at[id] = kernels;
+    kernels += count_of[id];
+  }
+  auto flat = std::make_unique_for_overwrite<std::int64_t[]>(kernels);
+  for (auto id : first_seen) durations[id] = {flat.get() + fill_at[id], count_of[id]};
   for (std::uint32_t i = 0; i < t.ops.size(); ++i)
     if (in_window[i] && t.ops[i].kind == GpuOpKind::kKernel)
-      durations[t.ops[i].name_id].push_back(t.ops[i].end_ns - t.ops[i].start_ns);
+      flat[fill_at[t.ops[i].name_id]++] = t.ops[i].end_ns - t.ops[i].start_ns;
   std::map<std::string, ComponentRow> comps;
   std::map<std::string, std::int64_t> comp_top_ns;
   for (auto& [name_id, d] : durations) {

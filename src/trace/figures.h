@@ -1,0 +1,20 @@
+// The figures of one window (counts, sums, the kernel union, launch gaps, the launch API's
+// overlap with the kernels) over chosen GPU ops and API calls of a trace. Internal to
+// summary.cc; the interval helpers are public through summary.h.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trace/model.h"
+#include "trace/summary.h"
+
+namespace vouch::trace {
+
+// Over the GPU ops and API calls of T at indices OPS and API (each in any order).
+Figures ComputeFigures(const Trace& t, const std::vector<std::uint32_t>& ops,
+                       const std::vector<std::uint32_t>& api, std::int64_t elapsed_ns);
+// Over every GPU op and API call of T.
+Figures ComputeFiguresAll(const Trace& t, std::int64_t elapsed_ns);
+
+}  // namespace vouch::trace
