@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -178,6 +179,54 @@ TEST_F(ForgeFleetCli, EditedPairsAreFormedAgainFromTheLegs) {
   j = Json("run/fleet-record.json");
   EXPECT_EQ(j["pairs_used"], 4) << r.out;
   EXPECT_TRUE(Has(j["missing"].dump(), "r0-t0")) << j.dump(1);
+}
+
+// Issue 23 over a fleet: a `no change` or `inconclusive` verdict says the smallest effect it
+// could see (band plus the pooled interval's half width); an arm whose legs on one node form
+// two modes refuses the fleet verdict unless the nodes ran with --allow-modes.
+TEST_F(ForgeFleetCli, FleetVerdictSaysItsMdeAndRefusesModes) {
+  Plan("ab", 2, 2);
+  auto wide = record_;
+  wide["extra"]["verdict"]["band_log"] = std::log(1.05);  // B/A = 1.029: inside a 5 % band
+  auto later = Later(1000);
+  later["extra"]["verdict"]["band_log"] = std::log(1.05);
+  Attempt("n1", "r0-t0", wide);
+  Attempt("n2", "r0-t1", later);
+  auto r = Merge();
+  EXPECT_TRUE(r.rc == 0 || r.rc == 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "this fleet A/B could not have seen an effect smaller than ")) << r.out;
+  auto j = Json("run/fleet-record.json");
+  ASSERT_TRUE(j["mde_pct"].is_number()) << j.dump(1);
+  EXPECT_GT(j["mde_pct"].get<double>(), 5.0);
+  EXPECT_TRUE(j["verdict"] == "no change" || j["verdict"] == "inconclusive") << j["verdict"];
+  // n1's arm A: two legs at the recorded speed, two at 70 % of it (a slow mode).
+  // (Its summary says so too: a summary that does not match its legs is refused as edited.)
+  auto bimodal = wide;
+  int seen = 0;
+  std::vector<double> a;
+  for (auto& l : bimodal["legs"])
+    if (l["arm"] == "A" && l["role"] == "measured")
+      for (auto& m : l["metrics"])
+        if (m["name"] == "tok_s") {
+          if (seen++ % 2 == 1) m["value"] = 0.7 * m["value"].get<double>();
+          a.push_back(m["value"].get<double>());
+        }
+  ASSERT_EQ(a.size(), 4u);
+  std::sort(a.begin(), a.end());
+  for (auto& e : bimodal["summary"]["A"])
+    if (e["name"] == "tok_s") {
+      e["min"] = a[0];
+      e["max"] = a[3];
+      e["median"] = (a[1] + a[2]) / 2;
+    }
+  Attempt("n1", "r0-t0", bimodal);
+  r = Merge("--json");
+  EXPECT_EQ(r.rc, 3) << r.out;
+  j = Json("run/fleet-record.json");
+  EXPECT_EQ(j["verdict"], "refused") << j.dump(1);
+  EXPECT_TRUE(Has(j["modes"].dump(), "node n1: arm A's legs show two modes")) << j["modes"];
+  EXPECT_TRUE(Has(j["reasons"].dump(), "--allow-modes")) << j["reasons"];
+  EXPECT_FALSE(Has(j["modes"].dump(), "node n2")) << j["modes"];
 }
 
 TEST_F(ForgeFleetCli, PlanOfTwoHundredThousandTasksMerges) {

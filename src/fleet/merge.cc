@@ -6,6 +6,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "stats/modes.h"
+
 namespace vouch {
 namespace {
 
@@ -234,6 +236,8 @@ FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence) {
         continue;
       }
       n.d.push_back(*d);
+      n.a.push_back(num("a"));
+      n.b.push_back(num("b"));
       if (dc) n.d_clock.push_back(*dc);
     }
   }
@@ -262,6 +266,24 @@ FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence) {
   for (auto& n : m.nodes)
     for (const auto& st : strata)
       if (n.stratum && st.name == n.node) n.stratum = st;
+  // Modes: each leg is one process, so a node's arm whose legs form two modes has no one
+  // speed; each node's `ab` refuses it, and so does the fleet (unless --allow-modes).
+  const bool allow_modes = std::find(ev.plan.node_args.begin(), ev.plan.node_args.end(),
+                                     "--allow-modes") != ev.plan.node_args.end();
+  for (const auto& n : m.nodes)
+    for (const auto& [arm, values] : {std::pair{"A", &n.a}, std::pair{"B", &n.b}})
+      if (auto modes = DetectModes(*values); modes.found)
+        m.modes.push_back(
+            fmt::format("node {}: arm {}'s legs show {}", n.node, arm, DescribeModes(modes, "")));
+  if (!m.modes.empty() && !allow_modes) {
+    m.reasons = m.modes;
+    m.reasons.push_back(
+        "refused: a ratio over two modes is no process's ratio (each leg is one process, and its "
+        "mode is fixed for its life); find what picks the mode, or run the fleet with "
+        "--allow-modes");
+    m.verdict = AbVerdict::kRefused;
+    return m;
+  }
   if (headlines.size() > 1 || betters.size() > 1) {
     m.reasons.push_back(fmt::format("the nodes measured different headlines ({}) or directions",
                                     fmt::join(headlines, ", ")));
@@ -321,6 +343,13 @@ FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence) {
     if (opposite)
       m.notes.push_back(fmt::format("node {}'s own verdict is {}, against the fleet's {}", n.node,
                                     ToString(n.decision.verdict), ToString(m.verdict)));
+  }
+  if (m.verdict == AbVerdict::kNoChange || m.verdict == AbVerdict::kInconclusive) {
+    if (m.pooled)
+      m.mde_pct = 100 * std::expm1(m.band_log + 0.5 * (m.pooled->hi_log - m.pooled->lo_log));
+    else
+      for (const auto& n : m.nodes)
+        if (n.stratum) m.mde_pct = MinimumDetectableEffectPct(n.decision);
   }
   if (m.pooled && m.pooled->i2 >= 0.5)
     m.notes.push_back(fmt::format(
@@ -407,6 +436,8 @@ nlohmann::json FleetAbJson(const FleetEvidence& ev, const FleetAbMerge& m) {
            "pairs never cross nodes"},
           {"confidence", m.confidence},
           {"band_pct", Pct(m.band_log)},
+          {"mde_pct", m.mde_pct ? nlohmann::json(*m.mde_pct) : nlohmann::json()},
+          {"modes", m.modes},
           {"pairs_used", m.pairs_used},
           {"pooled", MetaJson(m.pooled)},
           {"pooled_clock_normalised", MetaJson(m.pooled_clock)},
@@ -470,6 +501,13 @@ std::string RenderFleetAbText(const FleetAbMerge& m) {
                      std::exp(m.pooled_without_disagreeing->lo_log),
                      std::exp(m.pooled_without_disagreeing->hi_log),
                      m.pooled_without_disagreeing->k);
+  if (m.mde_pct)
+    t += fmt::format(
+        "  mde       this fleet A/B could not have seen an effect smaller than {:.2f} % (the band "
+        "{:.2f} % plus the {} interval's half width)\n",
+        *m.mde_pct, Pct(m.band_log), m.pooled ? "pooled" : "node's");
+  if (m.verdict != AbVerdict::kRefused)
+    for (const auto& md : m.modes) t += fmt::format("  modes allowed: {}\n", md);
   for (const auto& n : m.notes) t += fmt::format("  note: {}\n", n);
   for (const auto& r : m.reasons) t += fmt::format("  - {}\n", r);
   for (const auto& g : m.gaps)

@@ -32,6 +32,7 @@ struct FleetAbNode {
   std::vector<std::string> gpus;      // GPU UUIDs the node's records sampled
   std::vector<std::string> boot_ids;
   std::vector<double> d, d_clock;    // valid pairs' oriented log ratios (and clock-normalised)
+  std::vector<double> a, b;          // the valid pairs' headline values, per arm
   std::vector<std::string> refused;  // the node's refused pairs
   AbDecision decision;               // the node's own verdict on its pairs
   std::optional<Stratum> stratum;    // nullopt below 2 valid pairs (not pooled)
@@ -53,6 +54,12 @@ struct FleetAbMerge {
   std::vector<FleetGap> gaps;
   std::vector<std::string> problems;  // unreadable subtrees, mixed headlines, ...
   std::size_t pairs_used = 0;
+  // The smallest effect the verdict could see (issue 23 item 2), on `no change` and
+  // `inconclusive`: the band plus the pooled interval's half width (one node: its own).
+  std::optional<double> mde_pct;
+  // Modes across process spawns (stats/modes.h), per node and arm: the fleet refuses a verdict
+  // over them unless the nodes ran with --allow-modes (the plan's node options).
+  std::vector<std::string> modes;
 };
 
 FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence = 0.95);
