@@ -174,29 +174,7 @@ bool TimeNs(std::string_view tok, std::int64_t* ns) {
     static constexpr std::uint64_t kPow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
     whole = EightDigits(c1 - k30) * kPow10[k - 8] + EightDigits((c2 - k30) << (8 * (16 - k)));
   }
-  std::size_t i = k, n = tok.size();
-  std::int64_t frac = 0;
-  int frac_digits = 0;
-  bool round_up = false;
-  if (i < n && p[i] == '.') {
-    ++i;
-    while (i < n && p[i] >= '0' && p[i] <= '9') {
-      if (frac_digits < 3) {
-        frac = frac * 10 + (p[i] - '0');
-        ++frac_digits;
-      } else if (frac_digits == 3) {
-        round_up = p[i] >= '5';
-        ++frac_digits;
-      }
-      ++i;
-    }
-  }
-  if (i < n && (p[i] == 'e' || p[i] == 'E')) return ParseMicrosToNs(tok, ns);
-  while (i < n && IsJsonSpace(p[i])) ++i;
-  if (i != n) return false;
-  for (int d = std::min(frac_digits, 3); d < 3; ++d) frac *= 10;
-  *ns = static_cast<std::int64_t>(whole) * 1000 + frac + (round_up ? 1 : 0);  // < 10^18
-  return TimeInRange(*ns);
+  return MicrosTailToNs(tok, k, static_cast<std::int64_t>(whole), false, ns);
 }
 
 // The event fields vouch reads; kOther for every other key.

@@ -478,28 +478,27 @@ Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t blo
   return t;
 }
 
+// The whole token as a double: finite, inside +-kMaxTimeNs (model.h), so ts + dur and every
+// sum stay inside 64 bits. For more than 15 integer digits and exponents.
+bool MicrosToNsSlow(std::string_view s, std::int64_t* ns) {
+  auto d = ParseFiniteDouble(TrimJsonSpace(s), "");
+  if (!d) return false;
+  auto us = ScaleFinite(*d, 1000.0, "");
+  if (!us) return false;
+  auto v = CheckedInt64(*us, "", kMaxTimeNs - 1);
+  if (!v) return false;
+  *ns = *v;
+  return TimeInRange(*ns);
+}
+
 }  // namespace
 
-bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
-  std::size_t i = 0;
-  bool neg = false;
-  if (i < s.size() && s[i] == '-') {
-    neg = true;
-    ++i;
-  }
-  std::int64_t whole = 0;
-  std::size_t digits = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-    if (++digits > 15) break;  // beyond exact int64 ns: fall back to double
-    whole = whole * 10 + (s[i] - '0');
-    ++i;
-  }
-  if (digits == 0) return false;
+bool MicrosTailToNs(std::string_view s, std::size_t i, std::int64_t whole, bool neg,
+                    std::int64_t* ns) {
   std::int64_t frac = 0;
   int frac_digits = 0;
   bool round_up = false;
-  bool slow = digits > 15;
-  if (!slow && i < s.size() && s[i] == '.') {
+  if (i < s.size() && s[i] == '.') {
     ++i;
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
       if (frac_digits < 3) {
@@ -512,19 +511,7 @@ bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
       ++i;
     }
   }
-  if (!slow && i < s.size() && (s[i] == 'e' || s[i] == 'E')) slow = true;
-  if (slow) {
-    // The whole token, finite, inside +-kMaxTimeNs (model.h): ts + dur and every sum stay
-    // inside 64 bits.
-    auto d = ParseFiniteDouble(TrimJsonSpace(s), "");
-    if (!d) return false;
-    auto us = ScaleFinite(*d, 1000.0, "");
-    if (!us) return false;
-    auto v = CheckedInt64(*us, "", kMaxTimeNs - 1);
-    if (!v) return false;
-    *ns = *v;
-    return TimeInRange(*ns);
-  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) return MicrosToNsSlow(s, ns);
   // The token ends here (simdjson leaves the whitespace after it): "5xyz" and "7.5.5" are
   // not numbers.
   while (i < s.size() && IsJsonSpace(s[i])) ++i;
@@ -533,6 +520,24 @@ bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
   std::int64_t v = whole * 1000 + frac + (round_up ? 1 : 0);  // < 10^18: fits
   *ns = neg ? -v : v;
   return TimeInRange(*ns);
+}
+
+bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
+  std::size_t i = 0;
+  bool neg = false;
+  if (i < s.size() && s[i] == '-') {
+    neg = true;
+    ++i;
+  }
+  std::int64_t whole = 0;
+  std::size_t digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (++digits > 15) return MicrosToNsSlow(s, ns);  // beyond exact int64 ns
+    whole = whole * 10 + (s[i] - '0');
+    ++i;
+  }
+  if (digits == 0) return false;
+  return MicrosTailToNs(s, i, whole, neg, ns);
 }
 
 Result<Trace> ReadKinetoTrace(const std::string& path) {

@@ -24,5 +24,10 @@ Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
 // exactly (a double would lose the last digits of a 16-digit timestamp). False if it is
 // not a number.
 bool ParseMicrosToNs(std::string_view text, std::int64_t* ns);
+// ParseMicrosToNs from the first byte after the integer part: TEXT[I...] is the rest of the
+// token (fraction, exponent, trailing JSON space), WHOLE the integer part's value (at most 15
+// digits), NEG its sign. For a reader that took the integer part faster itself.
+bool MicrosTailToNs(std::string_view text, std::size_t i, std::int64_t whole, bool neg,
+                    std::int64_t* ns);
 
 }  // namespace vouch::trace
