@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <ranges>
 #include <utility>
 
 namespace vouch::trace {
@@ -67,11 +66,7 @@ template <class Events, class Ids, class Keep>
 class InOrder {
  public:
   InOrder(const Events& events, const Ids& ids, Keep keep, bool in_order)
-      : events_(events),
-        keep_(keep),
-        it_(std::ranges::begin(ids)),
-        end_(std::ranges::end(ids)),
-        in_order_(in_order) {
+      : events_(events), keep_(keep), it_(ids.begin()), end_(ids.end()), in_order_(in_order) {
     if (in_order_) return;
     for (auto i : ids)
       if (keep_(events_[i])) copy_.emplace_back(events_[i].start_ns, events_[i].end_ns);
@@ -96,7 +91,7 @@ class InOrder {
  private:
   const Events& events_;
   Keep keep_;
-  std::ranges::iterator_t<const Ids> it_, end_;
+  typename Ids::const_iterator it_, end_;
   bool in_order_;
   std::vector<Interval> copy_;
   std::size_t pos_ = 0;
@@ -173,6 +168,31 @@ Figures Compute(const Trace& t, const OpIds& ops, const ApiIds& api, std::int64_
   return f;
 }
 
+// The ids 0 .. n-1, as a range (std::views::iota does not compile with clang 14 and
+// libstdc++ 12, which the fuzz build uses).
+class AllIds {
+ public:
+  class const_iterator {
+   public:
+    explicit const_iterator(std::uint32_t i) : i_(i) {}
+    std::uint32_t operator*() const { return i_; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    std::uint32_t i_;
+  };
+  explicit AllIds(std::size_t n) : n_(static_cast<std::uint32_t>(n)) {}
+  const_iterator begin() const { return const_iterator(0); }
+  const_iterator end() const { return const_iterator(n_); }
+
+ private:
+  std::uint32_t n_;
+};
+
 // Reads a sorted vector of intervals.
 struct VectorSource {
   const std::vector<Interval>& v;
@@ -192,9 +212,7 @@ Figures ComputeFigures(const Trace& t, const std::vector<std::uint32_t>& ops,
 }
 
 Figures ComputeFiguresAll(const Trace& t, std::int64_t elapsed_ns) {
-  const auto ops = std::views::iota(std::uint32_t{0}, static_cast<std::uint32_t>(t.ops.size()));
-  const auto api = std::views::iota(std::uint32_t{0}, static_cast<std::uint32_t>(t.api.size()));
-  return Compute(t, ops, api, elapsed_ns);
+  return Compute(t, AllIds(t.ops.size()), AllIds(t.api.size()), elapsed_ns);
 }
 
 std::int64_t UnionLength(std::vector<Interval> intervals) {
