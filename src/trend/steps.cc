@@ -1,6 +1,7 @@
 #include "trend/steps.h"
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -163,13 +164,16 @@ std::vector<double> EnergyStatistics(const std::vector<double>& series, int min_
   return q;
 }
 
-std::vector<ChangePoint> EDivisive(const std::vector<double>& series, const EDivisiveOptions& o) {
+namespace {
+
+// The hierarchical search over the whole of SERIES (no non-finite values), the permutation
+// test's shuffles drawn from SEED.
+std::vector<ChangePoint> ExactSearch(const std::vector<double>& series, const EDivisiveOptions& o,
+                                     std::uint64_t seed) {
   std::vector<ChangePoint> out;
-  for (double v : series)
-    if (!std::isfinite(v)) return out;  // no statistic over a non-finite value
   const int n = static_cast<int>(series.size());
   const int min_seg = std::max(2, o.min_segment);
-  std::mt19937_64 rng(o.seed);
+  std::mt19937_64 rng(seed);
   std::vector<Segment> segs = {Scan(series, 0, n, min_seg)};
   while (static_cast<int>(out.size()) < o.max_steps) {
     auto it = std::max_element(segs.begin(), segs.end(), [](const Segment& a, const Segment& b) {
@@ -203,6 +207,152 @@ std::vector<ChangePoint> EDivisive(const std::vector<double>& series, const EDiv
   std::sort(out.begin(), out.end(),
             [](const ChangePoint& a, const ChangePoint& b) { return a.index < b.index; });
   return out;
+}
+
+}  // namespace
+
+std::vector<ChangePoint> EDivisive(const std::vector<double>& series, const EDivisiveOptions& o) {
+  for (double v : series)
+    if (!std::isfinite(v)) return {};  // no statistic over a non-finite value
+  if (static_cast<long>(series.size()) <= std::max(o.exact_max_points, 0))
+    return ExactSearch(series, o, o.seed);
+  StepTracker tracker(o);
+  for (double v : series) tracker.Append(v);
+  return tracker.Steps();
+}
+
+StepTracker::StepTracker(const EDivisiveOptions& options)
+    : o_(options),
+      window_(static_cast<size_t>(std::max(options.window, 4 * std::max(2, options.min_segment)))),
+      hop_(window_ / 2) {}
+
+void StepTracker::Append(double value) {
+  if (!std::isfinite(value)) finite_ = false;
+  values_.push_back(value);
+  const double d = finite_ ? value - values_.front() : 0;
+  sum_.push_back(sum_.back() + d);
+  sq_.push_back(sq_.back() + d * d);
+  const size_t n = values_.size();
+  if (finite_ && n >= window_ && (n - window_) % hop_ == 0)
+    SearchWindow(n - window_, n, &candidates_);
+}
+
+void StepTracker::SearchWindow(size_t begin, size_t end, std::vector<ChangePoint>* out) const {
+  std::vector<double> z(values_.begin() + static_cast<long>(begin),
+                        values_.begin() + static_cast<long>(end));
+  // Each window its own seed, from its place: the same points give the same steps however
+  // they were appended.
+  for (ChangePoint c : ExactSearch(z, o_, o_.seed ^ (0x9e3779b97f4a7c15ULL * (begin + 1)))) {
+    c.index += static_cast<int>(begin);
+    out->push_back(c);
+  }
+}
+
+std::vector<ChangePoint> StepTracker::Steps() const {
+  const size_t n = values_.size();
+  if (!finite_ || n == 0) return {};
+  std::vector<ChangePoint> c = candidates_;
+  // The last points' window, when no full window ended at the last point.
+  if (n < window_ || (n - window_) % hop_ != 0) SearchWindow(n > window_ ? n - window_ : 0, n, &c);
+  // One candidate per step: the windows overlap, so a step is usually found twice, at the same
+  // index or one close by; of candidates nearer than min_segment the larger statistic stays.
+  std::sort(c.begin(), c.end(), [](const ChangePoint& a, const ChangePoint& b) {
+    return a.index != b.index ? a.index < b.index : a.q > b.q;
+  });
+  const int min_seg = std::max(2, o_.min_segment);
+  auto keep_apart = [&](const std::vector<ChangePoint>& sorted) {
+    std::vector<ChangePoint> kept;
+    for (const auto& x : sorted) {
+      if (!kept.empty() && x.index - kept.back().index < min_seg) {
+        if (x.q > kept.back().q) kept.back() = x;
+        continue;
+      }
+      kept.push_back(x);
+    }
+    return kept;
+  };
+  std::vector<ChangePoint> merged = keep_apart(c);
+  // Welch's t-test of the segment before a candidate against the segment after it (both up
+  // to the neighbouring candidates); the least significant goes while one is above the level.
+  auto welch_p = [&](size_t a, size_t m, size_t b) {
+    auto moments = [&](size_t from, size_t to, double* mean, double* var) {
+      const double k = static_cast<double>(to - from);
+      const double s = sum_[to] - sum_[from], q = sq_[to] - sq_[from];
+      *mean = s / k;
+      *var = std::max(0.0, (q - s * s / k) / (k - 1));
+    };
+    double ma, va, mb, vb;
+    moments(a, m, &ma, &va);
+    moments(m, b, &mb, &vb);
+    const double na = static_cast<double>(m - a), nb = static_cast<double>(b - m);
+    const double se2 = va / na + vb / nb;
+    if (!(se2 > 0)) return ma == mb ? 1.0 : 0.0;
+    const double t = std::fabs(ma - mb) / std::sqrt(se2);
+    const double df =
+        se2 * se2 / ((va / na) * (va / na) / (na - 1) + (vb / nb) * (vb / nb) / (nb - 1));
+    if (!std::isfinite(t) || !std::isfinite(df) || df <= 0) return 0.0;
+    return 2 * boost::math::cdf(
+                   boost::math::complement(boost::math::students_t_distribution<double>(df), t));
+  };
+  // A candidate's place was picked from the splits of its segment (by a window, or by the
+  // move below), so its p is Welch's times the number of splits it could have been
+  // (Bonferroni): the family's false-step rate stays at the level.
+  auto adjusted_p = [&](size_t a, size_t m, size_t b) {
+    const double splits = static_cast<double>(
+        std::max<long>(1, static_cast<long>(b - a) - 2 * static_cast<long>(min_seg) + 1));
+    return std::min(1.0, splits * welch_p(a, m, b));
+  };
+  auto eliminate = [&] {
+    while (!merged.empty()) {
+      size_t worst = 0;
+      double worst_p = -1;
+      for (size_t i = 0; i < merged.size(); ++i) {
+        const size_t a = i == 0 ? 0 : static_cast<size_t>(merged[i - 1].index);
+        const size_t b = i + 1 < merged.size() ? static_cast<size_t>(merged[i + 1].index) : n;
+        merged[i].p_value = adjusted_p(a, static_cast<size_t>(merged[i].index), b);
+        if (merged[i].p_value > worst_p) {
+          worst_p = merged[i].p_value;
+          worst = i;
+        }
+      }
+      if (worst_p <= o_.significance) return;
+      merged.erase(merged.begin() + static_cast<long>(worst));
+    }
+  };
+  // A step a window saw only in part can survive at the wrong place: any split between two
+  // levels separates them in part, and Welch's test over long segments then says so. Each
+  // survivor moves to the best split (the energy statistic's) of the segment between its
+  // neighbours, as the whole-series search would place it, and the test runs again; a few
+  // rounds at most (O(n log n) in all: the segments partition the series).
+  for (int round = 0;; ++round) {
+    eliminate();
+    if (round == 4) break;
+    bool moved = false;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      const size_t a = i == 0 ? 0 : static_cast<size_t>(merged[i - 1].index);
+      const size_t b = i + 1 < merged.size() ? static_cast<size_t>(merged[i + 1].index) : n;
+      const std::vector<double> z(values_.begin() + static_cast<long>(a),
+                                  values_.begin() + static_cast<long>(b));
+      auto [tau, q] = BestSplit(z, min_seg, nullptr);
+      if (tau > 0 && static_cast<int>(a) + tau != merged[i].index) {
+        merged[i].index = static_cast<int>(a) + tau;
+        merged[i].q = q;
+        moved = true;
+      }
+    }
+    if (!moved) break;
+    merged = keep_apart(merged);
+  }
+  // At most max_steps: the most significant.
+  if (static_cast<int>(merged.size()) > o_.max_steps) {
+    std::stable_sort(merged.begin(), merged.end(), [](const ChangePoint& a, const ChangePoint& b) {
+      return a.p_value < b.p_value;
+    });
+    merged.resize(static_cast<size_t>(std::max(o_.max_steps, 0)));
+    std::sort(merged.begin(), merged.end(),
+              [](const ChangePoint& a, const ChangePoint& b) { return a.index < b.index; });
+  }
+  return merged;
 }
 
 std::vector<int> MovingMedianSteps(const std::vector<double>& s, const MovingMedianOptions& o) {

@@ -21,10 +21,22 @@
 // commit, and a false step costs someone an afternoon), at least 3 points on each side of a
 // step. The permutations use a fixed seed: the same series always gives the same steps.
 //
+// Long series (more than exact_max_points, 1,000 by default) are searched window by window,
+// the form Apache Otava uses so that a search costs the same per appended point however long
+// the series grows (StepTracker below): E-divisive as above inside windows of `window` points
+// that start every window/2 points (so every step lies at least window/4 points from the edge
+// of some window), then the windows' candidates are merged and each is tested against its
+// neighbours with Welch's t-test on the whole segments between candidates, dropping the least
+// significant until every one is at most the significance level (backward elimination).
+// Each survivor then moves to the best split of the segment between its neighbours, and the
+// test runs again. A step's p_value is Welch's times the number of splits of that segment
+// (Bonferroni: its place was picked among them), not the permutation test's.
+//
 // A simple reference method sits beside it for the benchmark (bench/store): a fixed
 // threshold on the ratio of the medians of the W points after and before each point.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +48,8 @@ struct EDivisiveOptions {
   int min_segment = 3;
   std::uint64_t seed = 1;
   int max_steps = 32;
+  int exact_max_points = 1000;  // longer series: StepTracker's windows
+  int window = 256;
 };
 
 struct ChangePoint {
@@ -53,6 +67,29 @@ int MinStepSeriesLength(const EDivisiveOptions& options = {});
 // Change points of SERIES in increasing index order.
 std::vector<ChangePoint> EDivisive(const std::vector<double>& series,
                                    const EDivisiveOptions& options = {});
+
+// The steps of a series that grows one point at a time (Apache Otava's incremental form, see
+// above). Append costs O(window log window) amortised, whatever the series' length: a window is
+// searched every window/2 points, with its own seed, so the steps never depend on how the
+// points arrived (appended one by one or all at once). Steps() adds the last points' window and
+// merges: O(window log window + k^2) for k candidates.
+class StepTracker {
+ public:
+  explicit StepTracker(const EDivisiveOptions& options = {});
+  void Append(double value);
+  std::vector<ChangePoint> Steps() const;
+  size_t size() const { return values_.size(); }
+
+ private:
+  void SearchWindow(size_t begin, size_t end, std::vector<ChangePoint>* out) const;
+  EDivisiveOptions o_;
+  size_t window_, hop_;
+  std::vector<double> values_;
+  // Prefix sums of (value - first value) and of its square, for the merge's t-tests.
+  std::vector<double> sum_ = {0}, sq_ = {0};
+  std::vector<ChangePoint> candidates_;  // of the full windows searched so far
+  bool finite_ = true;
+};
 
 // The energy statistic q(tau) of every split of SERIES (0 where a side is shorter than
 // MIN_SEGMENT); exposed for tests against the direct O(n^2) formula.

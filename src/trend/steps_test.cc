@@ -161,6 +161,59 @@ TEST(EDivisive, SameStepsAsSortingEveryShuffleAfresh) {
     }
 }
 
+// Long series: the windowed search (StepTracker) finds planted steps where they are, and
+// nothing else, at any length.
+TEST(StepTracker, FindsThePlantedStepsOfALongSeriesAndNothingElse) {
+  auto v = Noisy(20000, 100, 1, 11, 7000, 5);              // +5 % at 7,000 (1 % noise)
+  for (size_t i = 15000; i < v.size(); ++i) v[i] *= 0.96;  // -4 % at 15,000
+  auto steps = EDivisive(v);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_NEAR(steps[0].index, 7000, 2);
+  EXPECT_NEAR(steps[1].index, 15000, 2);
+  for (const auto& s : steps) EXPECT_LT(s.p_value, 1e-6);
+  // A step in the last points, after the last full window.
+  auto tail = Noisy(5000, 100, 1, 12, 4950, 8);
+  auto t = EDivisive(tail);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_NEAR(t[0].index, 4950, 2);
+}
+
+TEST(StepTracker, NoiseAloneGivesNoStep) {
+  int found = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed)
+    found += EDivisive(Noisy(30000, 100, 2, seed)).size();
+  EXPECT_EQ(found, 0);
+}
+
+// The steps do not depend on how the points arrived, and they are the batch search's.
+TEST(StepTracker, AppendingOneByOneGivesTheBatchSteps) {
+  auto v = Noisy(3000, 50, 1, 13, 1234, -6);
+  StepTracker tracker;
+  std::vector<ChangePoint> last;
+  for (double x : v) {
+    tracker.Append(x);
+    if (tracker.size() == 2000) last = tracker.Steps();  // asking midway changes nothing
+  }
+  ASSERT_EQ(last.size(), 1u);
+  auto once = tracker.Steps(), batch = EDivisive(v);
+  ASSERT_EQ(once.size(), batch.size());
+  ASSERT_EQ(once.size(), 1u);
+  EXPECT_EQ(once[0].index, batch[0].index);
+  EXPECT_EQ(once[0].p_value, batch[0].p_value);
+  EXPECT_NEAR(once[0].index, 1234, 2);
+}
+
+TEST(StepTracker, NonFiniteValueMeansNoSteps) {
+  auto v = Noisy(3000, 50, 1, 14, 1500, 10);
+  v[10] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(EDivisive(v).empty());
+  StepTracker t;
+  for (double x : v) t.Append(x);
+  EXPECT_TRUE(t.Steps().empty());
+  // A constant series: no variance anywhere, no step.
+  EXPECT_TRUE(EDivisive(std::vector<double>(5000, 3.0)).empty());
+}
+
 TEST(MovingMedian, FlagsTheStepAndNotTheNoise) {
   auto z = Noisy(60, 100, 0.1, 9, 30, 3);
   auto s = MovingMedianSteps(z);
