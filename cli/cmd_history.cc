@@ -236,7 +236,7 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
           markdown, [&] { return RenderTrendMarkdown(s); }, "history trend"))
     return kExitError;
   if (json)
-    fmt::print("{}\n", DumpJson(TrendJson(s), 2));
+    fmt::print("{}\n", TrendJsonText(s));
   else if (markdown == "-")
     fmt::print("{}", RenderTrendMarkdown(s));
   else

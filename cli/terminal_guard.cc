@@ -44,12 +44,27 @@ std::size_t IncompleteTail(std::string_view s) {
   return 0;
 }
 
+// READY (whole characters) made safe and written: as it is when it needs no escape.
+void WriteSafe(Guard* g, std::string_view ready) {
+  if (TerminalVerbatim(ready))
+    WriteAll(g, ready);
+  else
+    WriteAll(g, TerminalText(ready));
+}
+
 ssize_t GuardWrite(void* cookie, const char* buf, std::size_t size) {
   auto* g = static_cast<Guard*>(cookie);
+  if (g->pending.empty()) {  // nothing waits: BUF is written without a copy
+    const std::string_view in(buf, size);
+    const std::size_t keep = IncompleteTail(in);
+    WriteSafe(g, in.substr(0, size - keep));
+    g->pending.assign(in.substr(size - keep));
+    return static_cast<ssize_t>(size);
+  }
   g->pending.append(buf, size);
   const std::size_t keep = IncompleteTail(g->pending);
   const std::string_view ready(g->pending.data(), g->pending.size() - keep);
-  WriteAll(g, TerminalText(ready));
+  WriteSafe(g, ready);
   g->pending.erase(0, ready.size());
   return static_cast<ssize_t>(size);
 }

@@ -17,6 +17,8 @@ namespace {
 
 std::string ShortCommit(const std::string& c) { return c.substr(0, 10); }
 
+constexpr const char* kExactMethod = "E-Divisive means (Matteson & James 2014), permutation test";
+
 // The median of [FIRST, LAST) (reordered), as MedianOf gives it; one value is itself.
 double MedianInPlace(double* first, double* last) {
   const auto n = last - first;
@@ -139,6 +141,12 @@ TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, 
 }
 
 void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
+  s.method = static_cast<long>(s.points.size()) > o.exact_max_points
+                 ? fmt::format(
+                       "E-Divisive means in windows of {} points (Apache Otava's form), Welch's "
+                       "t-test, Bonferroni over the segment's splits",
+                       o.window)
+                 : kExactMethod;
   s.steps.clear();
   s.steps_searched = false;
   if (!s.mixed.empty()) return;
@@ -244,9 +252,11 @@ std::string RenderTrendMarkdown(const TrendSeries& s) {
   return out;
 }
 
-nlohmann::json TrendJson(const TrendSeries& s) {
+nlohmann::json TrendJson(const TrendSeries& s, bool with_points) {
   nlohmann::json pts = nlohmann::json::array(), steps = nlohmann::json::array();
-  for (const auto& p : s.points)
+  if (!with_points) pts = nullptr;
+  for (const auto& p : s.points) {
+    if (!with_points) break;
     pts.push_back(
         {{"label", p.label},
          {"commit", p.first_commit},
@@ -257,6 +267,7 @@ nlohmann::json TrendJson(const TrendSeries& s) {
          {"dirty", p.dirty},
          {"clock_sm_median_mhz",
           p.clock_sm_median_mhz ? nlohmann::json(*p.clock_sm_median_mhz) : nlohmann::json()}});
+  }
   for (const auto& st : s.steps)
     steps.push_back({{"index", st.index},
                      {"before", st.before},
@@ -282,7 +293,7 @@ nlohmann::json TrendJson(const TrendSeries& s) {
       {"steps_searched", s.steps_searched},
       {"min_points_for_step", s.min_points_for_step},
       {"too_short", TrendTooShort(s).empty() ? nlohmann::json() : nlohmann::json(TrendTooShort(s))},
-      {"method", "E-Divisive means (Matteson & James 2014), permutation test"},
+      {"method", s.method.empty() ? kExactMethod : s.method},
       {"steps", nullptr}};
   out["points"] = std::move(pts);
   out["steps"] = std::move(steps);

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "util/json_io.h"
+
 namespace vouch {
 namespace {
 
@@ -111,6 +115,60 @@ TEST(Trend, EmptySeriesSaysSo) {
   auto s = BuildTrend({}, Q(), TrendBy::kCommit);
   DetectSteps(s);
   EXPECT_NE(RenderTrendText(s).find("no stored run has this metric"), std::string::npos);
+}
+
+// The streamed JSON is the tree's dump, byte for byte: odd strings (quotes, control codes,
+// markup, invalid UTF-8, non-ASCII), odd numbers, empty and missing parts, steps.
+TEST(Trend, StreamedJsonIsTheTreesDumpByteForByte) {
+  EXPECT_EQ(TrendJsonText(BuildTrend({}, Q(), TrendBy::kCommit)),
+            DumpJson(TrendJson(BuildTrend({}, Q(), TrendBy::kCommit)), 2));
+  std::vector<TrendPoint> pts;
+  const std::vector<std::string> commits = {"plain",
+                                            "q\"uote",
+                                            "back\\slash",
+                                            "tab\tnl\n",
+                                            "\x1b[31mred",
+                                            "<b>&amp;</b>",
+                                            std::string("bad\xff\xfeutf8"),
+                                            "caf\xc3\xa9",
+                                            ""};
+  const std::vector<double> values = {0.0, -0.0,    1e20,  1e-7,  1234567.0,
+                                      0.1, 123.456, 1e308, 5e-324};
+  for (int i = 0; i < 30; ++i) {
+    auto p =
+        P("run" + std::to_string(i % 20), commits[static_cast<size_t>(i) % commits.size()],
+          values[static_cast<size_t>(i) % values.size()] + (i >= 15 ? 100 : 0), 1796000000.5 + i);
+    if (i % 7 == 3) p.clock_sm_median_mhz.reset();
+    pts.push_back(p);
+  }
+  for (auto by : {TrendBy::kCommit, TrendBy::kRun, TrendBy::kDay}) {
+    auto s = BuildTrend(pts, Q(), by);
+    DetectSteps(s);
+    EXPECT_EQ(TrendJsonText(s), DumpJson(TrendJson(s), 2)) << TrendByName(by);
+  }
+  // A series that had a step (the steps' part is the tree's in both).
+  std::vector<TrendPoint> step;
+  for (int i = 0; i < 40; ++i)
+    step.push_back(P("k" + std::to_string(i), "c" + std::to_string(i), i < 20 ? 100 : 110, i));
+  auto s = BuildTrend(step, Q(), TrendBy::kCommit);
+  DetectSteps(s);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(TrendJsonText(s), DumpJson(TrendJson(s), 2));
+  EXPECT_EQ(TrendJson(s)["method"], "E-Divisive means (Matteson & James 2014), permutation test");
+}
+
+// A long series says which search it had.
+TEST(Trend, LongSeriesNamesTheWindowedSearch) {
+  std::vector<TrendPoint> pts;
+  for (int i = 0; i < 1500; ++i)
+    pts.push_back(P("k" + std::to_string(i), "c" + std::to_string(i),
+                    (i < 900 ? 100 : 104) * (1 + 0.01 * std::sin(i * 1.7)), i));
+  auto s = BuildTrend(pts, Q(), TrendBy::kCommit);
+  DetectSteps(s);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_NEAR(s.steps[0].index, 900, 2);
+  EXPECT_NE(TrendJson(s)["method"].get<std::string>().find("windows of 256 points"),
+            std::string::npos);
 }
 
 }  // namespace

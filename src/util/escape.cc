@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace vouch {
 
@@ -42,10 +43,29 @@ void Hex(std::string& out, std::string_view bytes) {
 
 // Appends S to OUT made safe; KEEP_LINES keeps '\n' and '\t'. Each ASCII character that is
 // not a control goes through PLAIN (the medium's own escapes).
+// Whether C is printable ASCII (or, with KEEP_LINES, a newline or tab): what a terminal shows
+// as it is.
+bool PlainAscii(unsigned char c, bool keep_lines) {
+  return (c >= 0x20 && c < 0x7F) || (keep_lines && (c == '\n' || c == '\t'));
+}
+
+void Verbatim(std::string& out, char c) { out += c; }
+
 template <typename Plain>
 void Escape(std::string& out, std::string_view s, bool keep_lines, Plain plain) {
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
+    // Verbatim: a run of printable ASCII goes in at once (a megabyte of JSON through the
+    // terminal guard was a call per byte).
+    if constexpr (std::is_same_v<Plain, void (*)(std::string&, char)>) {
+      if (plain == &Verbatim && PlainAscii(c, keep_lines)) {
+        std::size_t j = i + 1;
+        while (j < s.size() && PlainAscii(static_cast<unsigned char>(s[j]), keep_lines)) ++j;
+        out.append(s.substr(i, j - i));
+        i = j;
+        continue;
+      }
+    }
     if (c < 0x80) {
       if (keep_lines && (c == '\n' || c == '\t'))
         out += static_cast<char>(c);
@@ -78,9 +98,13 @@ void Escape(std::string& out, std::string_view s, bool keep_lines, Plain plain) 
   }
 }
 
-void Verbatim(std::string& out, char c) { out += c; }
-
 }  // namespace
+
+bool TerminalVerbatim(std::string_view s) {
+  for (char c : s)
+    if (!PlainAscii(static_cast<unsigned char>(c), true)) return false;
+  return true;
+}
 
 std::string TerminalSafe(std::string_view s) {
   std::string out;

@@ -23,6 +23,9 @@ std::string TerminalSafe(std::string_view s);
 // The same for a block of text whose line structure is vouch's own: newlines and tabs kept,
 // everything else as TerminalSafe. What vouch prints on stdout and stderr passes through it.
 std::string TerminalText(std::string_view s);
+// Whether TerminalText(S) is S itself (printable ASCII, newlines and tabs only): then it need
+// not be copied.
+bool TerminalVerbatim(std::string_view s);
 
 // S as text in Markdown (a table cell, a list item, a sentence): '|' as "\|", '\' as "\\",
 // '<', '>', '&' and '`' as the entities "&lt;" "&gt;" "&amp;" "&#96;" (so that no HTML tag,
