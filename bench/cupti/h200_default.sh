@@ -12,6 +12,7 @@
 #     PAIRS (3) pairs of SECS (3) s legs;
 #  4. the sampler's CPU with real NVML: `vouch clock sample --interval-ms 10 -- sleep 30`,
 #     vouch's CPU % of one core from /proc (bench/telemetry/sampler_cpu.sh, SIM=none, 1 round).
+#  5. with SAMPLER_BENCH set, the sampler thread's CPU alone and without each periodic part.
 # Writes OUTDIR/summary.txt (the figures), OUTDIR/status.txt (each step's exit), the A/B
 # records and logs under OUTDIR/cost, the sampler's under OUTDIR/sampler.
 set -u
@@ -65,8 +66,10 @@ timeout 60 "$VOUCH" trace summarize "$OUT/check-default.jsonl" > "$OUT/check-def
 note "trace summarize (default trace): exit $?"
 
 # 3. The tracer's cost, shipped defaults (about 48 s per A/B: 2 + 2*PAIRS legs of ~6 s).
-PAIRS=${PAIRS:-3} SECS=${SECS:-3} LOOPS="short short_5k long" ARMS="traced torchprof" \
-  timeout 420 bash "$ROOT/bench/cupti/cost.sh" "$OUT/cost" > "$OUT/cost.log" 2>&1
+# LOOPS and ARMS pick a subset (a loop left unresolved by an earlier call, with more PAIRS);
+# COST_TIMEOUT bounds the step.
+PAIRS=${PAIRS:-3} SECS=${SECS:-3} LOOPS=${LOOPS:-short short_5k long} ARMS=${ARMS:-traced torchprof} \
+  timeout "${COST_TIMEOUT:-420}" bash "$ROOT/bench/cupti/cost.sh" "$OUT/cost" > "$OUT/cost.log" 2>&1
 note "cost.sh: exit $?"
 rm -rf "$OUT/cost/traces"
 { echo "tracer cost, shipped defaults (B/A iters_per_s; cost = 1 - ratio):"; cat "$OUT/cost.log"; } >> "$OUT/summary.txt"
@@ -76,5 +79,14 @@ SIM=none SECS=30 ROUNDS=1 VOUCHES="real=$VOUCH" BENCHES="" \
   timeout 60 bash "$ROOT/bench/telemetry/sampler_cpu.sh" "$OUT/sampler" > "$OUT/sampler.log" 2>&1
 note "sampler_cpu.sh: exit $?"
 { echo "sampler CPU, real NVML, 10 ms, sleep 30:"; cat "$OUT/sampler/cpu.txt"; } >> "$OUT/summary.txt"
+# 5. Where the sampler thread's CPU goes (SAMPLER_BENCH: bench/telemetry/sampler_bench): the
+# thread alone, as shipped, then without the process list, without the driver's sample
+# buffers, without both, and at 20 ms; 10 s each.
+if [ -n "${SAMPLER_BENCH:-}" ]; then
+  for args in "" "--process-ms 0" "--driver-ms 0" "--process-ms 0 --driver-ms 0" "--interval-ms 20"; do
+    echo "sampler_bench $args: $(timeout 30 "$SAMPLER_BENCH" --seconds 10 $args 2>&1 | tail -1)"
+  done | tee -a "$OUT/summary.txt" > "$OUT/sampler_bench.txt"
+  note "sampler_bench: exit $?"
+fi
 find "$OUT/cost" -name samples.jsonl -delete 2>/dev/null
 cat "$OUT/summary.txt"

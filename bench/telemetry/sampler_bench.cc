@@ -1,6 +1,7 @@
 // sampler_bench: what the sampler thread costs, alone (issue 24), on a simulated device or NVML.
 //
 //   sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] [--out FILE.jsonl]
+//                 [--process-ms MS] [--driver-ms MS]
 //
 // Runs vouch's Sampler as `vouch clock sample` does (GPU 0, 10 ms polls, processes every
 // 100 ms, the JSONL stream written and flushed every 0.5 s) for S seconds and prints one JSON
@@ -8,6 +9,8 @@
 // round. Without --sim it opens NVML. Small enough to run under callgrind
 // (bench/telemetry/sampler_cpu.sh: instructions per poll, collection toggled on Sampler::Loop),
 // which `vouch` itself is not: boost's long-double erf_inv initializer aborts under valgrind.
+// --process-ms and --driver-ms change how often the process list and the driver's sample
+// buffers are read (0: never), to tell their share of the cost apart.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -23,7 +26,7 @@ using namespace vouch;
 
 int main(int argc, char** argv) {
   std::string sim, out = "/dev/null";
-  double seconds = 10, interval_ms = 10;
+  double seconds = 10, interval_ms = 10, process_ms = 100, driver_ms = 1000;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -38,12 +41,16 @@ int main(int argc, char** argv) {
       seconds = std::atof(next());
     } else if (!std::strcmp(argv[i], "--interval-ms")) {
       interval_ms = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--process-ms")) {
+      process_ms = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--driver-ms")) {
+      driver_ms = std::atof(next());
     } else if (!std::strcmp(argv[i], "--out")) {
       out = next();
     } else {
       std::fprintf(stderr,
                    "usage: sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] "
-                   "[--out FILE.jsonl]\n");
+                   "[--out FILE.jsonl] [--process-ms MS] [--driver-ms MS]\n");
       return 64;
     }
   }
@@ -52,7 +59,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sampler_bench: %s\n", dev.error().message.c_str());
     return 1;
   }
-  Sampler sampler(**dev, SamplerOptions{{0}, interval_ms / 1000, 0.1, out, 0.5});
+  SamplerOptions so{{0}, interval_ms / 1000, 0.1, out, 0.5};
+  const double never = 1e9;  // seconds
+  so.process_interval_s = process_ms > 0 ? process_ms / 1000 : never;
+  so.driver_interval_s = driver_ms > 0 ? driver_ms / 1000 : never;
+  Sampler sampler(**dev, so);
   if (auto s = sampler.Start(); !s) {
     std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
     return 1;
@@ -66,10 +77,11 @@ int main(int argc, char** argv) {
   std::printf(
       "%s\n",
       fmt::format("{{\"device\":\"{}\",\"interval_ms\":{},\"polls\":{},\"samples\":{},"
-                  "\"late_polls\":{},\"thread_cpu_s\":{:.6f},\"wall_s\":{:.3f},"
+                  "\"process_ms\":{},\"driver_ms\":{},\"late_polls\":{},\"thread_cpu_s\":{:.6f},"
+                  "\"wall_s\":{:.3f},"
                   "\"cpu_pct_of_core\":{:.4f},\"poll_cost_mean_us\":{:.2f}}}",
                   sim.empty() ? "nvml" : "sim", interval_ms, st.polls, sampler.Samples().size(),
-                  st.late_polls, st.thread_cpu_s, st.wall_s,
+                  process_ms, driver_ms, st.late_polls, st.thread_cpu_s, st.wall_s,
                   st.wall_s > 0 ? 100 * st.thread_cpu_s / st.wall_s : 0.0, st.poll_cost_mean_us)
           .c_str());
   return 0;
