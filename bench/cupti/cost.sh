@@ -24,6 +24,8 @@ ARMS=" ${ARMS:-traced torchprof} "  # which A/Bs of each loop
 LOOPS=" ${LOOPS:-short short_5k long} "  # a subset keeps one run under a time limit
 LOAD="$PY $ROOT/tests/gpu/tracer_torch.py load --seconds $SECS"
 COMMON="--pairs $PAIRS --seed 11 --band 1 --min-busy-pct 10 --headline iters_per_s"
+# MAX_PAIRS: the sequential A/B goes on past PAIRS, a pair at a time, while undecided.
+[ -n "${MAX_PAIRS:-}" ] && COMMON="$COMMON --max-pairs $MAX_PAIRS"
 rc=0
 for loop in "short:--kind short" "short_5k:--kind short --host-us 200" "long:--kind long"; do
   name=${loop%%:*}
