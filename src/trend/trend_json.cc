@@ -2,6 +2,7 @@
 // as nlohmann objects took most of `history trend --json`'s time and memory).
 #include <array>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -45,13 +46,18 @@ void AppendNumber(std::string& out, double v) {
 
 }  // namespace
 
-std::string TrendJsonText(const TrendSeries& s) {
+void WriteTrendJson(const TrendSeries& s, const std::function<void(std::string_view)>& sink) {
   std::string head = DumpJson(TrendJson(s, false), 2);
   const std::string key = "\n  \"points\": null";
   const size_t at = head.find(key);
-  if (at == std::string::npos) return DumpJson(TrendJson(s), 2);  // cannot happen: the schema
+  if (at == std::string::npos) {  // cannot happen: the schema has "points"
+    sink(DumpJson(TrendJson(s), 2));
+    return;
+  }
+  // Handed to SINK a quarter megabyte at a time: 100,000 points need not be one string.
+  constexpr size_t kChunk = 256 * 1024;
   std::string out;
-  out.reserve(head.size() + s.points.size() * 320);
+  out.reserve(kChunk + 4096);
   out.append(head, 0, at);
   out += "\n  \"points\": ";
   if (s.points.empty()) {
@@ -60,6 +66,10 @@ std::string TrendJsonText(const TrendSeries& s) {
     out += "[";
     // Keys in nlohmann's order (std::map: sorted).
     for (size_t i = 0; i < s.points.size(); ++i) {
+      if (out.size() >= kChunk) {
+        sink(out);
+        out.clear();
+      }
       const SeriesPoint& p = s.points[i];
       out += i == 0 ? "\n    {\n      \"attributed\": " : ",\n    {\n      \"attributed\": ";
       out += p.attributed ? "true" : "false";
@@ -93,7 +103,13 @@ std::string TrendJsonText(const TrendSeries& s) {
     out += "\n  ]";
   }
   out.append(head, at + key.size(), std::string::npos);
-  return out;
+  sink(out);
+}
+
+std::string TrendJsonText(const TrendSeries& s) {
+  std::string text;
+  WriteTrendJson(s, [&](std::string_view part) { text += part; });
+  return text;
 }
 
 }  // namespace vouch

@@ -155,6 +155,21 @@ TEST(Trend, StreamedJsonIsTheTreesDumpByteForByte) {
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_EQ(TrendJsonText(s), DumpJson(TrendJson(s), 2));
   EXPECT_EQ(TrendJson(s)["method"], "E-Divisive means (Matteson & James 2014), permutation test");
+  // Long enough to be handed over in several parts: the parts join into the same text.
+  std::vector<TrendPoint> many;
+  for (int i = 0; i < 3000; ++i)
+    many.push_back(
+        P("run-key-" + std::to_string(i), "commit-" + std::to_string(i), 100 + i % 7, i));
+  auto m = BuildTrend(many, Q(), TrendBy::kCommit);
+  DetectSteps(m);
+  int parts = 0;
+  std::string joined;
+  WriteTrendJson(m, [&](std::string_view part) {
+    ++parts;
+    joined += part;
+  });
+  EXPECT_GE(parts, 3);
+  EXPECT_EQ(joined, DumpJson(TrendJson(m), 2));
 }
 
 // A long series says which search it had.
