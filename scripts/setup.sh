@@ -16,6 +16,7 @@ if [ "${1:-}" = "--test" ]; then
   pkgs+=(
     libgtest-dev libgmock-dev
     python3 python3-venv sqlite3 hyperfine   # python3-venv: the wheel installed in a fresh venv
+    time                           # /usr/bin/time: the benches' CPU time per process
     clang libclang-rt-14-dev lld   # the fuzz targets (scripts/fuzz.sh)
     postgresql                     # the history store's test server
     chromium                       # the report's browser test (headless)

@@ -101,24 +101,27 @@ db.executemany("INSERT INTO summaries (run_key, arm, name, unit, better, n, medi
                "clock_sm_median_mhz) VALUES (?,'run','tok_s','tok/s','higher',2,?,?,?,1980)", sums)
 db.commit()
 PY
-echo "## history trend tok_s over $points points"
-echo "| round | vouch history trend (steps) | steps found | trend --no-steps | sqlite3 reading the points | trend / sqlite3 |"
+echo "## history trend tok_s over $points points (wall; CPU user+sys in parentheses, from /usr/bin/time)"
+echo "| round | vouch history trend --json (steps) | steps found | trend --no-steps | sqlite3 reading the points | trend / sqlite3, wall (CPU) |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+cpu() { awk '{print $1 + $2}' "$work/cpu.txt"; }  # user + sys of the last timed command
 q="SELECT r.commit_sha, r.started_unix_s, s.median FROM summaries s JOIN runs r USING (run_key) WHERE s.name='tok_s' AND s.arm='run' ORDER BY r.started_unix_s"
 for r in $(seq 1 "$rounds"); do
   order=$([ $((r % 2)) -eq 1 ] && echo "vouch plain sqlite3" || echo "sqlite3 plain vouch")
   for who in $order; do
     t0=$(now)
     case $who in
-      vouch) "$vouch" history trend --store "$work/trend.sqlite" tok_s --json > "$work/trend.json"
-             v=$(python3 -c "print($(now) - $t0)") ;;
-      plain) "$vouch" history trend --store "$work/trend.sqlite" tok_s --no-steps --json > /dev/null
-             p=$(python3 -c "print($(now) - $t0)") ;;
-      sqlite3) sqlite3 "$work/trend.sqlite" "$q" > /dev/null
-             s=$(python3 -c "print($(now) - $t0)") ;;
+      vouch) /usr/bin/time -f "%U %S" -o "$work/cpu.txt" \
+               "$vouch" history trend --store "$work/trend.sqlite" tok_s --json > "$work/trend.json"
+             v=$(python3 -c "print($(now) - $t0)"); vc=$(cpu) ;;
+      plain) /usr/bin/time -f "%U %S" -o "$work/cpu.txt" \
+               "$vouch" history trend --store "$work/trend.sqlite" tok_s --no-steps --json > /dev/null
+             p=$(python3 -c "print($(now) - $t0)"); pc=$(cpu) ;;
+      sqlite3) /usr/bin/time -f "%U %S" -o "$work/cpu.txt" sqlite3 "$work/trend.sqlite" "$q" > /dev/null
+             s=$(python3 -c "print($(now) - $t0)"); sc=$(cpu) ;;
     esac
   done
   steps=$(python3 -c "import json; j=json.load(open('$work/trend.json')); print(','.join(str(x.get('index', x.get('at', '?'))) for x in j.get('steps', [])))")
-  python3 -c "print(f'| $r | {$v:.3f} s | $steps | {$p:.3f} s | {$s:.3f} s | {$v/$s:.1f}x |')"
+  python3 -c "print(f'| $r | {$v:.3f} s ({$vc:.2f}) | $steps | {$p:.3f} s ({$pc:.2f}) | {$s:.3f} s ({$sc:.2f}) | {$v/$s:.1f}x ({$vc/max($sc, 0.01):.1f}x) |')"
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
