@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace vouch {
 namespace {
@@ -98,10 +99,11 @@ Status BoundedFile::ReadChunks(const std::function<Status(std::string_view)>& si
       pipe_ ? std::size_t{1} << 20
             : static_cast<std::size_t>(std::min<std::uint64_t>(
                   std::uint64_t{1} << 20, std::max<std::uint64_t>(size_ + 1, 4096)));
-  std::string buf(want, '\0');
+  // Not zeroed (read() fills what is used): zeroing it was 5 % of `vouch fleet merge`.
+  const auto buf = std::make_unique_for_overwrite<char[]>(want);
   std::uint64_t total = 0;
   for (;;) {
-    const ssize_t n = ::read(fd_, buf.data(), buf.size());
+    const ssize_t n = ::read(fd_, buf.get(), want);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN && pipe_) {
@@ -121,7 +123,7 @@ Status BoundedFile::ReadChunks(const std::function<Status(std::string_view)>& si
     if (total > max_)
       return MakeError("{}: is over the limit of {} (it grew while being read, or is a pipe)",
                        path_, DescribeSize(max_));
-    if (auto s = sink(std::string_view(buf.data(), static_cast<std::size_t>(n))); !s) return s;
+    if (auto s = sink(std::string_view(buf.get(), static_cast<std::size_t>(n))); !s) return s;
   }
 }
 
