@@ -213,7 +213,9 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
   if (!pts) return fmt::print(stderr, "vouch history trend: {}\n", pts.error().message), kExitError;
   if (pts->empty()) {
     // A misspelled metric is not an empty series: say so, with the names the store has.
-    auto names = MetricNames(st->store->db());
+    // A store with no table yet holds no metric (and has no table to ask).
+    Result<std::vector<std::string>> names = std::vector<std::string>{};
+    if (!st->store->empty()) names = MetricNames(st->store->db());
     if (!names)
       return fmt::print(stderr, "vouch history trend: {}\n", names.error().message), kExitError;
     if (std::find(names->begin(), names->end(), q.metric) == names->end()) {

@@ -2,6 +2,7 @@
 // (The store's engines, SQLite and PostgreSQL, are tested in src/store/store_test.cc.)
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "test_util.h"
@@ -150,9 +151,11 @@ TEST_F(HistoryCli, ReportIsOneSelfContainedPageOrSaysWhyNot) {
   }
   EXPECT_EQ(Vouch("report").rc, 64);
   EXPECT_EQ(Vouch(fmt::format("report {} --trend x", kRunDir)).rc, 64);
+  // No store at that path: said so (a read creates none), not "no such run".
   auto none = Vouch("report --store h.sqlite --run 00000000");
   EXPECT_EQ(none.rc, 1);
-  EXPECT_TRUE(Has(none.out, "no such run")) << none.out;
+  EXPECT_TRUE(Has(none.out, "history store h.sqlite does not exist")) << none.out;
+  EXPECT_FALSE(std::filesystem::exists(D("h.sqlite")));
   auto bad = Vouch("report /nonexistent/dir -o x.html");
   EXPECT_EQ(bad.rc, 1);
   EXPECT_TRUE(Has(bad.out, "/nonexistent/dir")) << bad.out;

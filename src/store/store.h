@@ -93,6 +93,8 @@ class Store {
                                                int up_to = StoreSchemaVersion(),
                                                StoreAccess access = StoreAccess::kWrite);
 
+  // Opened for a read, and nothing was ever written to it (no table yet).
+  bool empty() const { return empty_; }
   SqlDb& db() { return *db_; }
   // The highest version in schema_version, checked: an integer in [0, INT_MAX], or an error
   // naming the store (2^32 + 2 is not version 2).

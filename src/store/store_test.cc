@@ -375,8 +375,28 @@ TEST_P(StoreTest, AVersionPast2To32OrTextIsRefusedNotTruncated) {
     EXPECT_FALSE(Store::Open(url_, access).ok());
 }
 
+// A read of a store that does not exist is refused by name and creates nothing: a mistyped
+// --store is not a new empty store.
+TEST_P(StoreTest, AReadOfAMissingStoreIsRefusedAndCreatesNothing) {
+  if (GetParam() != "sqlite") GTEST_SKIP() << "a path: SQLite only";
+  const std::string missing = (dir_ / "no/such/folder/h.sqlite").string();
+  auto r = Store::Open(missing, StoreAccess::kRead);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("history store " + missing + " does not exist"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "no"));
+  EXPECT_TRUE(Store::Open(missing, StoreAccess::kWrite).ok());  // a write creates it
+  EXPECT_TRUE(Store::Open(missing, StoreAccess::kRead).ok());
+}
+
 TEST_P(StoreTest, AReadNeverMigrates) {
-  // Nothing written yet: a read sees no run and creates no table.
+  // Nothing written yet: a read sees no run and creates no table. (SQLite: the file exists,
+  // empty; a read of a path with no file is refused, below.)
+  if (GetParam() == "sqlite") {
+    std::filesystem::create_directories(std::filesystem::path(url_).parent_path());
+    std::ofstream(url_).close();
+  }
   auto r = Store::Open(url_, StoreAccess::kRead);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE((*r)->ListRuns({})->empty());
