@@ -376,10 +376,9 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   // under vouch, the subreaper); once a second the whole range of new pids is read too,
   // for one that carries the leg's marker outside vouch's tree.
   std::int64_t next_full_scan_ns = SteadyNs() + 1'000'000'000;
-  // The tree's scan (the /proc reads per member: most of the poll's cost) runs at every poll
-  // for the leg's first second, then at every fifth (100 ms at the default 20 ms): a long
-  // leg's pids and summed RSS are sampled less often, its main process's peak is a high-water
-  // mark anyway, and the observers (the channel's tail, the live tick) still run every poll.
+  // The tree's scan (its /proc reads: most of a poll's cost) runs every poll for the leg's
+  // first second, then every fifth poll (100 ms by default); the main process's peak is a
+  // high-water mark anyway, and the observers (channel tail, live tick) run every poll.
   std::int64_t next_scan_ns = 0;
   auto sample = [&] {
     const std::int64_t now = SteadyNs();
