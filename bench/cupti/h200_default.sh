@@ -12,7 +12,8 @@
 #     PAIRS (3) pairs of SECS (3) s legs;
 #  4. the sampler's CPU with real NVML: `vouch clock sample --interval-ms 10 -- sleep 30`,
 #     vouch's CPU % of one core from /proc (bench/telemetry/sampler_cpu.sh, SIM=none, 1 round).
-#  5. with SAMPLER_BENCH set, the sampler thread's CPU alone and without each periodic part.
+#  5. with SAMPLER_BENCH set, the sampler thread's CPU alone and without each periodic part;
+#  6. a thread that only wakes every 10 and 20 ms (bench/telemetry/wakeup_bench.cc): the floor.
 # Writes OUTDIR/summary.txt (the figures), OUTDIR/status.txt (each step's exit), the A/B
 # records and logs under OUTDIR/cost, the sampler's under OUTDIR/sampler.
 set -u
@@ -88,5 +89,12 @@ if [ -n "${SAMPLER_BENCH:-}" ]; then
   done | tee -a "$OUT/summary.txt" > "$OUT/sampler_bench.txt"
   note "sampler_bench: exit $?"
 fi
+# 6. The floor under it: a thread that only wakes every 10 (and 20) ms on this machine, no NVML
+# (bench/telemetry/wakeup_bench.cc, standalone, built here with g++).
+g++ -O2 -std=c++20 -pthread -o "$B/wakeup_bench" "$ROOT/bench/telemetry/wakeup_bench.cc" 2>>"$B/nvcc.log"
+for ms in 10 20; do
+  echo "wakeup_bench --interval-ms $ms: $(timeout 30 "$B/wakeup_bench" --seconds 10 --interval-ms $ms 2>&1)"
+done | tee -a "$OUT/summary.txt" > "$OUT/wakeup_bench.txt"
+note "wakeup_bench: exit $?"
 find "$OUT/cost" -name samples.jsonl -delete 2>/dev/null
 cat "$OUT/summary.txt"

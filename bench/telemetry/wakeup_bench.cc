@@ -1,0 +1,123 @@
+// wakeup_bench: what a thread that only wakes every N ms costs, as a share of one core: the
+// floor under the sampler's CPU (issue 24), measured on the machine itself (a VM's timer exits
+// cost more than bare metal's).
+//
+//   wakeup_bench [--seconds S] [--interval-ms MS]
+//
+// Two ways of waiting, each for S seconds: a condition variable's wait_until (what
+// vouch::Sampler does: the futex) and clock_nanosleep(TIMER_ABSTIME); for each, the thread's
+// CPU time (CLOCK_THREAD_CPUTIME_ID) over its wall time, in % of one core, and its wake-ups.
+// Standalone (no vouch library): g++ -O2 -std=c++20 -pthread wakeup_bench.cc.
+#include <pthread.h>
+#include <time.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+struct Result {
+  double cpu_pct = 0;
+  long wakeups = 0;
+};
+
+Result RunCondvar(double seconds, double interval_ms) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  Result r;
+  std::thread t([&] {
+    using clock = std::chrono::steady_clock;
+    auto interval = std::chrono::duration_cast<clock::duration>(
+        std::chrono::duration<double, std::milli>(interval_ms));
+    auto t0 = clock::now();
+    double c0 = ThreadCpuSeconds();
+    auto next = t0;
+    auto end =
+        t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+    while (clock::now() < end) {
+      next += interval;
+      std::unique_lock<std::mutex> l(mu);
+      cv.wait_until(l, next, [&] { return stop; });
+      ++r.wakeups;
+    }
+    double wall = std::chrono::duration<double>(clock::now() - t0).count();
+    r.cpu_pct = 100.0 * (ThreadCpuSeconds() - c0) / wall;
+  });
+  t.join();
+  return r;
+}
+
+Result RunNanosleep(double seconds, double interval_ms) {
+  Result r;
+  std::thread t([&] {
+    timespec next{};
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    timespec start = next;
+    double c0 = ThreadCpuSeconds();
+    long step_ns = static_cast<long>(interval_ms * 1e6);
+    long n = static_cast<long>(seconds * 1e3 / interval_ms);
+    for (long i = 0; i < n; ++i) {
+      next.tv_nsec += step_ns;
+      while (next.tv_nsec >= 1000000000L) {
+        next.tv_nsec -= 1000000000L;
+        ++next.tv_sec;
+      }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+      ++r.wakeups;
+    }
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double wall = static_cast<double>(now.tv_sec - start.tv_sec) +
+                  static_cast<double>(now.tv_nsec - start.tv_nsec) * 1e-9;
+    r.cpu_pct = 100.0 * (ThreadCpuSeconds() - c0) / wall;
+  });
+  t.join();
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 10, interval_ms = 10;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "wakeup_bench: %s needs a value\n", a.c_str());
+      return 64;
+    }
+    char* end = nullptr;
+    double v = std::strtod(argv[++i], &end);
+    if (*end != '\0' || !(v > 0) || v > 1e6) {
+      std::fprintf(stderr, "wakeup_bench: %s: not a positive number: %s\n", a.c_str(), argv[i]);
+      return 64;
+    }
+    if (a == "--seconds") {
+      seconds = v;
+    } else if (a == "--interval-ms") {
+      interval_ms = v;
+    } else {
+      std::fprintf(stderr, "usage: wakeup_bench [--seconds S] [--interval-ms MS]\n");
+      return 64;
+    }
+  }
+  Result cv = RunCondvar(seconds, interval_ms);
+  Result ns = RunNanosleep(seconds, interval_ms);
+  std::printf(
+      "{\"interval_ms\": %g, \"seconds\": %g, \"condvar_cpu_pct\": %.4f, \"condvar_wakeups\": %ld, "
+      "\"nanosleep_cpu_pct\": %.4f, \"nanosleep_wakeups\": %ld}\n",
+      interval_ms, seconds, cv.cpu_pct, cv.wakeups, ns.cpu_pct, ns.wakeups);
+  return 0;
+}
