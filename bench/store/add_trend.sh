@@ -16,7 +16,7 @@ records=${2:-200}
 points=${3:-100000}
 rounds=${4:-3}
 work=$(mktemp -d /tmp/vouch-bench-history.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+[ -n "${KEEP:-}" ] && echo "# work kept: $work" || trap 'rm -rf "$work"' EXIT
 echo "# $(date -u +%FT%TZ) $(uname -n) nproc=$(nproc) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$root/tests/data/store/run" "$work/runs" "$records" <<'PY'
 import json, shutil, sys

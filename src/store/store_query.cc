@@ -184,6 +184,13 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
     x.dirty = AsInt(r[9]) != 0;
   };
   std::vector<TrendPoint> out;
+  // Room for every summary of the metric up front (the filters only take some away): growing
+  // from empty moved every point's ten strings about twice (7 % of a 100,000-point trend).
+  // Capped: reserving touches no page, and a bound this large is only a guess to grow from.
+  if (auto n = db_->Query("SELECT COUNT(*) FROM summaries WHERE name = ? AND arm = ?",
+                          {t.metric, t.arm});
+      n && !n->rows.empty() && !n->rows[0].empty())
+    out.reserve(static_cast<size_t>(std::clamp<long>(AsInt(n->rows[0][0]), 0, 1L << 20)));
   // The row named in an error, built only when there is one.
   auto row_of = [&](const TrendPoint& x) {
     return fmt::format("history store {}: summaries row (run {}, arm {}, metric {})", db_->Where(),

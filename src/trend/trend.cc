@@ -52,6 +52,8 @@ TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, 
   // without a commit is its own point).
   std::unordered_map<std::string_view, size_t> at_commit, at_run;
   std::vector<size_t> owner(pts.size());  // the series point of each input point
+  (by == TrendBy::kRun ? at_run : at_commit).reserve(pts.size());  // no rehash on the way
+  s.points.reserve(pts.size());
   const std::string* last_name = nullptr;
   const std::string* last_uuid = nullptr;
   for (size_t i = 0; i < pts.size(); ++i) {
