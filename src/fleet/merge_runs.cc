@@ -13,8 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-double Pct(double log) { return 100 * (std::exp(log) - 1); }
-
 // The attempt of TASK that counts: the latest complete one, else the latest with a record.
 const FleetAttempt* Chosen(
     const std::unordered_map<std::string, std::vector<const FleetAttempt*>>& by,

@@ -4,13 +4,10 @@
 
 #include <string_view>
 
+#include "util/strings.h"
+
 namespace vouch {
 namespace {
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 
 bool Usable(const Metric& m) {
   return !m.is_text() && m.better != Better::kNone && !StartsWith(m.name, "vouch.");

@@ -8,7 +8,7 @@
 namespace vouch {
 namespace {
 
-bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+bool HasLowerCasePrefix(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i) {
     char c = s[i];
@@ -22,7 +22,7 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
 
 std::string_view ReservedPrefixOf(std::string_view name) {
   for (std::string_view p : kReservedMetricPrefixes)
-    if (StartsWithNoCase(name, p)) return p;
+    if (HasLowerCasePrefix(name, p)) return p;
   return {};
 }
 

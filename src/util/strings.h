@@ -15,6 +15,7 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string>& 
 std::vector<std::string> Split(std::string_view s, char sep);
 std::string Trim(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
 // Shell-quotes an argument so that a printed command line can be pasted back.
 std::string ShellQuote(std::string_view arg);
 std::string ShellJoin(const std::vector<std::string>& argv);

@@ -71,3 +71,12 @@ TEST(LineReader, LinesNumbersAndAnUnterminatedLast) {
 
 }  // namespace
 }  // namespace vouch
+
+TEST(Strings, StartsAndEndsWith) {
+  EXPECT_TRUE(StartsWith("tg128.tokens_per_s", "tg"));
+  EXPECT_FALSE(StartsWith("t", "tg"));
+  EXPECT_TRUE(EndsWith("tg128.tokens_per_s", ".tokens_per_s"));
+  EXPECT_TRUE(EndsWith("x", ""));
+  EXPECT_FALSE(EndsWith("s", ".tokens_per_s"));
+  EXPECT_FALSE(EndsWith("a.tokens_per_", ".tokens_per_s"));
+}
