@@ -69,9 +69,6 @@ TEST(LineReader, LinesNumbersAndAnUnterminatedLast) {
   EXPECT_FALSE(one.Next(&l));  // no phantom empty line after the final newline
 }
 
-}  // namespace
-}  // namespace vouch
-
 TEST(Strings, StartsAndEndsWith) {
   EXPECT_TRUE(StartsWith("tg128.tokens_per_s", "tg"));
   EXPECT_FALSE(StartsWith("t", "tg"));
@@ -80,3 +77,6 @@ TEST(Strings, StartsAndEndsWith) {
   EXPECT_FALSE(EndsWith("s", ".tokens_per_s"));
   EXPECT_FALSE(EndsWith("a.tokens_per_", ".tokens_per_s"));
 }
+
+}  // namespace
+}  // namespace vouch
