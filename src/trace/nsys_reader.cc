@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "trace/reserve_events.h"
+#include "trace/whole_fold.h"
 #include "util/bounded_file.h"
 
 namespace vouch::trace {
@@ -65,8 +66,9 @@ constexpr std::uint64_t kProgressMost = 100000, kProgressLeast = 1000;
 
 class Reader {
  public:
-  Reader(std::string path, const NsysLimits& limits, Trace* t)
-      : path_(std::move(path)), limits_(limits), t_(t), names_(&t->names) {}
+  // With FOLD, the GPU ops and API calls go to it instead of T.
+  Reader(std::string path, const NsysLimits& limits, Trace* t, WholeFold* fold = nullptr)
+      : path_(std::move(path)), limits_(limits), t_(t), fold_(fold), names_(&t->names) {}
 
   Status Open() {
     // Only a regular file of bounded size (SQLite would wait on a FIFO, read /dev/zero).
@@ -243,7 +245,13 @@ class Reader {
                       name + ", " +
                       (kind == GpuOpKind::kKernel ? std::string("0") : col("bytes", "0")) +
                       ", _rowid_ FROM " + table;
-    ReserveEvents(&t_->ops, RowCount(table));
+    const std::size_t rows = RowCount(table);
+    if (!fold_) {
+      ReserveEvents(&t_->ops, rows);
+    } else if (kind == GpuOpKind::kKernel) {
+      ReserveEvents(&fold_->kernels, rows);
+      ReserveEvents(&fold_->kernel_names, rows);
+    }
     auto st = Query(sql);
     if (!st.ok()) return st.error();
     std::uint32_t copy_name = names_.Intern(kind == GpuOpKind::kMemcpy ? "Memcpy" : "Memset");
@@ -253,20 +261,27 @@ class Reader {
       op.kind = kind;
       if (auto e = Time(s, 0, table, "start", &op.start_ns); !e.ok()) return e;
       if (auto e = Time(s, 1, table, "end", &op.end_ns); !e.ok()) return e;
-      op.device = static_cast<std::int32_t>(sqlite3_column_int64(s, 2));
-      op.stream = sqlite3_column_int64(s, 3);
-      op.correlation = sqlite3_column_int64(s, 4);
-      std::int64_t gpid = sqlite3_column_int64(s, 5);
-      op.pid = gpid >= 0 ? static_cast<std::int32_t>(PidOf(gpid)) : -1;
+      if (!fold_) {  // the whole-trace summary needs none of these
+        op.device = static_cast<std::int32_t>(sqlite3_column_int64(s, 2));
+        op.stream = sqlite3_column_int64(s, 3);
+        op.correlation = sqlite3_column_int64(s, 4);
+        std::int64_t gpid = sqlite3_column_int64(s, 5);
+        op.pid = gpid >= 0 ? static_cast<std::int32_t>(PidOf(gpid)) : -1;
+      }
       op.name_id = kind == GpuOpKind::kKernel && sqlite3_column_type(s, 6) != SQLITE_NULL
                        ? NameOf(sqlite3_column_int64(s, 6))
                        : copy_name;
-      op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, sqlite3_column_int64(s, 7)));
+      if (kind != GpuOpKind::kKernel)  // a kernel's column 7 is the constant 0
+        op.bytes =
+            static_cast<std::uint64_t>(std::max<std::int64_t>(0, sqlite3_column_int64(s, 7)));
       if (op.end_ns < op.start_ns) {
         ++t_->skipped_by_category[table + " (end before start)"];
         continue;
       }
-      t_->ops.push_back(op);
+      if (fold_)
+        fold_->Op(kind, op.start_ns, op.end_ns, op.name_id, op.bytes);
+      else
+        t_->ops.push_back(op);
     }
     return StepError();
   }
@@ -277,7 +292,10 @@ class Reader {
     for (const char* need : {"start", "end", "globalTid", "correlationId", "nameId"})
       if (!cols.count(need))
         return MakeError("{}: table {} has no '{}' column", path_, table, need);
-    ReserveEvents(&t_->api, RowCount(table));
+    if (fold_)
+      ReserveEvents(&fold_->launches, RowCount(table));  // untouched where not launches
+    else
+      ReserveEvents(&t_->api, RowCount(table));
     auto st = Query("SELECT start, end, globalTid, correlationId, nameId, _rowid_ FROM " + table);
     if (!st.ok()) return st.error();
     sqlite3_stmt* s = st->get();
@@ -288,16 +306,21 @@ class Reader {
       a.kind = kind;
       if (auto e = Time(s, 0, table, "start", &a.start_ns); !e.ok()) return e;
       if (auto e = Time(s, 1, table, "end", &a.end_ns); !e.ok()) return e;
-      std::int64_t g = sqlite3_column_int64(s, 2);
-      a.pid = PidOf(g);
-      a.tid = TidOf(g);
-      a.correlation = sqlite3_column_int64(s, 3);
+      if (!fold_) {  // the whole-trace summary needs neither
+        std::int64_t g = sqlite3_column_int64(s, 2);
+        a.pid = PidOf(g);
+        a.tid = TidOf(g);
+        a.correlation = sqlite3_column_int64(s, 3);
+      }
       a.name_id = NameOf(sqlite3_column_int64(s, 4));
       if (a.name_id >= launch.size()) launch.resize(std::size_t{a.name_id} + 1, -1);
       std::int8_t& is_launch = launch[a.name_id];
       if (is_launch < 0) is_launch = IsLaunchApi(t_->Name(a.name_id)) ? 1 : 0;
       a.is_launch = is_launch == 1;
-      t_->api.push_back(a);
+      if (fold_)
+        fold_->Api(a.start_ns, a.end_ns, a.is_launch);
+      else
+        t_->api.push_back(a);
     }
     return StepError();
   }
@@ -397,6 +420,7 @@ class Reader {
   bool over_budget_ = false;
   std::map<std::string, std::string> not_tables_;  // name -> what it is instead
   Trace* t_;
+  WholeFold* fold_;
   NameTable names_;
   Db db_;
   std::set<std::string> tables_;
@@ -440,19 +464,38 @@ Status ReadAll(Reader& r, Trace& t, const std::string& path) {
   return OkStatus();
 }
 
-}  // namespace
-
-Result<Trace> ReadNsysSqlite(const std::string& path, const NsysLimits& limits) {
+Result<Trace> ReadNsys(const std::string& path, const NsysLimits& limits, WholeFold* fold) {
   Trace t;
   t.path = path;
   t.format = "nsys";
-  Reader r(path, limits, &t);
+  Reader r(path, limits, &t, fold);
   Status s = ReadAll(r, t, path);
   // A statement stopped by the budget fails in whatever way it fails: the budget is the cause.
   if (auto e = r.BudgetError()) return *e;
   if (!s.ok()) return s.error();
-  ComputeExtent(&t);
   return t;
+}
+
+}  // namespace
+
+Result<Trace> ReadNsysSqlite(const std::string& path, const NsysLimits& limits) {
+  auto t = ReadNsys(path, limits, nullptr);
+  if (t) ComputeExtent(&*t);
+  return t;
+}
+
+Result<Summary> SummarizeNsysSqlite(const std::string& path, const SummaryOptions& opt,
+                                    const NsysLimits& limits) {
+  if (!opt.window.empty()) {
+    auto t = ReadNsysSqlite(path, limits);
+    if (!t) return t.error();
+    return Summarize(*t, opt);
+  }
+  WholeFold fold;
+  auto t = ReadNsys(path, limits, &fold);
+  if (!t) return t.error();
+  t->event_count += fold.ops + fold.api;
+  return SummarizeFolded(*t, fold, opt);
 }
 
 }  // namespace vouch::trace
