@@ -134,6 +134,23 @@ TEST(WholeFold, TopKernelTiesAreBrokenAsBefore) {
   std::remove(path.c_str());
 }
 
+TEST(WholeFold, TablesWithOnlyTheColumnsThatMustBeThere) {
+  // No device, stream, correlation, pid, bytes nor name column: the read whole puts defaults.
+  const std::string path = TempPath("fold_minimal.sqlite");
+  MakeDb(path,
+         "CREATE TABLE StringIds (id, value); INSERT INTO StringIds VALUES (1, 'cuLaunchKernel');"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start, end);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20), (15, 40), (60, 70);"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start, end);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (45, 50);"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (5, 12, 1, 1, 1), (50, 55, 1, 2, 1);");
+  const std::string folded = Folded(path);
+  EXPECT_EQ(folded.rfind("error", 0), std::string::npos) << folded;
+  EXPECT_EQ(folded, Whole(path));
+  std::remove(path.c_str());
+}
+
 TEST(WholeFold, TheSameErrors) {
   const std::string path = TempPath("fold_errors.sqlite");
   const std::string huge = std::to_string((std::int64_t{1} << 62) - 1);
