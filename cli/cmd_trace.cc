@@ -62,15 +62,10 @@ std::string ClockWindowOf(const std::string& path) {
 
 std::optional<trace::Summary> Load(const std::string& path, const Common& c,
                                    const trace::Rules& rules) {
-  auto t = trace::ReadTrace(path);
-  if (!t.ok()) {
-    fmt::print(stderr, "vouch trace: {}\n", t.error().message);
-    return std::nullopt;
-  }
   trace::SummaryOptions opt;
   opt.window = c.window;
   opt.rules = rules;
-  auto s = trace::Summarize(*t, opt);
+  auto s = trace::SummarizeTrace(path, opt);
   if (!s.ok()) {
     fmt::print(stderr, "vouch trace: {}\n", s.error().message);
     return std::nullopt;

@@ -97,6 +97,43 @@ class InOrder {
   std::size_t pos_ = 0;
 };
 
+// Gaps, the kernel union, the launch API union and their overlap into F, from the kernels' and
+// the launches' intervals in (start, end) order.
+template <class Kernels, class Launches>
+void AddUnions(Kernels& kernels, Launches& launches, Figures* figures) {
+  Figures& f = *figures;
+  // Gaps: kernels in start order; a gap is the time from the latest end so far to the next
+  // start, when positive (kernels on other streams may overlap).
+  std::int64_t reach = kNone;
+  auto kernel_source = [&](Interval* k) {
+    if (!kernels(k)) return false;
+    if (reach != kNone && k->first > reach) {
+      std::int64_t g = k->first - reach;
+      ++f.gaps.count;
+      f.gaps.total_ns += g;
+      f.gaps.max_ns = std::max(f.gaps.max_ns, g);
+    }
+    reach = std::max(reach, k->second);
+    return true;
+  };
+  UnionStream kernel_union(kernel_source);
+  UnionStream launch_union(launches);
+  f.launch_api_overlap_ns = Intersect(launch_union, kernel_union);
+  f.kernel_union_ns = kernel_union.length();
+  f.launch_api_union_ns = launch_union.length();
+}
+
+// Reads a sorted vector of intervals.
+struct VectorSource {
+  const std::vector<Interval>& v;
+  std::size_t pos = 0;
+  bool operator()(Interval* out) {
+    if (pos == v.size()) return false;
+    *out = v[pos++];
+    return true;
+  }
+};
+
 template <class OpIds, class ApiIds>
 Figures Compute(const Trace& t, const OpIds& ops, const ApiIds& api, std::int64_t elapsed_ns) {
   Figures f;
@@ -146,25 +183,7 @@ Figures Compute(const Trace& t, const OpIds& ops, const ApiIds& api, std::int64_
       t.ops, ops, [](const GpuOp& o) { return o.kind == GpuOpKind::kKernel; }, kernels_in_order);
   InOrder launches(
       t.api, api, [](const ApiCall& a) { return a.is_launch; }, launches_in_order);
-  // Gaps: kernels in start order; a gap is the time from the latest end so far to the next
-  // start, when positive (kernels on other streams may overlap).
-  std::int64_t reach = kNone;
-  auto kernel_source = [&](Interval* k) {
-    if (!kernels(k)) return false;
-    if (reach != kNone && k->first > reach) {
-      std::int64_t g = k->first - reach;
-      ++f.gaps.count;
-      f.gaps.total_ns += g;
-      f.gaps.max_ns = std::max(f.gaps.max_ns, g);
-    }
-    reach = std::max(reach, k->second);
-    return true;
-  };
-  UnionStream kernel_union(kernel_source);
-  UnionStream launch_union(launches);
-  f.launch_api_overlap_ns = Intersect(launch_union, kernel_union);
-  f.kernel_union_ns = kernel_union.length();
-  f.launch_api_union_ns = launch_union.length();
+  AddUnions(kernels, launches, &f);
   return f;
 }
 
@@ -193,17 +212,6 @@ class AllIds {
   std::uint32_t n_;
 };
 
-// Reads a sorted vector of intervals.
-struct VectorSource {
-  const std::vector<Interval>& v;
-  std::size_t pos = 0;
-  bool operator()(Interval* out) {
-    if (pos == v.size()) return false;
-    *out = v[pos++];
-    return true;
-  }
-};
-
 }  // namespace
 
 Figures ComputeFigures(const Trace& t, const std::vector<std::uint32_t>& ops,
@@ -213,6 +221,13 @@ Figures ComputeFigures(const Trace& t, const std::vector<std::uint32_t>& ops,
 
 Figures ComputeFiguresAll(const Trace& t, std::int64_t elapsed_ns) {
   return Compute(t, AllIds(t.ops.size()), AllIds(t.api.size()), elapsed_ns);
+}
+
+void AddUnionFigures(std::vector<Interval>* kernels, std::vector<Interval>* launches, Figures* f) {
+  for (auto* v : {kernels, launches})
+    if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
+  VectorSource k{*kernels}, l{*launches};
+  AddUnions(k, l, f);
 }
 
 std::int64_t UnionLength(std::vector<Interval> intervals) {

@@ -84,17 +84,16 @@ Status CheckDurationTotals(const Trace& t) {
     }
     return false;
   };
-  if (too_long(t.ops))
-    return MakeError(
-        "{}: the GPU operations' durations add up to 2^62 ns (146 years) or more: not a real "
-        "trace (corrupt times?)",
-        t.path);
-  if (too_long(t.api))
-    return MakeError(
-        "{}: the API calls' durations add up to 2^62 ns (146 years) or more: not a real trace "
-        "(corrupt times?)",
-        t.path);
+  if (too_long(t.ops)) return DurationTotalsError(t.path, /*ops=*/true);
+  if (too_long(t.api)) return DurationTotalsError(t.path, /*ops=*/false);
   return OkStatus();
+}
+
+Error DurationTotalsError(const std::string& path, bool ops) {
+  return Error{fmt::format(
+      "{}: the {} durations add up to 2^62 ns (146 years) or more: not a real trace (corrupt "
+      "times?)",
+      path, ops ? "GPU operations'" : "API calls'")};
 }
 
 }  // namespace vouch::trace

@@ -113,6 +113,8 @@ inline bool TimeInRange(std::int64_t ns) { return ns > -kMaxTimeNs && ns < kMaxT
 // durations add up to kMaxTimeNs or more: then no sum a summary forms over one window
 // overflows either. The error names the file. Summarize calls it on every trace.
 Status CheckDurationTotals(const Trace& trace);
+// Its error for the GPU operations' (OPS) or the API calls' durations.
+Error DurationTotalsError(const std::string& path, bool ops);
 
 // True for API names that launch GPU work (for the launch-overlap figure).
 bool IsLaunchApi(std::string_view name);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "trace/nsys_reader.h"
+#include "trace/sqlite_test_util.h"
 #include "trace/test_util.h"
 
 namespace vouch::trace {
@@ -17,17 +18,7 @@ namespace {
 using testing::TempPath;
 
 // A fresh SQLite file at PATH made of SQL.
-void MakeDb(const std::string& path, const std::string& sql) {
-  std::remove(path.c_str());
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string message = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message << "\n" << sql;
-}
+void MakeDb(const std::string& path, const std::string& sql) { testing::MakeSqliteDb(path, sql); }
 
 constexpr const char* kStrings =
     "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "trace/reserve_events.h"
+#include "trace/whole_fold.h"
 #include "util/bounded_file.h"
 
 namespace vouch::trace {
@@ -65,8 +66,9 @@ constexpr std::uint64_t kProgressMost = 100000, kProgressLeast = 1000;
 
 class Reader {
  public:
-  Reader(std::string path, const NsysLimits& limits, Trace* t)
-      : path_(std::move(path)), limits_(limits), t_(t), names_(&t->names) {}
+  // With FOLD, the GPU ops and API calls go to it instead of T.
+  Reader(std::string path, const NsysLimits& limits, Trace* t, WholeFold* fold = nullptr)
+      : path_(std::move(path)), limits_(limits), t_(t), fold_(fold), names_(&t->names) {}
 
   Status Open() {
     // Only a regular file of bounded size (SQLite would wait on a FIFO, read /dev/zero).
@@ -141,14 +143,24 @@ class Reader {
   // Column COL of the current row of S as a time in ns: an INTEGER inside +-2^62 ns, else an
   // error naming the file, table, row and column (a TEXT or REAL time was read as 0 or
   // clamped before, and a 1e300 end printed negative kernel times).
+  // The value is read through sqlite3_column_value: one column call for its type and value
+  // (two calls, sqlite3_column_type and sqlite3_column_int64, were ~10 % of a read).
   Status Time(sqlite3_stmt* s, int col, const std::string& table, const char* name,
               std::int64_t* ns) {
+    sqlite3_value* v = sqlite3_column_value(s, col);
+    if (sqlite3_value_type(v) == SQLITE_INTEGER) {
+      *ns = sqlite3_value_int64(v);
+      if (TimeInRange(*ns)) [[likely]]
+        return OkStatus();
+    }
+    return TimeError(s, col, table, name, *ns);
+  }
+  Status TimeError(sqlite3_stmt* s, int col, const std::string& table, const char* name,
+                   std::int64_t ns) {
     int type = sqlite3_column_type(s, col);
     if (type == SQLITE_INTEGER) {
-      *ns = sqlite3_column_int64(s, col);
-      if (TimeInRange(*ns)) return OkStatus();
       return MakeError("{}: table {} row {}: '{}' = {} ns is out of range (beyond +-2^62 ns)",
-                       path_, table, RowId(s), name, *ns);
+                       path_, table, RowId(s), name, ns);
     }
     const char* what = type == SQLITE_TEXT    ? "TEXT"
                        : type == SQLITE_FLOAT ? "REAL"
@@ -238,12 +250,23 @@ class Reader {
              : cols.count("shortName")   ? "shortName"
                                          : "NULL";
     }
-    std::string sql = "SELECT start, end, " + col("deviceId", "-1") + ", " + col("streamId", "-1") +
-                      ", " + col("correlationId", "-1") + ", " + col("globalPid", "-1") + ", " +
-                      name + ", " +
-                      (kind == GpuOpKind::kKernel ? std::string("0") : col("bytes", "0")) +
-                      ", _rowid_ FROM " + table;
-    ReserveEvents(&t_->ops, RowCount(table));
+    // Folded, only the columns the whole-trace summary reads (a kernel's 9 column reads were
+    // most of SQLite's time): start, end, name, bytes, then the rowid.
+    const std::string tail = name + ", " +
+                             (kind == GpuOpKind::kKernel ? std::string("0") : col("bytes", "0")) +
+                             ", _rowid_ FROM " + table;
+    const std::string sql = fold_ ? "SELECT start, end, " + tail
+                                  : "SELECT start, end, " + col("deviceId", "-1") + ", " +
+                                        col("streamId", "-1") + ", " + col("correlationId", "-1") +
+                                        ", " + col("globalPid", "-1") + ", " + tail;
+    const int name_col = fold_ ? 2 : 6;
+    const std::size_t rows = RowCount(table);
+    if (!fold_) {
+      ReserveEvents(&t_->ops, rows);
+    } else if (kind == GpuOpKind::kKernel) {
+      ReserveEvents(&fold_->kernels, rows);
+      ReserveEvents(&fold_->kernel_names, rows);
+    }
     auto st = Query(sql);
     if (!st.ok()) return st.error();
     std::uint32_t copy_name = names_.Intern(kind == GpuOpKind::kMemcpy ? "Memcpy" : "Memset");
@@ -253,20 +276,32 @@ class Reader {
       op.kind = kind;
       if (auto e = Time(s, 0, table, "start", &op.start_ns); !e.ok()) return e;
       if (auto e = Time(s, 1, table, "end", &op.end_ns); !e.ok()) return e;
-      op.device = static_cast<std::int32_t>(sqlite3_column_int64(s, 2));
-      op.stream = sqlite3_column_int64(s, 3);
-      op.correlation = sqlite3_column_int64(s, 4);
-      std::int64_t gpid = sqlite3_column_int64(s, 5);
-      op.pid = gpid >= 0 ? static_cast<std::int32_t>(PidOf(gpid)) : -1;
-      op.name_id = kind == GpuOpKind::kKernel && sqlite3_column_type(s, 6) != SQLITE_NULL
-                       ? NameOf(sqlite3_column_int64(s, 6))
-                       : copy_name;
-      op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, sqlite3_column_int64(s, 7)));
+      if (!fold_) {  // the whole-trace summary needs none of these
+        op.device = static_cast<std::int32_t>(sqlite3_column_int64(s, 2));
+        op.stream = sqlite3_column_int64(s, 3);
+        op.correlation = sqlite3_column_int64(s, 4);
+        std::int64_t gpid = sqlite3_column_int64(s, 5);
+        op.pid = gpid >= 0 ? static_cast<std::int32_t>(PidOf(gpid)) : -1;
+      }
+      if (kind == GpuOpKind::kKernel) {
+        sqlite3_value* name_value = sqlite3_column_value(s, name_col);
+        op.name_id = sqlite3_value_type(name_value) != SQLITE_NULL
+                         ? NameOf(sqlite3_value_int64(name_value))
+                         : copy_name;
+      } else {
+        op.name_id = copy_name;
+      }
+      if (kind != GpuOpKind::kKernel)  // a kernel's column 7 is the constant 0
+        op.bytes = static_cast<std::uint64_t>(
+            std::max<std::int64_t>(0, sqlite3_column_int64(s, name_col + 1)));
       if (op.end_ns < op.start_ns) {
         ++t_->skipped_by_category[table + " (end before start)"];
         continue;
       }
-      t_->ops.push_back(op);
+      if (fold_)
+        fold_->Op(kind, op.start_ns, op.end_ns, op.name_id, op.bytes);
+      else
+        t_->ops.push_back(op);
     }
     return StepError();
   }
@@ -277,8 +312,14 @@ class Reader {
     for (const char* need : {"start", "end", "globalTid", "correlationId", "nameId"})
       if (!cols.count(need))
         return MakeError("{}: table {} has no '{}' column", path_, table, need);
-    ReserveEvents(&t_->api, RowCount(table));
-    auto st = Query("SELECT start, end, globalTid, correlationId, nameId, _rowid_ FROM " + table);
+    if (fold_)
+      ReserveEvents(&fold_->launches, RowCount(table));  // untouched where not launches
+    else
+      ReserveEvents(&t_->api, RowCount(table));
+    auto st =
+        Query(fold_ ? "SELECT start, end, nameId, _rowid_ FROM " + table
+                    : "SELECT start, end, globalTid, correlationId, nameId, _rowid_ FROM " + table);
+    const int name_col = fold_ ? 2 : 4;
     if (!st.ok()) return st.error();
     sqlite3_stmt* s = st->get();
     // Whether each name (by name id, dense) launches GPU work: 0 no, 1 yes, -1 not known yet.
@@ -288,16 +329,21 @@ class Reader {
       a.kind = kind;
       if (auto e = Time(s, 0, table, "start", &a.start_ns); !e.ok()) return e;
       if (auto e = Time(s, 1, table, "end", &a.end_ns); !e.ok()) return e;
-      std::int64_t g = sqlite3_column_int64(s, 2);
-      a.pid = PidOf(g);
-      a.tid = TidOf(g);
-      a.correlation = sqlite3_column_int64(s, 3);
-      a.name_id = NameOf(sqlite3_column_int64(s, 4));
+      if (!fold_) {  // the whole-trace summary needs neither
+        std::int64_t g = sqlite3_column_int64(s, 2);
+        a.pid = PidOf(g);
+        a.tid = TidOf(g);
+        a.correlation = sqlite3_column_int64(s, 3);
+      }
+      a.name_id = NameOf(sqlite3_column_int64(s, name_col));
       if (a.name_id >= launch.size()) launch.resize(std::size_t{a.name_id} + 1, -1);
       std::int8_t& is_launch = launch[a.name_id];
       if (is_launch < 0) is_launch = IsLaunchApi(t_->Name(a.name_id)) ? 1 : 0;
       a.is_launch = is_launch == 1;
-      t_->api.push_back(a);
+      if (fold_)
+        fold_->Api(a.start_ns, a.end_ns, a.is_launch);
+      else
+        t_->api.push_back(a);
     }
     return StepError();
   }
@@ -397,6 +443,7 @@ class Reader {
   bool over_budget_ = false;
   std::map<std::string, std::string> not_tables_;  // name -> what it is instead
   Trace* t_;
+  WholeFold* fold_;
   NameTable names_;
   Db db_;
   std::set<std::string> tables_;
@@ -440,19 +487,38 @@ Status ReadAll(Reader& r, Trace& t, const std::string& path) {
   return OkStatus();
 }
 
-}  // namespace
-
-Result<Trace> ReadNsysSqlite(const std::string& path, const NsysLimits& limits) {
+Result<Trace> ReadNsys(const std::string& path, const NsysLimits& limits, WholeFold* fold) {
   Trace t;
   t.path = path;
   t.format = "nsys";
-  Reader r(path, limits, &t);
+  Reader r(path, limits, &t, fold);
   Status s = ReadAll(r, t, path);
   // A statement stopped by the budget fails in whatever way it fails: the budget is the cause.
   if (auto e = r.BudgetError()) return *e;
   if (!s.ok()) return s.error();
-  ComputeExtent(&t);
   return t;
+}
+
+}  // namespace
+
+Result<Trace> ReadNsysSqlite(const std::string& path, const NsysLimits& limits) {
+  auto t = ReadNsys(path, limits, nullptr);
+  if (t) ComputeExtent(&*t);
+  return t;
+}
+
+Result<Summary> SummarizeNsysSqlite(const std::string& path, const SummaryOptions& opt,
+                                    const NsysLimits& limits) {
+  if (!opt.window.empty()) {
+    auto t = ReadNsysSqlite(path, limits);
+    if (!t) return t.error();
+    return Summarize(*t, opt);
+  }
+  WholeFold fold;
+  auto t = ReadNsys(path, limits, &fold);
+  if (!t) return t.error();
+  t->event_count += fold.ops + fold.api;
+  return SummarizeFolded(*t, fold, opt);
 }
 
 }  // namespace vouch::trace

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trace/model.h"
+#include "trace/summary.h"
 #include "util/result.h"
 
 namespace vouch::trace {
@@ -24,5 +25,9 @@ struct NsysLimits {
   std::uint64_t budget_per_byte = 64;
 };
 Result<Trace> ReadNsysSqlite(const std::string& path, const NsysLimits& limits = {});
+// Summarize(ReadNsysSqlite(PATH), OPT): the same summary and errors. Without a window the
+// summary is folded while the rows are read, and the GPU ops and API calls are not kept.
+Result<Summary> SummarizeNsysSqlite(const std::string& path, const SummaryOptions& opt,
+                                    const NsysLimits& limits = {});
 
 }  // namespace vouch::trace

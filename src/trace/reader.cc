@@ -14,11 +14,15 @@
 namespace vouch::trace {
 namespace {
 
+bool IsSqlite(const char* head, std::size_t n) {
+  return n >= 16 && std::memcmp(head, "SQLite format 3", 16) == 0;
+}
+
 Result<Trace> ReadTraceFile(const BoundedFile& f, const std::string& path) {
   char head[512] = {};
   const ssize_t got = ::pread(f.fd(), head, sizeof head, 0);
   const std::size_t n = got > 0 ? static_cast<std::size_t>(got) : 0;
-  if (n >= 16 && std::memcmp(head, "SQLite format 3", 16) == 0) return ReadNsysSqlite(path);
+  if (IsSqlite(head, n)) return ReadNsysSqlite(path);
   if (LooksLikeCuptiTrace(std::string_view(head, n))) return ReadCuptiTrace(path);
   return ReadKinetoTrace(path);
 }
@@ -68,6 +72,19 @@ Result<Trace> ReadTrace(const std::string& path) {
   if (!f) return f.error();
   if (f->is_pipe()) return ReadTracePipe(*f);
   return ReadTraceFile(*f, path);
+}
+
+Result<Summary> SummarizeTrace(const std::string& path, const SummaryOptions& opt) {
+  auto f = BoundedFile::Open(path, kMaxTraceFileBytes, FileKinds::kRegularOrPipe);
+  if (!f) return f.error();
+  if (!f->is_pipe()) {
+    char head[16] = {};
+    if (::pread(f->fd(), head, sizeof head, 0) == sizeof head && IsSqlite(head, sizeof head))
+      return SummarizeNsysSqlite(path, opt);
+  }
+  auto t = f->is_pipe() ? ReadTracePipe(*f) : ReadTraceFile(*f, path);
+  if (!t) return t.error();
+  return Summarize(*t, opt);
 }
 
 }  // namespace vouch::trace

@@ -6,10 +6,14 @@
 #include <string>
 
 #include "trace/model.h"
+#include "trace/summary.h"
 #include "util/result.h"
 
 namespace vouch::trace {
 
 Result<Trace> ReadTrace(const std::string& path);
+// Summarize(ReadTrace(PATH), OPT), the same summary and errors; an Nsight Systems export's
+// whole-trace summary is folded while it is read (SummarizeNsysSqlite).
+Result<Summary> SummarizeTrace(const std::string& path, const SummaryOptions& opt);
 
 }  // namespace vouch::trace

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "trace/figures.h"
+#include "trace/summary_parts.h"
 #include "util/strings.h"
 
 namespace vouch::trace {
@@ -55,8 +56,7 @@ void Figures::Add(const Figures& o) {
   overflow = overflow || o.overflow;
 }
 
-Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
-  if (auto c = CheckDurationTotals(t); !c.ok()) return c.error();
+Summary BeginSummary(const Trace& t, const SummaryOptions& opt) {
   Summary s;
   s.path = t.path;
   s.format = t.format;
@@ -72,28 +72,38 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
   for (const auto& [cat, n] : t.unknown_categories)
     s.warnings.push_back(fmt::format("{} event(s) of unknown category '{}' were ignored", n, cat));
   s.warnings.insert(s.warnings.end(), t.warnings.begin(), t.warnings.end());
+  if (opt.window.empty()) s.attribution = "whole trace";
+  return s;
+}
 
+void AddPhasesWarning(Summary* summary) {
+  Summary& s = *summary;
+  if (s.phases.size() >= 2) {
+    std::vector<std::string> parts;
+    std::string busiest;
+    std::int64_t most = 0;
+    for (const auto& [name, n] : s.phases) {
+      parts.push_back(fmt::format("{} x{}", name, n));
+      if (n > most) {
+        most = n;
+        busiest = name;
+      }
+    }
+    s.warnings.push_back(fmt::format(
+        "this trace holds several named phases ({}); a whole-run ranking mixes them and its top "
+        "kernel may be one-time work. Which annotation? Try --window {}",
+        fmt::join(parts, ", "), busiest));
+  }
+}
+
+Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
+  if (auto c = CheckDurationTotals(t); !c.ok()) return c.error();
+  Summary s = BeginSummary(t, opt);
   std::vector<char> in_window(t.ops.size(), 0);  // for the kernel table: each op once
   if (opt.window.empty()) {
-    s.attribution = "whole trace";
     s.total = ComputeFiguresAll(t, t.last_ns - t.first_ns);
     std::fill(in_window.begin(), in_window.end(), 1);
-    if (s.phases.size() >= 2) {
-      std::vector<std::string> parts;
-      std::string busiest;
-      std::int64_t most = 0;
-      for (const auto& [name, n] : s.phases) {
-        parts.push_back(fmt::format("{} x{}", name, n));
-        if (n > most) {
-          most = n;
-          busiest = name;
-        }
-      }
-      s.warnings.push_back(fmt::format(
-          "this trace holds several named phases ({}); a whole-run ranking mixes them and its top "
-          "kernel may be one-time work. Which annotation? Try --window {}",
-          fmt::join(parts, ", "), busiest));
-    }
+    AddPhasesWarning(&s);
   } else {
     std::uint32_t want = std::numeric_limits<std::uint32_t>::max();
     for (std::uint32_t i = 0; i < t.names.size(); ++i)
@@ -241,30 +251,35 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
           t.path, opt.window);
   }
 
-  // Kernel table and components. The kernels of each name are counted first, then their
-  // durations placed in one array (5 M push_backs into growing vectors were ~10 % of a
-  // summary). Names are visited in the order of an unordered_map filled in first-seen order,
-  // as before: that order breaks ties between the top kernels of a component.
-  std::vector<std::size_t> count_of(t.names.size(), 0);
-  std::vector<std::uint32_t> first_seen;
-  for (std::uint32_t i = 0; i < t.ops.size(); ++i) {
-    if (!in_window[i] || t.ops[i].kind != GpuOpKind::kKernel) continue;
-    const std::uint32_t id = t.ops[i].name_id;
-    if (id >= count_of.size()) count_of.resize(std::size_t{id} + 1, 0);
-    if (count_of[id]++ == 0) first_seen.push_back(id);
-  }
-  std::unordered_map<std::uint32_t, std::span<std::int64_t>> durations;
-  std::vector<std::size_t> fill_at(count_of.size(), 0);
-  std::size_t kernels = 0;
-  for (auto id : first_seen) {
-    fill_at[id] = kernels;
-    kernels += count_of[id];
-  }
-  auto flat = std::make_unique_for_overwrite<std::int64_t[]>(kernels);
-  for (auto id : first_seen) durations[id] = {flat.get() + fill_at[id], count_of[id]};
+  KernelDurations durations(t.names.size());
+  for (std::uint32_t i = 0; i < t.ops.size(); ++i)
+    if (in_window[i] && t.ops[i].kind == GpuOpKind::kKernel) durations.Count(t.ops[i].name_id);
+  durations.Place();
   for (std::uint32_t i = 0; i < t.ops.size(); ++i)
     if (in_window[i] && t.ops[i].kind == GpuOpKind::kKernel)
-      flat[fill_at[t.ops[i].name_id]++] = t.ops[i].end_ns - t.ops[i].start_ns;
+      durations.Fill(t.ops[i].name_id, t.ops[i].end_ns - t.ops[i].start_ns);
+  FinishSummary(&s, t, durations, opt);
+  return s;
+}
+
+void KernelDurations::Place() {
+  std::size_t kernels = 0;
+  fill_at_.assign(count_of_.size(), 0);
+  for (auto id : first_seen_) {
+    fill_at_[id] = kernels;
+    kernels += count_of_[id];
+  }
+  flat_ = std::make_unique_for_overwrite<std::int64_t[]>(kernels);
+}
+
+void FinishSummary(Summary* summary, const Trace& t, KernelDurations& kd,
+                   const SummaryOptions& opt) {
+  Summary& s = *summary;
+  // Names are visited in the order of an unordered_map filled in first-seen order, as
+  // before: that order breaks ties between the top kernels of a component.
+  std::unordered_map<std::uint32_t, std::span<std::int64_t>> durations;
+  for (auto id : kd.first_seen_)
+    durations[id] = {kd.flat_.get() + kd.fill_at_[id] - kd.count_of_[id], kd.count_of_[id]};
   std::map<std::string, ComponentRow> comps;
   std::map<std::string, std::int64_t> comp_top_ns;
   for (auto& [name_id, d] : durations) {
@@ -336,7 +351,6 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
                       kMixtureMaxOverMedian));
       break;
     }
-  return s;
 }
 
 std::optional<double> DiffRow::percent_change() const {
