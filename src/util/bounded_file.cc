@@ -129,13 +129,45 @@ Status BoundedFile::ReadChunks(const std::function<Status(std::string_view)>& si
 
 Result<std::string> BoundedFile::ReadAll() {
   std::string out;
-  if (!pipe_) out.reserve(static_cast<std::size_t>(size_));
-  auto s = ReadChunks([&](std::string_view chunk) {
-    out.append(chunk);
-    return OkStatus();
-  });
-  if (!s) return s.error();
+  auto n = ReadInto(out);
+  if (!n) return n.error();
+  out.resize(*n);
   return out;
+}
+
+Result<std::size_t> BoundedFile::ReadInto(std::string& buf) {
+  if (pipe_) {
+    std::string got;
+    auto s = ReadChunks([&](std::string_view chunk) {
+      got.append(chunk);
+      return OkStatus();
+    });
+    if (!s) return s.error();
+    buf = std::move(got);
+    return buf.size();
+  }
+  if (fd_ < 0) return MakeError("{}: not open", path_);
+  // A regular file is read straight into BUF, sized for the file and the read that finds its
+  // end: a buffer between the two was a copy and a second set of fresh pages per file (a
+  // quarter of `vouch fleet merge`, which reads two files per node).
+  const std::uint64_t most = max_ < kNoSizeCap ? max_ + 1 : kNoSizeCap;  // finds "over the cap"
+  const auto fits = static_cast<std::size_t>(std::min<std::uint64_t>(size_ + 1, most));
+  if (buf.size() < fits) buf.resize(fits);
+  std::size_t len = 0;
+  for (;;) {
+    if (len == buf.size())
+      buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(2 * buf.size() + 4096, most)));
+    const ssize_t n = ::read(fd_, buf.data() + len, buf.size() - len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("{}: cannot read: {}", path_, std::strerror(errno));
+    }
+    if (n == 0) return len;
+    len += static_cast<std::size_t>(n);
+    if (len > max_)
+      return MakeError("{}: is over the limit of {} (it grew while being read, or is a pipe)",
+                       path_, DescribeSize(max_));
+  }
 }
 
 Result<std::string> ReadBoundedFile(const std::string& path, std::uint64_t max_bytes,

@@ -54,6 +54,10 @@ class BoundedFile {
   Status ReadChunks(const std::function<Status(std::string_view)>& sink);
   // The whole content.
   Result<std::string> ReadAll();
+  // The whole content into BUF, from its start; the length read. BUF grows only when the file
+  // does not fit and is never shrunk: the bytes past the length are left as they were, so a
+  // buffer kept for the next file is neither zeroed nor paged in again.
+  Result<std::size_t> ReadInto(std::string& buf);
 
   static constexpr int kPipeIdleSeconds = 60;
 

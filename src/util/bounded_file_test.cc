@@ -36,6 +36,40 @@ TEST_F(BoundedFileTest, ReadsARegularFile) {
   EXPECT_EQ(*r, "hello\n");
 }
 
+TEST_F(BoundedFileTest, AFileThatGrowsAfterItsOpenIsReadWholeUpToTheCap) {
+  std::ofstream(P("g.txt")) << "ab";
+  auto f = BoundedFile::Open(P("g.txt"), 10000, FileKinds::kRegular);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  std::ofstream(P("g.txt"), std::ios::app) << std::string(5000, 'c');
+  auto r = f->ReadAll();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, "ab" + std::string(5000, 'c'));
+  EXPECT_EQ(ReadBoundedFile(P("g.txt"), kNoSizeCap).value(), *r);  // no cap: no overflow
+  auto g = BoundedFile::Open(P("g.txt"), 6000, FileKinds::kRegular);
+  ASSERT_TRUE(g.ok());
+  std::ofstream(P("g.txt"), std::ios::app) << std::string(1000, 'd');
+  auto over = g->ReadAll();
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().message,
+            P("g.txt") + ": is over the limit of 5.9 KiB (it grew while being read, or is a pipe)");
+}
+
+TEST_F(BoundedFileTest, ReadIntoKeepsItsBufferForTheNextFile) {
+  std::ofstream(P("long.txt")) << std::string(9000, 'l');
+  std::ofstream(P("short.txt")) << "short";
+  std::string buf;
+  auto f = BoundedFile::Open(P("long.txt"), 100000, FileKinds::kRegular);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->ReadInto(buf).value(), 9000u);
+  EXPECT_EQ(buf.substr(0, 9000), std::string(9000, 'l'));
+  const std::size_t kept = buf.size();
+  auto g = BoundedFile::Open(P("short.txt"), 100000, FileKinds::kRegular);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->ReadInto(buf).value(), 5u);
+  EXPECT_EQ(buf.substr(0, 5), "short");
+  EXPECT_EQ(buf.size(), kept);  // not shrunk: the next file needs no new pages
+}
+
 TEST_F(BoundedFileTest, RefusesAFileOverItsCapWithTheSizes) {
   std::ofstream(P("big.txt")) << std::string(3000, 'x');
   auto r = ReadBoundedFile(P("big.txt"), 1024);

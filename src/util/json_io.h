@@ -70,7 +70,13 @@ class JsonSchema {
 
  private:
   enum class Kind { kAny, kString, kBool, kNumber, kInteger, kUnsigned, kObject, kArray, kMap };
-  Status CheckAt(const nlohmann::json& j, std::string_view where, std::string& path) const;
+  struct PathStep {  // a key, or (KEY null) an index
+    const std::string* key;
+    std::size_t index;
+  };
+  static std::string PathText(const std::vector<PathStep>& path);
+  Status CheckAt(const nlohmann::json& j, std::string_view where,
+                 std::vector<PathStep>& path) const;
   Kind kind_ = Kind::kAny;
   bool nullable_ = false;
   double lo_ = 0, hi_ = 0;

@@ -1,5 +1,6 @@
 #include "util/json_io.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace vouch {
@@ -24,6 +25,39 @@ TEST(JsonIo, DeepNestingIsRefusedBeforeParsing) {
   // Brackets inside strings do not count.
   auto ok = ParseJson(R"({"a": "[[[[[[[[\"[[[["})", "x", 2);
   EXPECT_TRUE(ok.ok());
+}
+
+TEST(JsonIo, NestingAtTheLimitIsReadAndOneDeeperIsRefused) {
+  for (const char* open : {"[", "{\"k\":"}) {
+    const bool obj = open[0] == '{';
+    auto nest = [&](int depth) {
+      std::string t;
+      for (int i = 0; i < depth; ++i) t += open;
+      t += "1";
+      for (int i = 0; i < depth; ++i) t += obj ? "}" : "]";
+      return t;
+    };
+    EXPECT_TRUE(ParseJson(nest(128), "x.json").ok()) << open;
+    auto r = ParseJson(nest(129), "x.json");
+    ASSERT_FALSE(r.ok()) << open;
+    EXPECT_EQ(r.error().message,
+              fmt::format("x.json: nested deeper than 128 levels (at byte {}); not a file vouch "
+                          "reads",
+                          obj ? 128 * 5 : 128));
+    EXPECT_TRUE(ParseJson(nest(3), "x.json", 3).ok()) << open;
+    EXPECT_FALSE(ParseJson(nest(4), "x.json", 3).ok()) << open;
+  }
+}
+
+TEST(JsonIo, KeysInAnyOrderOrRepeatedGiveNlohmannsTree) {
+  for (const char* text :
+       {R"({"a": 1, "b": {"y": [1, -2, 2.5], "x": null}, "c": "s"})",
+        R"({"c": 1, "b": 2, "a": 3, "b": 4})", R"({"k": 1, "k": {"z": 1, "a": 2}, "a": true})",
+        R"([{"b": 1, "a": 2}, {}, [], {"a": {"a": {"a": 0}}}])"}) {
+    auto r = ParseJson(text, "x.json");
+    ASSERT_TRUE(r.ok()) << text;
+    EXPECT_EQ(r->dump(), json::parse(text).dump()) << text;
+  }
 }
 
 TEST(JsonIo, SchemaNamesTheFieldPath) {
