@@ -275,7 +275,7 @@ const JsonSchema& WindowSummarySchema() {
   return s;
 }
 
-Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where) {
+Status CheckWindowHeader(const nlohmann::json& j, std::string_view where) {
   if (!j.is_object()) return MakeError("{}: not a window summary (expected a JSON object)", where);
   auto schema = j.find("schema");
   if (schema == j.end() || !schema->is_string() || *schema != "vouch.window")
@@ -284,6 +284,11 @@ Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::
   if (version == j.end() || !version->is_number_integer() || *version != 1)
     return MakeError("{}: window schema version {} is not one this vouch reads (1); upgrade vouch",
                      where, version == j.end() ? std::string("(none)") : DumpJson(*version));
+  return OkStatus();
+}
+
+Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where) {
+  if (auto h = CheckWindowHeader(j, where); !h) return h.error();
   if (auto ok = WindowSummarySchema().Check(j, where); !ok) return ok.error();
   WindowSummary w;
   w.simulated = j.at("simulated").get<bool>();

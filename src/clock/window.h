@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "clock/fold.h"
@@ -79,6 +80,8 @@ nlohmann::json ToJson(const WindowSummary& w);
 // Every field a window summary reader uses, with its type and range (util/json_io.h).
 const JsonSchema& WindowSummarySchema();
 Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where);
+// Its first checks: an object whose schema is 'vouch.window', version 1.
+Status CheckWindowHeader(const nlohmann::json& j, std::string_view where);
 Result<WindowSummary> ReadWindowSummary(const std::string& path);
 
 std::string RenderWindowText(const WindowSummary& w);

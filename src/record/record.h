@@ -108,6 +108,8 @@ Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
     const nlohmann::json& rec, const std::string& arm, std::string_view where = "record");
 // The clock state of an arm's valid legs (median of medians, mean of means).
 ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm);
+// The same of a record that passed CheckRecordShape, without building its windows again.
+ClockState CheckedRecordClockState(const nlohmann::json& rec, const std::string& arm);
 // Readable summary of a record (what `vouch run` prints at the end and `vouch show` prints).
 std::string RenderRecordText(const nlohmann::json& rec);
 // Its parts: everything before the legs' lines, one leg's line (ARM_WIDTH: the widest arm

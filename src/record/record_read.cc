@@ -271,7 +271,57 @@ Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
   return out;
 }
 
-ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
+namespace {
+
+// A leg window's share of the clock state: its pacing clocks, its GPUs' UUIDs, the first GPU's
+// driver and the boot id.
+struct LegClock {
+  std::optional<double> median, mean;
+  std::vector<std::string> uuids;
+  std::string driver, boot_id;
+};
+
+std::optional<LegClock> LegClockOf(const nlohmann::json& window) {
+  auto w = WindowSummaryFromJson(window, "record");
+  if (!w || w->gpus.empty()) return std::nullopt;
+  LegClock c;
+  c.median = PacingClockMedian(*w);
+  c.mean = PacingClockMean(*w);
+  c.driver = w->gpus.front().state.driver_version;
+  c.boot_id = w->boot_id;
+  for (const auto& g : w->gpus) c.uuids.push_back(g.state.uuid);
+  return c;
+}
+
+// The same from a window that passed WindowSummarySchema (in CheckRecordShape), read where it
+// lies: WindowSummaryFromJson would walk the schema again and build every field of the window,
+// a tenth of `vouch history add`. What it still checks, the header, is checked here too; the
+// pacing rule is PacingClockMedian's and PacingClockMean's (the lowest finite clock of the busy
+// GPUs).
+std::optional<LegClock> CheckedLegClockOf(const nlohmann::json& window) {
+  if (!CheckWindowHeader(window, "record")) return std::nullopt;
+  const auto& gpus = window["gpus"];
+  if (gpus.empty()) return std::nullopt;
+  LegClock c;
+  auto lowest = [](std::optional<double>& out, double x) {
+    if (std::isfinite(x) && (!out || x < *out)) out = x;
+  };
+  for (const auto& g : gpus) {
+    c.uuids.push_back(g["static"].value("uuid", ""));
+    const auto& f = g["fold"];
+    auto sm = f.find("sm_mhz");
+    if (f["busy_readings"].get<int>() == 0 || sm == f.end() || sm->is_null()) continue;
+    lowest(c.median, sm->at("median").get<double>());
+    auto mean = sm->find("mean");
+    if (mean != sm->end() && !mean->is_null()) lowest(c.mean, mean->get<double>());
+  }
+  c.driver = gpus.front()["static"].value("driver_version", "");
+  c.boot_id = window["host"].value("boot_id", "");
+  return c;
+}
+
+ClockState ClockStateOver(const nlohmann::json& rec, const std::string& arm,
+                          std::optional<LegClock> (*leg_clock)(const nlohmann::json&)) {
   ClockState c;
   if (auto env = rec.find("environment"); env != rec.end() && env->is_object())
     c.simulated = env->value("simulated", false);
@@ -279,19 +329,15 @@ ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
   for (const auto& l : rec["legs"]) {
     if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false))
       continue;
-    auto w = WindowSummaryFromJson(l["window"], "record");
-    if (!w || w->gpus.empty()) continue;
+    auto w = leg_clock(l["window"]);
     // Over several GPUs the slowest busy GPU's clock paces the leg; the GPUs are named by
     // their UUIDs together.
-    auto pm = PacingClockMedian(*w), pmean = PacingClockMean(*w);
-    if (!pm || !pmean) continue;
-    med.push_back(*pm);
-    mean.push_back(*pmean);
-    std::vector<std::string> uuids;
-    for (const auto& g : w->gpus) uuids.push_back(g.state.uuid);
-    c.gpu_uuid = fmt::format("{}", fmt::join(uuids, ","));
-    c.driver = w->gpus.front().state.driver_version;
-    c.boot_id = w->boot_id;
+    if (!w || !w->median || !w->mean) continue;
+    med.push_back(*w->median);
+    mean.push_back(*w->mean);
+    c.gpu_uuid = fmt::format("{}", fmt::join(w->uuids, ","));
+    c.driver = std::move(w->driver);
+    c.boot_id = std::move(w->boot_id);
   }
   if (med.empty()) return c;
   c.valid = true;
@@ -300,6 +346,16 @@ ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
   for (double x : mean) s += x;
   c.sm_mean_mhz = s / static_cast<double>(mean.size());
   return c;
+}
+
+}  // namespace
+
+ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
+  return ClockStateOver(rec, arm, LegClockOf);
+}
+
+ClockState CheckedRecordClockState(const nlohmann::json& rec, const std::string& arm) {
+  return ClockStateOver(rec, arm, CheckedLegClockOf);
 }
 
 std::string RenderRecordHead(const nlohmann::json& rec) {

@@ -136,6 +136,55 @@ TEST_F(RecordRead, ClockStateOverTwoGpusIsTheSlowestBusyGpu) {
       << text;
 }
 
+// The store's reading of a checked record's windows (CheckedRecordClockState reads the JSON in
+// place) gives what RecordClockState gives through WindowSummaryFromJson, window by window.
+TEST_F(RecordRead, CheckedClockStateIsTheClockStateOfTheWindows) {
+  auto same = [](const nlohmann::json& rec, const std::string& what) {
+    SCOPED_TRACE(what);
+    ASSERT_TRUE(CheckRecordShape(rec, "record").ok());
+    ClockState a = RecordClockState(rec, "run"), b = CheckedRecordClockState(rec, "run");
+    EXPECT_EQ(a.valid, b.valid);
+    EXPECT_EQ(a.simulated, b.simulated);
+    EXPECT_EQ(a.gpu_uuid, b.gpu_uuid);
+    EXPECT_EQ(a.driver, b.driver);
+    EXPECT_EQ(a.boot_id, b.boot_id);
+    EXPECT_DOUBLE_EQ(a.sm_median_mhz, b.sm_median_mhz);
+    EXPECT_DOUBLE_EQ(a.sm_mean_mhz, b.sm_mean_mhz);
+  };
+  const nlohmann::json two = ToJson(TwoLegs({Gpu(0, 1980, 1978), Gpu(1, 1940, 1935)}));
+  same(two, "two busy GPUs");
+  same(ToJson(TwoLegs({Gpu(0, 0, 0), Gpu(1, 1960, 1955)})), "one GPU idle");
+  same(ToJson(TwoLegs({Gpu(0, 0, 0)})), "no GPU busy");
+  same(ToJson(TwoLegs({})), "no GPU");
+  auto edit = [&](const std::function<void(nlohmann::json&)>& f, const std::string& what) {
+    nlohmann::json r = two;
+    f(r);
+    same(r, what);
+  };
+  edit([](nlohmann::json& r) { r["legs"][0]["window"]["schema"] = "other"; }, "not a window");
+  edit([](nlohmann::json& r) { r["legs"][1]["window"]["schema_version"] = 2; }, "version 2");
+  edit([](nlohmann::json& r) { r["legs"][0]["window"]["gpus"][1]["fold"]["sm_mhz"] = nullptr; },
+       "no SM clock on GPU 1");
+  edit([](nlohmann::json& r) { r["legs"][0]["window"]["gpus"][1]["fold"].erase("sm_mhz"); },
+       "SM clock left out");
+  edit([](nlohmann::json& r) { r["legs"][0]["window"]["gpus"][1]["fold"]["sm_mhz"].erase("mean"); },
+       "no mean on GPU 1");
+  edit(
+      [](nlohmann::json& r) {
+        for (auto& l : r["legs"]) l["window"]["gpus"][0]["fold"]["sm_mhz"]["mean"] = nullptr;
+        for (auto& l : r["legs"]) l["window"]["gpus"][1]["fold"]["sm_mhz"]["mean"] = nullptr;
+      },
+      "no mean anywhere");
+  edit([](nlohmann::json& r) { r["legs"][0]["window"]["gpus"][0]["fold"]["busy_readings"] = 0; },
+       "GPU 0 idle in leg 0");
+  edit([](nlohmann::json& r) { r["legs"][1]["window"]["gpus"][0]["static"].erase("uuid"); },
+       "no UUID");
+  edit([](nlohmann::json& r) { r["legs"][1]["window"]["host"].erase("boot_id"); }, "no boot id");
+  edit([](nlohmann::json& r) { r["legs"][1]["valid"] = false; }, "leg 1 invalid");
+  edit([](nlohmann::json& r) { r["legs"][1]["arm"] = "b"; }, "leg 1 of another arm");
+  edit([](nlohmann::json& r) { r["environment"]["simulated"] = true; }, "simulated");
+}
+
 TEST(RecordMedians, AreRecomputedFromTheLegsAndASummaryThatDisagreesIsRefused) {
   const nlohmann::json j = ToJson(TwoLegs({Gpu(0, 1980, 1979.5)}));
   auto m = RecordMedians(j, "run", "r.json");

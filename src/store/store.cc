@@ -152,11 +152,12 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
   const auto& arms = At(At(rec, "recipe"), "arms");
   if (arms.is_array() && !arms.empty() && arms[0].is_object())
     first_arm = arms[0].value("name", "run");
-  // Each arm's clock state once (the runs row and every summary row of the arm use it).
+  // Each arm's clock state once (the runs row and every summary row of the arm use it). The
+  // record passed CheckRecordShape, here or in ReadRecordJson.
   std::map<std::string, ClockState, std::less<>> clock_of;
   auto clock_state = [&](const std::string& arm) -> const ClockState& {
     auto it = clock_of.find(arm);
-    if (it == clock_of.end()) it = clock_of.emplace(arm, RecordClockState(rec, arm)).first;
+    if (it == clock_of.end()) it = clock_of.emplace(arm, CheckedRecordClockState(rec, arm)).first;
     return it->second;
   };
   const ClockState clock = clock_state(first_arm);

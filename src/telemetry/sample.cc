@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -367,6 +369,18 @@ Result<std::vector<Sample>> ReadSampleStream(const std::string& path) {
   return ParseSampleStream(*text, path);
 }
 
+namespace {
+
+// A process snapshot line. One searcher for every line: string_view::find stopped at each '"'
+// of a sample line to compare, about a quarter of reading a samples file.
+bool IsProcessLine(std::string_view line) {
+  static constexpr std::string_view kKey = "\"processes\"";
+  static const std::boyer_moore_horspool_searcher kSearch(kKey.begin(), kKey.end());
+  return std::search(line.begin(), line.end(), kSearch) != line.end();
+}
+
+}  // namespace
+
 Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::string& path) {
   std::vector<Sample> out;
   LineReader lines(text);
@@ -374,7 +388,7 @@ Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::
   while (lines.Next(&l)) {
     std::string_view line = l.text;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (line.find("\"processes\"") != std::string_view::npos) continue;  // process snapshots
+    if (IsProcessLine(line)) continue;  // process snapshots
     Sample fast;
     auto s = ParseFlatSampleLine(line, &fast)
                  ? Result<Sample>(fast)
