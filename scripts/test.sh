@@ -41,10 +41,11 @@ bash scripts/release.sh --from build
 bash scripts/release_check.sh
 stage "ASan+UBSan build"
 # -O1: the sanitized tests run about twice as fast as at -O0, for a little more compile time;
-# -g1 keeps the line tables the sanitizers' reports need and little else. A unity build (eight
-# sources a compile): one batch took 52 s of CPU against 110 s for its files one by one, since
-# most of a file's compile is the headers and templates it shares with its neighbours. The
-# normal build above stays one file a compile, so a file that misses an include still fails.
+# -g1 keeps the line tables the sanitizers' reports need and little else. The library and the
+# CLI as a unity build (eight sources a compile; the tests stay one file a compile): one batch
+# took 52 s of CPU against 110 s for its files one by one, since most of a file's compile is the
+# headers and templates it shares with its neighbours. The normal build above stays one file a
+# compile, so a file that misses an include still fails there.
 # No bench programs here: nothing tests them under the sanitizers.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DVOUCH_SANITIZE=ON -DVOUCH_TESTS=ON -DVOUCH_BENCH=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null

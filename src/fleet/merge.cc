@@ -123,8 +123,6 @@ void AddUnique(std::vector<std::string>& v, const std::string& s) {
   if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
 
-double Pct(double log) { return 100 * (std::exp(log) - 1); }
-
 nlohmann::json MetaJson(const std::optional<MetaResult>& m) {
   if (!m) return nullptr;
   return {
@@ -394,7 +392,7 @@ nlohmann::json FleetAbJson(const FleetEvidence& ev, const FleetAbMerge& m) {
                         {"verdict", ToString(n.decision.verdict)},
                         {"gpus", n.gpus},
                         {"boot_ids", n.boot_ids},
-                        {"band_pct", Pct(n.band_log)},
+                        {"band_pct", LogPct(n.band_log)},
                         {"attempts", n.attempts},
                         {"pooled", n.stratum.has_value()}};
     if (n.decision.interval)
@@ -412,7 +410,7 @@ nlohmann::json FleetAbJson(const FleetEvidence& ev, const FleetAbMerge& m) {
   for (const auto& o : m.outlier_tests)
     outliers.push_back({{"node", o.name},
                         {"others_ratio", std::exp(o.others_mu_log)},
-                        {"diff_pct", Pct(o.diff_log)},
+                        {"diff_pct", LogPct(o.diff_log)},
                         {"z", o.z},
                         {"p", o.p},
                         {"p_bonferroni", o.p_bonferroni},
@@ -435,7 +433,7 @@ nlohmann::json FleetAbJson(const FleetEvidence& ev, const FleetAbMerge& m) {
            "Hartung-Knapp t(k-1) interval, never narrower than DL's); the node is the stratum, "
            "pairs never cross nodes"},
           {"confidence", m.confidence},
-          {"band_pct", Pct(m.band_log)},
+          {"band_pct", LogPct(m.band_log)},
           {"mde_pct", m.mde_pct ? nlohmann::json(*m.mde_pct) : nlohmann::json()},
           {"modes", m.modes},
           {"pairs_used", m.pairs_used},
@@ -461,7 +459,7 @@ std::string RenderFleetAbText(const FleetAbMerge& m) {
                    m.nodes.size(), m.pairs_used);
   t += fmt::format("  headline  {} ({} is better), band +/- {:.3f} %\n",
                    m.headline.empty() ? "?" : m.headline, m.better.empty() ? "?" : m.better,
-                   Pct(m.band_log));
+                   LogPct(m.band_log));
   if (m.pooled) {
     const auto& p = *m.pooled;
     t += fmt::format(
@@ -494,7 +492,7 @@ std::string RenderFleetAbText(const FleetAbMerge& m) {
       t += fmt::format(
           "  DISAGREES {}: {:+.2f} % against the other nodes pooled (ratio {:.4f}); z = {:.1f}, "
           "Bonferroni p = {:.3g}\n",
-          o.name, Pct(o.diff_log), std::exp(o.others_mu_log), o.z, o.p_bonferroni);
+          o.name, LogPct(o.diff_log), std::exp(o.others_mu_log), o.z, o.p_bonferroni);
   if (m.pooled_without_disagreeing)
     t += fmt::format("  without {}: ratio B/A {:.4f} ({:.4f} .. {:.4f}) over {} nodes\n",
                      fmt::join(m.disagreeing, ", "), std::exp(m.pooled_without_disagreeing->mu_log),
@@ -505,7 +503,7 @@ std::string RenderFleetAbText(const FleetAbMerge& m) {
     t += fmt::format(
         "  mde       this fleet A/B could not have seen an effect smaller than {:.2f} % (the band "
         "{:.2f} % plus the {} interval's half width)\n",
-        *m.mde_pct, Pct(m.band_log), m.pooled ? "pooled" : "node's");
+        *m.mde_pct, LogPct(m.band_log), m.pooled ? "pooled" : "node's");
   if (m.verdict != AbVerdict::kRefused)
     for (const auto& md : m.modes) t += fmt::format("  modes allowed: {}\n", md);
   for (const auto& n : m.notes) t += fmt::format("  note: {}\n", n);

@@ -3,6 +3,7 @@
 // that disagree named, and what is missing and why. Pure over FleetEvidence.
 #pragma once
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +14,9 @@
 #include "stats/ab_stats.h"
 
 namespace vouch {
+
+// A difference of logs as a percentage change: 100 (e^d - 1).
+inline double LogPct(double log) { return 100 * (std::exp(log) - 1); }
 
 // What a root task (a task of round 0) still owes, and why it is owed.
 struct FleetGap {

@@ -180,7 +180,7 @@ nlohmann::json FleetRunsJson(const FleetEvidence& ev, const FleetRunsMerge& m) {
     nlohmann::json o = nlohmann::json::array();
     for (const auto& x : s.outliers)
       o.push_back({{"node", x.name},
-                   {"diff_pct", Pct(x.diff_log)},
+                   {"diff_pct", LogPct(x.diff_log)},
                    {"z", x.z},
                    {"p_bonferroni", x.p_bonferroni},
                    {"disagrees", x.outlier}});
@@ -259,7 +259,7 @@ std::string RenderFleetRunsText(const FleetRunsMerge& m) {
         t += fmt::format(
             "  DISAGREES {} (GPU {}): {} {:+.2f} % against the other nodes; z = {:.1f}, "
             "Bonferroni p = {:.3g}\n",
-            o.name, gpus, s.name, Pct(o.diff_log), o.z, o.p_bonferroni);
+            o.name, gpus, s.name, LogPct(o.diff_log), o.z, o.p_bonferroni);
       }
   }
   for (const auto& g : m.gaps) t += fmt::format("  MISSING {}: {}\n", g.task_id, g.why);
