@@ -396,12 +396,15 @@ TEST_F(LegTest, PeakRssIsTheLegsOwnNotVouchs) {
   EXPECT_EQ(*r.exit_code, 0);
   EXPECT_LT(r.peak_rss_bytes, 16u << 20) << "the 200 MiB are the test's, not the leg's";
   EXPECT_LT(r.main_max_rss_bytes, 16u << 20);
-  // A leg that is itself larger than vouch still gets its own kernel figure.
+  // A leg that is itself larger than vouch still gets its own kernel figure. "Larger" must
+  // hold under ASan too, where this process (the 200 MiB, the shadow and the quarantine) held
+  // about 290 MB before the exec: below that the kernel figure is refused and only the polls
+  // (which can miss the last pages) are left. CI saw 288.7 MB for a 300 MB leg that way.
   auto big = MustRun(Spec({"/bin/sh", "-c",
                            "P=/usr/bin/python3; [ -x $P ] || P=python3; "
-                           "exec $P -c 'b=bytearray(300_000_000)'"}));
-  EXPECT_GE(big.peak_rss_bytes, 290'000'000u);
-  EXPECT_LT(big.peak_rss_bytes, 400'000'000u);
+                           "exec $P -c 'b=bytearray(700_000_000)'"}));
+  EXPECT_GE(big.peak_rss_bytes, 690'000'000u);
+  EXPECT_LT(big.peak_rss_bytes, 800'000'000u);
   EXPECT_NE(heap[4096], 7);  // keeps the heap alive across both legs
 }
 
