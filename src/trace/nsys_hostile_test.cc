@@ -74,5 +74,54 @@ TEST(NsysHostile, EveryStatementRunsUnderTheInstructionBudget) {
   std::remove(path.c_str());
 }
 
+// The folded whole-trace summary reads the runtime table on a second connection in a thread of
+// its own: the two count against one budget, not one each. The least budget that reads 3,000
+// kernels and 3,000 launches is about twice what 3,000 kernels alone need (with a budget per
+// connection it would be the same).
+TEST(NsysHostile, TheFoldedSummarysTwoConnectionsShareOneBudget) {
+  auto least_budget = [](const std::string& path, std::int64_t kernel_count,
+                         std::int64_t launch_count) -> std::uint64_t {
+    auto with = [&](std::uint64_t budget) {
+      return SummarizeNsysSqlite(path, SummaryOptions{},
+                                 NsysLimits{.budget_fixed = budget, .budget_per_byte = 0});
+    };
+    std::uint64_t lo = 1000, hi = 10'000'000;  // bisection, to 2 %
+    EXPECT_TRUE(with(hi).ok());
+    while (hi - lo > hi / 50) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      (with(mid).ok() ? hi : lo) = mid;
+    }
+    auto read = with(hi);
+    EXPECT_TRUE(read.ok() && read->total.kernel_count == kernel_count &&
+                read->total.launch_api_count == launch_count);
+    auto starved = with(lo);
+    EXPECT_TRUE(!starved.ok() &&
+                starved.error().message.starts_with(path + ": reading it took more than"));
+    return hi;
+  };
+  auto make = [](const std::string& path, int launches) {
+    std::string kernels, calls;
+    for (int i = 0; i < 3000; ++i)
+      kernels += (i ? "," : "") + fmt::format("({}, {}, 1)", 1000 + i * 10, 1005 + i * 10);
+    for (int i = 0; i < launches; ++i)
+      calls += fmt::format(",({}, {}, 1, {}, 2)", 990 + i * 10, 995 + i * 10, i);
+    MakeDb(path, std::string(kStrings) +
+                     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end "
+                     "INTEGER NOT NULL, demangledName INTEGER);"
+                     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES " +
+                     kernels + "; INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1, 2, 1, 0, 2)" +
+                     calls + ";");
+  };
+  const std::string kernels_only = TempPath("kernels-only.sqlite");
+  const std::string both = TempPath("kernels-and-launches.sqlite");
+  make(kernels_only, 0);
+  make(both, 3000);
+  const std::uint64_t alone = least_budget(kernels_only, 3000, 2);
+  const std::uint64_t together = least_budget(both, 3000, 3002);
+  EXPECT_GT(together, alone * 3 / 2) << alone << " and " << together << " instructions";
+  std::remove(kernels_only.c_str());
+  std::remove(both.c_str());
+}
+
 }  // namespace
 }  // namespace vouch::trace
