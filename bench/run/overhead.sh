@@ -55,4 +55,22 @@ print(f"round {sys.argv[3]}: hyperfine true mean {h['mean']*1e3:.3f} ms/run; "
       f"start-up {(starts[0] / 1e9 - float(sys.argv[4])) * 1e3:.0f} ms")
 PY
 done
+# CPU time (user + sys of the whole process tree, which a loaded machine's queue does not
+# inflate as wall time): the marginal CPU of a leg of `true` (runs of LEGS and 3 x LEGS legs,
+# the difference over 2 x LEGS, so start-up cancels) against hyperfine's marginal run.
+cpu() { python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{(r.ru_utime + r.ru_stime) * 1e3:.1f}")' "$@"; }
+vcpu() { rm -rf "$tmp/c"; VOUCH_LOCK_FILE=$tmp/lock cpu "$VOUCH" --sim "$SIM" run \
+  --min-busy-readings 1 --warmup 0 --reps "$1" --out "$tmp/c" -- true; }
+hcpu() { cpu hyperfine -N --runs "$1" --warmup 0 true; }
+for r in $(seq 1 "$ROUNDS"); do
+  v1=$(vcpu "$LEGS"); h1=$(hcpu "$LEGS"); v3=$(vcpu $((3 * LEGS))); h3=$(hcpu $((3 * LEGS)))
+  python3 -c 'import sys; v1, h1, v3, h3 = map(float, sys.argv[1:5]); n = 2 * int(sys.argv[5])
+v, h = (v3 - v1) / n, (h3 - h1) / n
+print(f"cpu round {sys.argv[6]}: a leg of true costs vouch {v:.2f} ms of CPU, a run hyperfine "
+      f"{h:.2f} ms (whole process trees, marginal): difference {v - h:+.2f} ms")' \
+    "$v1" "$h1" "$v3" "$h3" "$LEGS" "$r"
+done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

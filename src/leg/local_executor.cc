@@ -1,6 +1,7 @@
-// LocalExecutor: fork and exec into a new process group (the leg dies with vouch), one ppoll loop
-// that drains the output pipes, watches a pidfd for the main process's exit, samples the tree every
-// poll_interval_ns, and enforces the timeout and Ctrl-C by signalling the whole group.
+// LocalExecutor: start (a vfork-like clone) and exec into a new process group (the leg dies with
+// vouch), one ppoll loop that drains the output pipes, watches a pidfd for the main process's exit,
+// samples the tree every poll_interval_ns, and enforces the timeout and Ctrl-C by signalling the
+// whole group.
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -314,17 +315,16 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
 
   const std::int64_t start_steady_ns = SteadyNs();
   result.start_unix_ns = UnixNs();
-  // fork, not posix_spawn: the child sets PR_SET_PDEATHSIG before its exec. Signals are
-  // blocked across the fork so that none of vouch's handlers runs in the child.
+  // Not posix_spawn: the child sets PR_SET_PDEATHSIG before its exec. Signals are blocked
+  // across the start so that none of vouch's handlers runs in the child.
   sigset_t all, old_mask;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);
-  const pid_t pid = ::fork();
-  if (pid == 0) leg_detail::RunChild(plan);
+  const pid_t pid = leg_detail::StartChild(plan);
   const int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   if (pid < 0) {
-    return MakeError("cannot start {} ({}): fork: {}", result.argv[0], label,
+    return MakeError("cannot start {} ({}): clone: {}", result.argv[0], label,
                      std::strerror(fork_errno));
   }
   ::close(report_w.release());
@@ -504,9 +504,9 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
     result.signal_name = SignalName(WTERMSIG(status));
   }
   // Linux charges the resident high-water mark of the image replaced by execve (vouch's
-  // copy in the fork) to the child's ru_maxrss: that figure is the leg's own only when it
-  // is above what the child held just before its exec (1 MiB of slack for the pages the
-  // last steps touched). Below it, the polled figures are all that is the leg's.
+  // memory, which the child shared until then) to the child's ru_maxrss: that figure is the
+  // leg's own only when it is above what the child held just before its exec (1 MiB of slack for
+  // the pages the last steps touched). Below it, the polled figures are all that is the leg's.
   const auto wait4_rss = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   constexpr std::uint64_t kPreExecSlack = 1 << 20;
   result.main_max_rss_bytes =

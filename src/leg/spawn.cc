@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -9,6 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <new>
 
 #include "leg/proc_tree.h"
 
@@ -33,7 +36,25 @@ void WriteAll(int fd, const void* p, std::size_t n) {
   ::_exit(127);
 }
 
+int ChildMain(void* plan) { RunChild(*static_cast<const ChildPlan*>(plan)); }
+
 }  // namespace
+
+pid_t StartChild(const ChildPlan& plan) {
+  // vfork's way, as glibc's posix_spawn does it: the child borrows vouch's memory and runs on
+  // a stack of its own until its execve, while the calling thread waits. A fork copied vouch's
+  // page tables and then took copy-on-write faults on both sides: on a VM that was most of a
+  // short leg's cost (100 legs of `true`: 14 ms of CPU each, hyperfine 4). RunChild touches
+  // only its own stack and the plan, and makes only async-signal-safe calls.
+  constexpr std::size_t kStackBytes = 256 * 1024;
+  std::unique_ptr<char[]> stack(new (std::nothrow) char[kStackBytes]);
+  if (!stack) {
+    errno = ENOMEM;
+    return -1;
+  }
+  return ::clone(&ChildMain, stack.get() + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                 const_cast<ChildPlan*>(&plan));
+}
 
 [[noreturn]] void RunChild(const ChildPlan& p) {
   ChildReport r;

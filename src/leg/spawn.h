@@ -1,5 +1,5 @@
-// Starting a leg's process: fork, then in the child only async-signal-safe system calls
-// before execve (vouch has other threads). Internal to src/leg (local_executor.cc).
+// Starting a leg's process: a vfork-like clone, then in the child only async-signal-safe
+// system calls before execve (vouch has other threads). Internal to src/leg (local_executor.cc).
 #pragma once
 
 #include <signal.h>
@@ -30,9 +30,14 @@ struct ChildReport {
 };
 constexpr int kStepChdir = 1, kStepExec = 2, kStepSetup = 3;
 
-// In the child of fork(): sets PR_SET_PDEATHSIG (SIGKILL; exits if vouch is already gone),
+// In the child (StartChild): sets PR_SET_PDEATHSIG (SIGKILL; exits if vouch is already gone),
 // its own process group, stdin /dev/null and stdout/stderr, closes vouch's other
 // descriptors at exec, enters the working directory, resets signals, and execs.
 [[noreturn]] void RunChild(const ChildPlan& plan);
+
+// Starts a process that runs RunChild(PLAN) (clone with CLONE_VM | CLONE_VFORK: it shares
+// vouch's memory until its execve or exit, and this thread waits until then). Its pid, or -1
+// with errno set. Call with every signal blocked, so that none of vouch's handlers runs in it.
+pid_t StartChild(const ChildPlan& plan);
 
 }  // namespace vouch::leg_detail
