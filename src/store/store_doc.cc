@@ -9,6 +9,7 @@
 #include "clock/fold.h"
 #include "record/record.h"
 #include "store/store.h"
+#include "util/json_dump.h"
 #include "util/json_io.h"
 
 namespace vouch {
@@ -111,17 +112,6 @@ double SeriesT(const Sample& s, double t0) { return std::round((s.unix_s - t0) *
 
 double SeriesPowerW(std::int64_t mw) { return std::round(static_cast<double>(mw) / 100) / 10; }
 
-// A double as nlohmann's dump writes it (its own shortest round trip; null when not finite).
-void AppendDouble(std::string& out, double d) {
-  if (!std::isfinite(d)) {
-    out += "null";
-    return;
-  }
-  std::array<char, 64> buf{};
-  char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), d);
-  out.append(buf.data(), end);
-}
-
 void AppendInt(std::string& out, std::int64_t i) {
   std::array<char, 24> buf{};
   auto r = std::to_chars(buf.data(), buf.data() + buf.size(), i);
@@ -163,7 +153,7 @@ std::string LegSeriesText(const std::vector<Sample>& samples, int gpu, double t0
   out += ",\"power_w\":";
   AppendArray(out, pts, [&](const Sample& s) {
     if (s.power_mw)
-      AppendDouble(out, SeriesPowerW(*s.power_mw));
+      AppendJsonNumber(out, SeriesPowerW(*s.power_mw));
     else
       out += "null";
   });
@@ -175,9 +165,9 @@ std::string LegSeriesText(const std::vector<Sample>& samples, int gpu, double t0
       out += "null";
   });
   out += ",\"t0_unix_s\":";
-  AppendDouble(out, t0);
+  AppendJsonNumber(out, t0);
   out += ",\"t_s\":";
-  AppendArray(out, pts, [&](const Sample& s) { AppendDouble(out, SeriesT(s, t0)); });
+  AppendArray(out, pts, [&](const Sample& s) { AppendJsonNumber(out, SeriesT(s, t0)); });
   out += '}';
   return out;
 }

@@ -101,8 +101,18 @@ void Escape(std::string& out, std::string_view s, bool keep_lines, Plain plain) 
 }  // namespace
 
 bool TerminalVerbatim(std::string_view s) {
-  for (char c : s)
-    if (!PlainAscii(static_cast<unsigned char>(c), true)) return false;
+  // In blocks without an early exit, which the compiler turns into vector compares: the
+  // guard reads every byte vouch prints (30 MB for a trend of 100,000 points).
+  constexpr std::size_t kBlock = 64;
+  std::size_t i = 0;
+  for (; i + kBlock <= s.size(); i += kBlock) {
+    bool plain = true;
+    for (std::size_t k = 0; k < kBlock; ++k)
+      plain &= PlainAscii(static_cast<unsigned char>(s[i + k]), true);
+    if (!plain) return false;
+  }
+  for (; i < s.size(); ++i)
+    if (!PlainAscii(static_cast<unsigned char>(s[i]), true)) return false;
   return true;
 }
 

@@ -7,10 +7,19 @@
 namespace vouch {
 namespace {
 
-// A string as nlohmann writes it (ensure_ascii off): quoted, with ", \ and the control
-// characters escaped. Any byte from 0x80 up goes to nlohmann (its UTF-8 checks and
-// replacement of invalid sequences), so only ASCII is escaped here.
-void AppendString(std::string& out, const std::string& s) {
+template <class T>
+void AppendInteger(std::string& out, T v) {
+  std::array<char, 24> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  out.append(buf.data(), r.ptr);
+}
+
+}  // namespace
+
+// As nlohmann writes it (ensure_ascii off): quoted, with ", \ and the control characters
+// escaped. Any byte from 0x80 up goes to nlohmann (its UTF-8 checks and replacement of
+// invalid sequences), so only ASCII is escaped here.
+void AppendJsonString(std::string& out, const std::string& s) {
   const char* p = s.data();
   const char* end = p + s.size();
   const char* run = p;
@@ -61,14 +70,14 @@ void AppendString(std::string& out, const std::string& s) {
   out += '"';
 }
 
-template <class T>
-void AppendInteger(std::string& out, T v) {
-  std::array<char, 24> buf{};
-  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-  out.append(buf.data(), r.ptr);
+void AppendJsonNumber(std::string& out, double d) {
+  if (!std::isfinite(d)) {
+    out += "null";
+    return;
+  }
+  std::array<char, 64> buf;
+  out.append(buf.data(), nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), d));
 }
-
-}  // namespace
 
 void AppendCompactJson(std::string& out, const nlohmann::json& j) {
   using V = nlohmann::json::value_t;
@@ -85,18 +94,11 @@ void AppendCompactJson(std::string& out, const nlohmann::json& j) {
     case V::number_unsigned:
       AppendInteger(out, j.get_ref<const nlohmann::json::number_unsigned_t&>());
       return;
-    case V::number_float: {
-      const double d = j.get_ref<const double&>();
-      if (!std::isfinite(d)) {
-        out += "null";
-        return;
-      }
-      std::array<char, 64> buf{};
-      out.append(buf.data(), nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), d));
+    case V::number_float:
+      AppendJsonNumber(out, j.get_ref<const double&>());
       return;
-    }
     case V::string:
-      AppendString(out, j.get_ref<const std::string&>());
+      AppendJsonString(out, j.get_ref<const std::string&>());
       return;
     case V::array: {
       out += '[';
@@ -115,7 +117,7 @@ void AppendCompactJson(std::string& out, const nlohmann::json& j) {
       for (const auto& [k, v] : j.get_ref<const nlohmann::json::object_t&>()) {
         if (!first) out += ',';
         first = false;
-        AppendString(out, k);
+        AppendJsonString(out, k);
         out += ':';
         AppendCompactJson(out, v);
       }

@@ -10,5 +10,9 @@
 namespace vouch {
 
 void AppendCompactJson(std::string& out, const nlohmann::json& j);
+// One string, quoted and escaped, as the dump writes it.
+void AppendJsonString(std::string& out, const std::string& s);
+// One double as the dump writes it (nlohmann's shortest round trip; null when not finite).
+void AppendJsonNumber(std::string& out, double d);
 
 }  // namespace vouch
