@@ -216,9 +216,9 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
       const auto& pw = At(f, "power_mw");
       const auto& gv = At(g, "verdict");
       std::int64_t gpu = f["gpu"].get<std::int64_t>();
-      nlohmann::json series;
+      SqlValue series = SqlNull();
       if (samples)
-        series = LegSeries(*samples, static_cast<int>(gpu), w.value("started_unix_s", started));
+        series = LegSeriesText(*samples, static_cast<int>(gpu), w.value("started_unix_s", started));
       windows.push_back(
           {out.run_key, idx, gpu, Str(At(g, "static"), "uuid"),
            gv.is_object() ? SqlValue(gv.value("status", wstatus)) : SqlValue(wstatus), wstatus,
@@ -230,7 +230,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
            region.is_object() ? Num(region, "end_unix_s") : SqlNull(),
            DumpJson(gv.is_object() && gv.contains("reasons") ? gv["reasons"]
                                                              : At(At(w, "verdict"), "reasons")),
-           series.is_null() ? SqlNull() : SqlValue(DumpJson(series))});
+           std::move(series)});
     }
     std::int64_t seq = 0;
     for (const auto& m : l["metrics"])

@@ -138,6 +138,8 @@ class Store {
 // changed (NVML refreshes every 100 ms while vouch polls every 10 ms), at most 4000; times in
 // seconds from T0_UNIX_S. {"t0_unix_s", "t_s": [], "sm_mhz": [], "power_w": [], "busy": []}.
 nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0_unix_s);
+// The same as its compact JSON text (DumpJson of LegSeries, byte for byte), without the tree.
+std::string LegSeriesText(const std::vector<Sample>& samples, int gpu, double t0_unix_s);
 // legs[i].series (one per GPU, as Store::RunDocument gives them) from DIR's samples files.
 void AttachLegSeries(nlohmann::json& record, const std::string& dir);
 

@@ -1,5 +1,7 @@
 #include "store/store_doc.h"
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <variant>
@@ -7,6 +9,7 @@
 #include "clock/fold.h"
 #include "record/record.h"
 #include "store/store.h"
+#include "util/json_dump.h"
 #include "util/json_io.h"
 
 namespace vouch {
@@ -79,12 +82,14 @@ std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
   return std::move(*s);
 }
 
-nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0) {
+namespace {
+
+// The samples a series keeps: a reading that repeats the one before (same clock, power and
+// busy state) is dropped, the last always kept; then every STRIDE-th, at most 4000.
+std::vector<const Sample*> SeriesPoints(const std::vector<Sample>& samples, int gpu) {
   std::vector<const Sample*> mine;
   for (const auto& s : samples)
     if (s.gpu == gpu) mine.push_back(&s);
-  nlohmann::json t = nlohmann::json::array(), sm = nlohmann::json::array(),
-                 pw = nlohmann::json::array(), busy = nlohmann::json::array();
   const Sample* prev = nullptr;
   std::vector<const Sample*> kept;
   for (size_t i = 0; i < mine.size(); ++i) {
@@ -97,16 +102,74 @@ nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0)
     prev = s;
   }
   size_t stride = kept.size() > 4000 ? (kept.size() + 3999) / 4000 : 1;
-  for (size_t i = 0; i < kept.size(); i += stride) {
-    const Sample* s = kept[i];
-    t.push_back(std::round((s->unix_s - t0) * 1000) / 1000);
+  std::vector<const Sample*> out;
+  out.reserve((kept.size() + stride - 1) / stride);
+  for (size_t i = 0; i < kept.size(); i += stride) out.push_back(kept[i]);
+  return out;
+}
+
+double SeriesT(const Sample& s, double t0) { return std::round((s.unix_s - t0) * 1000) / 1000; }
+
+double SeriesPowerW(std::int64_t mw) { return std::round(static_cast<double>(mw) / 100) / 10; }
+
+void AppendInt(std::string& out, std::int64_t i) {
+  std::array<char, 24> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), i);
+  out.append(buf.data(), r.ptr);
+}
+
+// "[a,b,...]" of EACH's appends.
+template <class F>
+void AppendArray(std::string& out, const std::vector<const Sample*>& pts, F each) {
+  out += '[';
+  for (size_t i = 0; i < pts.size(); ++i) {
+    if (i) out += ',';
+    each(*pts[i]);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0) {
+  nlohmann::json t = nlohmann::json::array(), sm = nlohmann::json::array(),
+                 pw = nlohmann::json::array(), busy = nlohmann::json::array();
+  for (const Sample* s : SeriesPoints(samples, gpu)) {
+    t.push_back(SeriesT(*s, t0));
     sm.push_back(s->sm_mhz ? nlohmann::json(*s->sm_mhz) : nlohmann::json());
-    pw.push_back(s->power_mw
-                     ? nlohmann::json(std::round(static_cast<double>(*s->power_mw) / 100) / 10)
-                     : nlohmann::json());
+    pw.push_back(s->power_mw ? nlohmann::json(SeriesPowerW(*s->power_mw)) : nlohmann::json());
     busy.push_back(IsBusy(*s) ? 1 : 0);
   }
   return {{"t0_unix_s", t0}, {"t_s", t}, {"sm_mhz", sm}, {"power_w", pw}, {"busy", busy}};
+}
+
+std::string LegSeriesText(const std::vector<Sample>& samples, int gpu, double t0) {
+  const auto pts = SeriesPoints(samples, gpu);
+  std::string out;
+  out.reserve(64 + pts.size() * 32);
+  // nlohmann's order: the keys sorted.
+  out += "{\"busy\":";
+  AppendArray(out, pts, [&](const Sample& s) { out += IsBusy(s) ? '1' : '0'; });
+  out += ",\"power_w\":";
+  AppendArray(out, pts, [&](const Sample& s) {
+    if (s.power_mw)
+      AppendJsonNumber(out, SeriesPowerW(*s.power_mw));
+    else
+      out += "null";
+  });
+  out += ",\"sm_mhz\":";
+  AppendArray(out, pts, [&](const Sample& s) {
+    if (s.sm_mhz)
+      AppendInt(out, *s.sm_mhz);
+    else
+      out += "null";
+  });
+  out += ",\"t0_unix_s\":";
+  AppendJsonNumber(out, t0);
+  out += ",\"t_s\":";
+  AppendArray(out, pts, [&](const Sample& s) { AppendJsonNumber(out, SeriesT(s, t0)); });
+  out += '}';
+  return out;
 }
 
 void AttachLegSeries(nlohmann::json& rec, const std::string& dir) {

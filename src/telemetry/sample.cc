@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -226,6 +227,7 @@ bool ParseFlatSampleLine(std::string_view line, Sample* out) {
                                   {"temp_c", kTemp}};
   Sample s;
   unsigned seen = 0;
+  size_t next = 0;  // the index in kKeys of the key expected next
   const char* p = line.data();
   const char* end = p + line.size();
   auto skip = [&] {
@@ -238,16 +240,32 @@ bool ParseFlatSampleLine(std::string_view line, Sample* out) {
   for (;;) {
     skip();
     if (p == end || *p++ != '"') return false;
-    const char* k = p;
-    while (p < end && *p != '"' && *p != '\\') ++p;
-    if (p == end || *p != '"') return false;
-    std::string_view name(k, static_cast<size_t>(p - k));
-    ++p;
     const Key* key = nullptr;
-    for (const auto& c : kKeys)
-      if (c.name == name) key = &c;
+    // The sampler writes the keys in kKeys's order: the one after the last is tried first
+    // (a name with its closing quote; no name holds a quote or a backslash).
+    if (next < std::size(kKeys)) {
+      const auto& c = kKeys[next];
+      if (static_cast<size_t>(end - p) > c.name.size() && p[c.name.size()] == '"' &&
+          std::string_view(p, c.name.size()) == c.name) {
+        key = &c;
+        p += c.name.size() + 1;
+      }
+    }
+    if (!key) {
+      const char* k = p;
+      while (p < end && *p != '"' && *p != '\\') ++p;
+      if (p == end || *p != '"') return false;
+      std::string_view name(k, static_cast<size_t>(p - k));
+      ++p;
+      for (const auto& c : kKeys)
+        if (c.name == name) {
+          key = &c;
+          break;
+        }
+    }
     if (!key || (seen & (1u << key->field))) return false;
     seen |= 1u << key->field;
+    next = static_cast<size_t>(key - kKeys) + 1;
     skip();
     if (p == end || *p++ != ':') return false;
     skip();

@@ -7,44 +7,10 @@
 #include <string>
 
 #include "trend/trend.h"
+#include "util/json_dump.h"
 #include "util/json_io.h"
 
 namespace vouch {
-namespace {
-
-// A JSON string as nlohmann's dump writes it: printable ASCII as it is, anything else (escapes,
-// invalid UTF-8 replaced) through the dump itself.
-void AppendString(std::string& out, const std::string& s) {
-  bool plain = true;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u > 0x7e || c == '"' || c == '\\') {
-      plain = false;
-      break;
-    }
-  }
-  if (!plain) {
-    out += DumpJson(nlohmann::json(s));
-    return;
-  }
-  out += '"';
-  out += s;
-  out += '"';
-}
-
-// A number as nlohmann's dump writes it (its own shortest round-trip digits; null when not
-// finite).
-void AppendNumber(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  std::array<char, 64> buf{};
-  char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), v);
-  out.append(buf.data(), end);
-}
-
-}  // namespace
 
 void WriteTrendJson(const TrendSeries& s, const std::function<void(std::string_view)>& sink) {
   std::string head = DumpJson(TrendJson(s, false), 2);
@@ -75,29 +41,29 @@ void WriteTrendJson(const TrendSeries& s, const std::function<void(std::string_v
       out += p.attributed ? "true" : "false";
       out += ",\n      \"clock_sm_median_mhz\": ";
       if (p.clock_sm_median_mhz)
-        AppendNumber(out, *p.clock_sm_median_mhz);
+        AppendJsonNumber(out, *p.clock_sm_median_mhz);
       else
         out += "null";
       out += ",\n      \"commit\": ";
-      AppendString(out, p.first_commit);
+      AppendJsonString(out, p.first_commit);
       out += ",\n      \"dirty\": ";
       out += p.dirty ? "true" : "false";
       out += ",\n      \"label\": ";
-      AppendString(out, p.label);
+      AppendJsonString(out, p.label);
       out += ",\n      \"runs\": ";
       if (p.run_keys.empty()) {
         out += "[]";
       } else {
         for (size_t k = 0; k < p.run_keys.size(); ++k) {
           out += k == 0 ? "[\n        " : ",\n        ";
-          AppendString(out, p.run_keys[k]);
+          AppendJsonString(out, p.run_keys[k]);
         }
         out += "\n      ]";
       }
       out += ",\n      \"started_unix_s\": ";
-      AppendNumber(out, p.started_unix_s);
+      AppendJsonNumber(out, p.started_unix_s);
       out += ",\n      \"value\": ";
-      AppendNumber(out, p.value);
+      AppendJsonNumber(out, p.value);
       out += "\n    }";
     }
     out += "\n  ]";

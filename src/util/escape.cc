@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace vouch {
@@ -101,8 +102,22 @@ void Escape(std::string& out, std::string_view s, bool keep_lines, Plain plain) 
 }  // namespace
 
 bool TerminalVerbatim(std::string_view s) {
-  for (char c : s)
-    if (!PlainAscii(static_cast<unsigned char>(c), true)) return false;
+  // Eight bytes at a time: a word with no byte below 0x20 and none from 0x7F up is plain; a
+  // word with one (a newline, often) is looked at byte by byte. The guard reads every byte
+  // vouch prints (30 MB for a trend of 100,000 points).
+  constexpr std::uint64_t kOnes = 0x0101010101010101, kHigh = 0x8080808080808080;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    const std::uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+    const std::uint64_t from_del = ((w + kOnes) | w) & kHigh;
+    if ((below_space | from_del) == 0) continue;
+    for (std::size_t k = i; k < i + 8; ++k)
+      if (!PlainAscii(static_cast<unsigned char>(s[k]), true)) return false;
+  }
+  for (; i < s.size(); ++i)
+    if (!PlainAscii(static_cast<unsigned char>(s[i]), true)) return false;
   return true;
 }
 

@@ -58,5 +58,23 @@ TEST(Escape, HtmlEscape) {
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
 }
 
+TEST(Escape, TerminalVerbatimFindsOneByteAnywhere) {
+  EXPECT_TRUE(TerminalVerbatim(""));
+  std::string plain = "\n\t";
+  for (int c = 0x20; c < 0x7f; ++c) plain += static_cast<char>(c);
+  for (std::size_t at = 0; at < plain.size(); ++at) EXPECT_TRUE(TerminalVerbatim(plain.substr(at)));
+  for (std::size_t n : {1, 63, 64, 65, 200}) {
+    std::string s(n, 'a');
+    s[n / 2] = '\n';
+    EXPECT_TRUE(TerminalVerbatim(s)) << n;
+    for (std::size_t at = 0; at < n; ++at)
+      for (char bad : {'\x1b', '\x1f', '\x7f', '\x80', '\xff', '\r', '\0'}) {
+        std::string t = s;
+        t[at] = bad;
+        ASSERT_FALSE(TerminalVerbatim(t)) << n << " " << at << " " << int(bad);
+      }
+  }
+}
+
 }  // namespace
 }  // namespace vouch

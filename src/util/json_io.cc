@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "util/bounded_file.h"
+#include "util/json_dump.h"
 
 namespace vouch {
 namespace {
@@ -165,6 +166,11 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path, std::uint64_t max_b
 }
 
 std::string DumpJson(const nlohmann::json& j, int indent) {
+  if (indent < 0) {  // the same bytes, written faster (util/json_dump.h)
+    std::string out;
+    AppendCompactJson(out, j);
+    return out;
+  }
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -1,0 +1,56 @@
+// The stored series text is what DumpJson made of LegSeries's tree, byte for byte.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "store/store.h"
+#include "telemetry/sample.h"
+#include "util/json_io.h"
+
+namespace vouch {
+namespace {
+
+std::vector<Sample> Readings(std::size_t n, unsigned seed, double t0) {
+  std::mt19937 rng(seed);
+  std::vector<Sample> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    Sample s;
+    s.gpu = static_cast<int>(rng() % 2);
+    s.unix_s = t0 + static_cast<double>(i) * 0.0101 + (rng() % 7) * 1e-7;
+    if (rng() % 9) s.sm_mhz = 1400 + static_cast<int>(rng() % 3) * 290;
+    if (rng() % 11) s.power_mw = static_cast<std::int64_t>(rng() % 700000);
+    if (rng() % 5) s.util_gpu_pct = static_cast<int>(rng() % 3) * 50;
+    if (rng() % 3) s.reasons = rng() % 4;
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(StoreDoc, SeriesTextIsTheTreesDump) {
+  const double t0 = 1796115924.444916;
+  for (std::size_t n : {0, 1, 2, 3, 57, 4000, 9001, 20000})
+    for (unsigned seed : {1u, 2u, 3u})
+      for (int gpu : {0, 1, 2}) {
+        auto s = Readings(n, seed + static_cast<unsigned>(n), t0);
+        for (double start : {t0, t0 - 0.5, 0.0, -1e-9})
+          EXPECT_EQ(LegSeriesText(s, gpu, start), DumpJson(LegSeries(s, gpu, start)))
+              << n << " samples, seed " << seed << ", gpu " << gpu << ", t0 " << start;
+      }
+}
+
+TEST(StoreDoc, SeriesTextOfOddNumbers) {
+  // Equal readings collapse; nothing finite-breaking reaches the text that the tree would not
+  // also write (a start of infinity makes every time null in both).
+  std::vector<Sample> s(5);
+  for (std::size_t i = 0; i < s.size(); ++i) s[i].unix_s = 1e9 + static_cast<double>(i);
+  s[2].power_mw = std::numeric_limits<std::int64_t>::max();
+  s[3].sm_mhz = -1;
+  for (double start : {0.0, -0.0, 1e300, std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::quiet_NaN()})
+    EXPECT_EQ(LegSeriesText(s, 0, start), DumpJson(LegSeries(s, 0, start))) << start;
+}
+
+}  // namespace
+}  // namespace vouch
