@@ -194,44 +194,6 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
   }
 }
 
-// An A/B's record once its pairs are formed: only what the merge reads after (status,
-// caveats, environment, writer, start, and each leg's window times, host boot and GPU UUIDs
-// for CheckIdentity). 256 whole records held at once cost more in page faults than in
-// parsing, and their trees' destruction was a tenth of the merge.
-void SlimAbRecord(nlohmann::json& rec) {
-  if (!rec.is_object()) return;
-  nlohmann::json slim = nlohmann::json::object();
-  for (const char* k : {"status", "caveats", "environment", "writer", "started_unix_s"})
-    if (auto f = rec.find(k); f != rec.end()) slim[k] = std::move(*f);
-  auto legs = rec.find("legs");
-  if (legs != rec.end() && legs->is_array()) {
-    nlohmann::json kept = nlohmann::json::array();
-    for (auto& leg : *legs) {
-      nlohmann::json window = nlohmann::json::object();
-      const nlohmann::json& w = Field(leg, "window");
-      if (w.is_object()) {
-        for (const char* k : {"started_unix_s", "ended_unix_s"})
-          if (auto f = w.find(k); f != w.end()) window[k] = std::move(*f);
-        const nlohmann::json& boot = Field(Field(w, "host"), "boot_id");
-        if (!boot.is_null()) window["host"] = {{"boot_id", boot}};
-        if (auto g = w.find("gpus"); g != w.end()) {
-          nlohmann::json gpus = g->is_array() ? nlohmann::json::array() : nlohmann::json();
-          if (g->is_array())
-            for (const auto& gpu : *g) {  // Uuids(.., true) reads static.uuid alone
-              const nlohmann::json& u = Field(Field(gpu, "static"), "uuid");
-              gpus.push_back(u.is_null() ? nlohmann::json()
-                                         : nlohmann::json{{"static", {{"uuid", u}}}});
-            }
-          window["gpus"] = std::move(gpus);
-        }
-      }
-      kept.push_back(nlohmann::json{{"window", std::move(window)}});
-    }
-    slim["legs"] = std::move(kept);
-  }
-  rec = std::move(slim);
-}
-
 // A symbolic link among an attempt's files (node.json, run/ and what run/ holds): the
 // evidence would be another folder's.
 void CheckLinks(const fs::path& dir, std::vector<std::string>& out) {
@@ -250,6 +212,53 @@ void CheckLinks(const fs::path& dir, std::vector<std::string>& out) {
 }
 
 }  // namespace
+
+namespace {
+
+// J's member K, or nullptr where J is no object or has no K.
+nlohmann::json* Member(nlohmann::json& j, const char* k) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(k);
+  return it == j.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+void SlimAbRecord(nlohmann::json& rec) {
+  if (!rec.is_object()) return;
+  nlohmann::json slim = nlohmann::json::object();
+  for (const char* k : kAbRecordKept)
+    if (nlohmann::json* f = Member(rec, k)) slim[k] = std::move(*f);
+  nlohmann::json* legs = Member(rec, "legs");
+  if (legs && legs->is_array()) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& leg : *legs) {
+      nlohmann::json window = nlohmann::json::object();
+      if (nlohmann::json* w = Member(leg, "window")) {
+        for (const char* k : kAbLegWindowKept)
+          if (nlohmann::json* f = Member(*w, k)) window[k] = std::move(*f);
+        if (nlohmann::json* host = Member(*w, "host"))
+          if (nlohmann::json* boot = Member(*host, "boot_id"))
+            window["host"] = {{"boot_id", std::move(*boot)}};
+        if (nlohmann::json* g = Member(*w, "gpus")) {
+          nlohmann::json gpus = g->is_array() ? nlohmann::json::array() : nlohmann::json();
+          if (g->is_array())
+            for (auto& gpu : *g) {  // Uuids(.., true) reads static.uuid alone
+              nlohmann::json* st = Member(gpu, "static");
+              nlohmann::json* u = st ? Member(*st, "uuid") : nullptr;
+              gpus.push_back(u ? nlohmann::json{{"static", {{"uuid", std::move(*u)}}}}
+                               : nlohmann::json());
+            }
+          window["gpus"] = std::move(gpus);
+        }
+      }
+      kept.push_back(nlohmann::json{{"window", std::move(window)}});
+    }
+    slim["legs"] = std::move(kept);
+  }
+  FreeJson(rec);
+  rec = std::move(slim);
+}
 
 Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
                                         const std::vector<SlurmTask>& slurm) {
