@@ -324,6 +324,10 @@ const JsonSchema& FoldSchema() {
 Result<Fold> FoldFromJson(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return MakeError("{}: a fold must be a JSON object", where);
   if (auto ok = FoldSchema().Check(j, where); !ok) return ok.error();
+  return FoldFromCheckedJson(j);
+}
+
+Fold FoldFromCheckedJson(const nlohmann::json& j) {
   Fold f;
   f.gpu = j.value("gpu", 0);
   f.polls = j.value("polls", 0);

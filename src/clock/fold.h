@@ -106,5 +106,7 @@ nlohmann::json ToJson(const Fold& f);
 class JsonSchema;
 const JsonSchema& FoldSchema();
 Result<Fold> FoldFromJson(const nlohmann::json& j, const std::string& where);
+// The same of J that passed FoldSchema (inside WindowSummarySchema, say): not checked again.
+Fold FoldFromCheckedJson(const nlohmann::json& j);
 
 }  // namespace vouch

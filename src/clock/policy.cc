@@ -32,6 +32,10 @@ const JsonSchema& PolicySchema() {
 Result<Policy> PolicyFromJson(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return MakeError("{}: 'policy' must be an object", where);
   if (auto ok = PolicySchema().Check(j, where); !ok) return ok.error();
+  return PolicyFromCheckedJson(j);
+}
+
+Policy PolicyFromCheckedJson(const nlohmann::json& j) {
   Policy p;
   p.min_busy_readings = j.value("min_busy_readings", p.min_busy_readings);
   p.min_busy_fraction = j.value("min_busy_fraction", p.min_busy_fraction);

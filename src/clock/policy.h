@@ -36,5 +36,7 @@ nlohmann::json ToJson(const Policy& p);
 class JsonSchema;
 const JsonSchema& PolicySchema();
 Result<Policy> PolicyFromJson(const nlohmann::json& j, const std::string& where);
+// The same of J that passed PolicySchema: not checked again.
+Policy PolicyFromCheckedJson(const nlohmann::json& j);
 
 }  // namespace vouch

@@ -287,9 +287,11 @@ Status CheckWindowHeader(const nlohmann::json& j, std::string_view where) {
   return OkStatus();
 }
 
-Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where) {
-  if (auto h = CheckWindowHeader(j, where); !h) return h.error();
-  if (auto ok = WindowSummarySchema().Check(j, where); !ok) return ok.error();
+namespace {
+
+// The summary of J, whose header and WindowSummarySchema were checked: the policy, static
+// states and folds are parts of that schema, so none of them is walked again.
+WindowSummary WindowSummaryOfChecked(const nlohmann::json& j) {
   WindowSummary w;
   w.simulated = j.at("simulated").get<bool>();
   w.device = j.value("device", "");
@@ -300,18 +302,13 @@ Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::
   w.command = j.value("command", std::vector<std::string>{});
   w.started_unix_s = j.value("started_unix_s", 0.0);
   w.ended_unix_s = j.value("ended_unix_s", 0.0);
-  auto pol = PolicyFromJson(j.at("policy"), where);
-  if (!pol) return pol.error();
-  w.policy = *pol;
+  w.policy = PolicyFromCheckedJson(j.at("policy"));
   for (const auto& g : j.at("gpus")) {
-    auto st = StaticStateFromJson(g.at("static"), where);
-    if (!st) return st.error();
-    auto fo = FoldFromJson(g.at("fold"), where);
-    if (!fo) return fo.error();
-    w.gpus.push_back({*st, *fo, g.value("named", false)});
+    w.gpus.push_back({StaticStateFromCheckedJson(g.at("static")), FoldFromCheckedJson(g.at("fold")),
+                      g.value("named", false)});
     if (g.contains("verdict")) {
       const auto& gv = g.at("verdict");
-      w.verdict.gpus.push_back({fo->gpu, gv.at("status").get<std::string>(),
+      w.verdict.gpus.push_back({w.gpus.back().fold.gpu, gv.at("status").get<std::string>(),
                                 gv.value("reasons", std::vector<std::string>{})});
     }
   }
@@ -331,6 +328,21 @@ Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::
   w.verdict.notes = v.value("notes", std::vector<std::string>{});
   w.verdict.warnings = v.value("warnings", std::vector<std::string>{});
   return w;
+}
+
+}  // namespace
+
+Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where) {
+  if (auto h = CheckWindowHeader(j, where); !h) return h.error();
+  if (auto ok = WindowSummarySchema().Check(j, where); !ok) return ok.error();
+  return WindowSummaryOfChecked(j);
+}
+
+Result<WindowSummary> WindowSummaryFromCheckedJson(const nlohmann::json& j,
+                                                   const std::string& where) {
+  // The schema does not fix the header's values: they are checked here, always.
+  if (auto h = CheckWindowHeader(j, where); !h) return h.error();
+  return WindowSummaryOfChecked(j);
 }
 
 Result<WindowSummary> ReadWindowSummary(const std::string& path) {

@@ -80,6 +80,10 @@ nlohmann::json ToJson(const WindowSummary& w);
 // Every field a window summary reader uses, with its type and range (util/json_io.h).
 const JsonSchema& WindowSummarySchema();
 Result<WindowSummary> WindowSummaryFromJson(const nlohmann::json& j, const std::string& where);
+// The same of J that already passed WindowSummarySchema (a record's leg windows pass it in
+// CheckRecordShape): the header is checked, the schema is not walked again.
+Result<WindowSummary> WindowSummaryFromCheckedJson(const nlohmann::json& j,
+                                                   const std::string& where);
 // Its first checks: an object whose schema is 'vouch.window', version 1.
 Status CheckWindowHeader(const nlohmann::json& j, std::string_view where);
 Result<WindowSummary> ReadWindowSummary(const std::string& path);

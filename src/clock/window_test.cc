@@ -117,6 +117,26 @@ TEST(Summary, UnknownSchemaVersionAndMissingFieldsAreErrors) {
   EXPECT_NE(s.error().message.find("w.json"), std::string::npos);
 }
 
+TEST(Summary, CheckedReadIsTheFullReadAndStillChecksTheHeader) {
+  // For a window whose schema a record's check walked already: the same summary, and the
+  // header (which the schema does not fix) still refused when it is not a window's.
+  auto w = Window(1470, 1455.5);
+  w.command = {"sleep", "1"};
+  const auto j = ToJson(w);
+  auto full = WindowSummaryFromJson(j, "w");
+  auto checked = WindowSummaryFromCheckedJson(j, "w");
+  ASSERT_TRUE(full.ok() && checked.ok());
+  EXPECT_EQ(ToJson(*checked), ToJson(*full));
+  auto k = j;
+  k["schema_version"] = 7;
+  ASSERT_FALSE(WindowSummaryFromCheckedJson(k, "w.json").ok());
+  k = j;
+  k["schema"] = "vouch.record";
+  auto r = WindowSummaryFromCheckedJson(k, "w.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("w.json: not a vouch window summary"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace vouch
 

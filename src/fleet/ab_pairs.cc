@@ -49,8 +49,9 @@ nlohmann::json Judge(const nlohmann::json& legs, int ia, int ib, const std::stri
   if (vb && !mb) why.push_back(fmt::format("leg {} has no '{}'", nb, headline));
   std::optional<WindowSummary> wa, wb;
   if (why.empty()) {
-    auto a = WindowSummaryFromJson(la["window"], fmt::format("legs[{}].window", ia));
-    auto b = WindowSummaryFromJson(lb["window"], fmt::format("legs[{}].window", ib));
+    // The windows passed WindowSummarySchema in CheckRecordShape (ReadRecordJson).
+    auto a = WindowSummaryFromCheckedJson(la["window"], fmt::format("legs[{}].window", ia));
+    auto b = WindowSummaryFromCheckedJson(lb["window"], fmt::format("legs[{}].window", ib));
     if (!a) why.push_back(a.error().message);
     if (!b) why.push_back(b.error().message);
     if (a && b) {

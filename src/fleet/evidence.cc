@@ -54,9 +54,26 @@ std::unordered_map<std::string, std::vector<const FleetAttempt*>> AttemptsByTask
 
 namespace {
 
-void ReadAttempt(FleetAttempt& a, bool cross_boot) {
+// What an attempt's folder holds, from its listing and its run/'s: the links CheckLinks
+// names, and whether node.json and run/record.json are there.
+struct AttemptFiles {
+  std::vector<DirEntry> top, run;
+  bool top_listed = false, run_listed = false;  // run: run/ is a directory, not a link
+};
+
+// Whether NAME of LISTING (when LISTED) exists, as fs::exists(PATH) says: a link is followed,
+// and a folder that could not be listed is asked by the path.
+bool Exists(bool listed, const std::vector<DirEntry>& listing, const char* name,
+            const std::string& path) {
+  if (!listed) return fs::exists(path);
+  for (const auto& e : listing)
+    if (e.name == name) return e.type != DirEntry::Type::kSymlink || fs::exists(path);
+  return false;
+}
+
+void ReadAttempt(FleetAttempt& a, const AttemptFiles& files, bool cross_boot) {
   std::string node_path = (fs::path(a.dir) / "node.json").string();
-  if (fs::exists(node_path)) {
+  if (Exists(files.top_listed, files.top, "node.json", node_path)) {
     auto text = ReadFile(node_path, 1 << 20);
     Result<nlohmann::json> parsed =
         text ? ParseJson(*text, node_path) : Result<nlohmann::json>(nlohmann::json());
@@ -69,7 +86,7 @@ void ReadAttempt(FleetAttempt& a, bool cross_boot) {
     a.problem = fmt::format("{}: missing (the job never started vouch here)", node_path);
   }
   std::string rec_path = (fs::path(a.dir) / "run" / "record.json").string();
-  if (!fs::exists(rec_path)) {
+  if (!Exists(files.run_listed, files.run, "record.json", rec_path)) {
     if (a.problem.empty()) a.problem = fmt::format("{}: missing", rec_path);
     return;
   }
@@ -194,33 +211,73 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
   }
 }
 
-// An A/B's record once its pairs are formed: only what the merge reads after (status,
-// caveats, environment, writer, start, and each leg's window times, host boot and GPU UUIDs
-// for CheckIdentity). 256 whole records held at once cost more in page faults than in
-// parsing, and their trees' destruction was a tenth of the merge.
+// A symbolic link among an attempt's files (node.json, run/ and what run/ holds): the
+// evidence would be another folder's.
+// DIR being an attempt's folder (no link); the listings, for ReadAttempt. 100,000 entries of
+// the two at most are looked at.
+AttemptFiles CheckLinks(const fs::path& dir, std::vector<std::string>& out) {
+  constexpr size_t kMost = 100000;
+  std::error_code ec;
+  AttemptFiles files;
+  auto name_links = [&](const fs::path& base, const std::vector<DirEntry>& listing) {
+    for (const auto& e : listing)
+      if (e.type == DirEntry::Type::kSymlink)
+        out.push_back(
+            fmt::format("{} is a symbolic link (to {}): a node's evidence must be its own files",
+                        (base / e.name).string(), fs::read_symlink(base / e.name, ec).string()));
+  };
+  if (auto top = ListDir(dir.string(), false, kMost)) {
+    files.top = std::move(*top);
+    files.top_listed = true;
+  }
+  name_links(dir, files.top);
+  for (const auto& e : files.top)
+    if (e.name == "run" && e.type == DirEntry::Type::kDir && files.top.size() < kMost)
+      if (auto run = ListDir((dir / "run").string(), false, kMost - files.top.size())) {
+        files.run = std::move(*run);
+        files.run_listed = true;
+      }
+  name_links(dir / "run", files.run);
+  return files;
+}
+
+}  // namespace
+
+namespace {
+
+// J's member K, or nullptr where J is no object or has no K.
+nlohmann::json* Member(nlohmann::json& j, const char* k) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(k);
+  return it == j.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
 void SlimAbRecord(nlohmann::json& rec) {
   if (!rec.is_object()) return;
   nlohmann::json slim = nlohmann::json::object();
-  for (const char* k : {"status", "caveats", "environment", "writer", "started_unix_s"})
-    if (auto f = rec.find(k); f != rec.end()) slim[k] = std::move(*f);
-  auto legs = rec.find("legs");
-  if (legs != rec.end() && legs->is_array()) {
+  for (const char* k : kAbRecordKept)
+    if (nlohmann::json* f = Member(rec, k)) slim[k] = std::move(*f);
+  nlohmann::json* legs = Member(rec, "legs");
+  if (legs && legs->is_array()) {
     nlohmann::json kept = nlohmann::json::array();
     for (auto& leg : *legs) {
       nlohmann::json window = nlohmann::json::object();
-      const nlohmann::json& w = Field(leg, "window");
-      if (w.is_object()) {
-        for (const char* k : {"started_unix_s", "ended_unix_s"})
-          if (auto f = w.find(k); f != w.end()) window[k] = std::move(*f);
-        const nlohmann::json& boot = Field(Field(w, "host"), "boot_id");
-        if (!boot.is_null()) window["host"] = {{"boot_id", boot}};
-        if (auto g = w.find("gpus"); g != w.end()) {
+      if (nlohmann::json* w = Member(leg, "window")) {
+        for (const char* k : kAbLegWindowKept)
+          if (nlohmann::json* f = Member(*w, k)) window[k] = std::move(*f);
+        if (nlohmann::json* host = Member(*w, "host"))
+          if (nlohmann::json* boot = Member(*host, "boot_id"))
+            window["host"] = {{"boot_id", std::move(*boot)}};
+        if (nlohmann::json* g = Member(*w, "gpus")) {
           nlohmann::json gpus = g->is_array() ? nlohmann::json::array() : nlohmann::json();
           if (g->is_array())
-            for (const auto& gpu : *g) {  // Uuids(.., true) reads static.uuid alone
-              const nlohmann::json& u = Field(Field(gpu, "static"), "uuid");
-              gpus.push_back(u.is_null() ? nlohmann::json()
-                                         : nlohmann::json{{"static", {{"uuid", u}}}});
+            for (auto& gpu : *g) {  // Uuids(.., true) reads static.uuid alone
+              nlohmann::json* st = Member(gpu, "static");
+              nlohmann::json* u = st ? Member(*st, "uuid") : nullptr;
+              gpus.push_back(u ? nlohmann::json{{"static", {{"uuid", std::move(*u)}}}}
+                               : nlohmann::json());
             }
           window["gpus"] = std::move(gpus);
         }
@@ -229,27 +286,9 @@ void SlimAbRecord(nlohmann::json& rec) {
     }
     slim["legs"] = std::move(kept);
   }
+  FreeJson(rec);
   rec = std::move(slim);
 }
-
-// A symbolic link among an attempt's files (node.json, run/ and what run/ holds): the
-// evidence would be another folder's.
-void CheckLinks(const fs::path& dir, std::vector<std::string>& out) {
-  std::error_code ec;
-  size_t seen = 0;
-  for (const fs::path& base : {dir, dir / "run"}) {
-    if (!fs::is_directory(fs::symlink_status(base, ec))) continue;
-    for (const auto& e : fs::directory_iterator(base, ec)) {
-      if (++seen > 100000) return;
-      if (e.is_symlink(ec))
-        out.push_back(
-            fmt::format("{} is a symbolic link (to {}): a node's evidence must be its own files",
-                        e.path().string(), fs::read_symlink(e.path(), ec).string()));
-    }
-  }
-}
-
-}  // namespace
 
 Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
                                         const std::vector<SlurmTask>& slurm) {
@@ -283,33 +322,37 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
   fs::path nodes = fs::path(dir) / "nodes";
   std::error_code ec;
   if (!fs::is_directory(nodes, ec)) return ev;
-  std::vector<fs::path> node_dirs;
-  for (const auto& e : fs::directory_iterator(nodes, ec)) node_dirs.push_back(e.path());
-  std::sort(node_dirs.begin(), node_dirs.end());
-  for (const auto& nd : node_dirs) {
-    std::string node = nd.filename().string();
-    if (fs::is_symlink(nd, ec)) {
+  // Each folder's entries with their types, as its listing gives them: no stat of each.
+  auto by_name = [](const DirEntry& x, const DirEntry& y) { return x.name < y.name; };
+  std::vector<DirEntry> node_dirs;
+  if (auto l = ListDir(nodes.string(), true)) node_dirs = std::move(*l);
+  std::sort(node_dirs.begin(), node_dirs.end(), by_name);
+  for (const auto& ne : node_dirs) {
+    const fs::path nd = nodes / ne.name;
+    const std::string& node = ne.name;
+    if (ne.type == DirEntry::Type::kSymlink) {
       ev.refusals.push_back(
           fmt::format("{} is a symbolic link (to {}): a node's evidence must be its own folder",
                       nd.string(), fs::read_symlink(nd, ec).string()));
       continue;
     }
-    if (!fs::is_directory(nd, ec) || !SafeNodeName(node)) {
+    if (ne.type != DirEntry::Type::kDir || !SafeNodeName(node)) {
       ev.problems.push_back(fmt::format("{}: not a node subtree (ignored)", nd.string()));
       continue;
     }
-    std::vector<fs::path> attempts;
-    for (const auto& e : fs::directory_iterator(nd, ec)) attempts.push_back(e.path());
-    std::sort(attempts.begin(), attempts.end());
-    for (const auto& ad : attempts) {
-      auto parsed = ParseAttemptDir(ad.filename().string());
-      if (fs::is_symlink(ad, ec)) {
+    std::vector<DirEntry> attempts;
+    if (auto l = ListDir(nd.string(), false)) attempts = std::move(*l);
+    std::sort(attempts.begin(), attempts.end(), by_name);
+    for (const auto& ae : attempts) {
+      const fs::path ad = nd / ae.name;
+      auto parsed = ParseAttemptDir(ae.name);
+      if (ae.type == DirEntry::Type::kSymlink) {
         ev.refusals.push_back(
             fmt::format("{} is a symbolic link (to {}): a node's evidence must be its own folder",
                         ad.string(), fs::read_symlink(ad, ec).string()));
         continue;
       }
-      if (!parsed || !fs::is_directory(ad, ec)) {
+      if (!parsed || ae.type != DirEntry::Type::kDir) {
         ev.problems.push_back(fmt::format("{}: not a task attempt (ignored)", ad.string()));
         continue;
       }
@@ -318,8 +361,8 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       a.task_id = parsed->first;
       a.attempt = parsed->second;
       a.dir = ad.string();
-      CheckLinks(ad, ev.refusals);
-      ReadAttempt(a, cross_boot);
+      const AttemptFiles files = CheckLinks(ad, ev.refusals);
+      ReadAttempt(a, files, cross_boot);
       if (ev.plan.kind == FleetKind::kAb && a.record) SlimAbRecord(*a.record);
       // node.json says who ran it: a node, task or attempt other than its folder's is
       // another node's evidence under this name.

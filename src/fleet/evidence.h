@@ -4,6 +4,7 @@
 // that task, never a crash or a silent zero.
 #pragma once
 
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -23,7 +24,7 @@ struct FleetAttempt {
   int attempt = 0;
   std::string dir;                       // the attempt's directory
   nlohmann::json node_info;              // node.json (null when absent)
-  std::optional<nlohmann::json> record;  // record.json
+  std::optional<nlohmann::json> record;  // record.json (an A/B's: SlimAbRecord's fields)
   std::string problem;                   // why node.json or record.json could not be read
   // ab: the measured pairs, formed again from the record's legs (fleet/ab_pairs.h); where the
   // pairs the record lists (extra.verdict.pairs, else extra.blocks_so_far.pairs) disagree with
@@ -51,6 +52,17 @@ struct FleetEvidence {
   // preflight that refused a GPU busy with another job, a missing baseline, ...).
   std::map<std::string, std::vector<std::string>> log_tails;
 };
+
+// An A/B attempt's record once its pairs are formed keeps only what the merge reads after
+// (256 whole records held at once cost more in page faults than in parsing): these fields,
+// and of each leg its window's kAbLegWindowKept, host.boot_id and gpus[].static.uuid
+// (CheckIdentity's). A reader of FleetAttempt::record in an A/B finds nothing else there;
+// evidence_test.cc checks that each kept field is the record's own.
+inline constexpr std::array<const char*, 5> kAbRecordKept = {"status", "caveats", "environment",
+                                                             "writer", "started_unix_s"};
+inline constexpr std::array<const char*, 2> kAbLegWindowKept = {"started_unix_s", "ended_unix_s"};
+// REC cut down to the above, its fields moved, not copied.
+void SlimAbRecord(nlohmann::json& rec);
 
 // Reads DIR (fleet.json, nodes/*/*) and SLURM (may be empty: Slurm is not asked).
 Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,

@@ -153,6 +153,10 @@ const JsonSchema& StaticStateSchema() {
 
 Result<StaticState> StaticStateFromJson(const nlohmann::json& j, const std::string& where) {
   if (auto ok = StaticStateSchema().Check(j, where); !ok) return ok.error();
+  return StaticStateFromCheckedJson(j);
+}
+
+StaticState StaticStateFromCheckedJson(const nlohmann::json& j) {
   StaticState s;
   s.index = j.value("index", 0);
   s.name = j.value("name", "");

@@ -63,6 +63,8 @@ nlohmann::json ToJson(const StaticState& s);
 // What a static state read back from a file must be (types and ranges; util/json_io.h).
 const JsonSchema& StaticStateSchema();
 Result<StaticState> StaticStateFromJson(const nlohmann::json& j, const std::string& where);
+// The same of J that passed StaticStateSchema: not checked again.
+StaticState StaticStateFromCheckedJson(const nlohmann::json& j);
 
 // Parses one JSONL line in the fixture's format (plus an optional "gpu" field).
 // WHERE names the file and line for errors.

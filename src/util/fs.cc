@@ -1,5 +1,6 @@
 #include "util/fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -123,6 +124,48 @@ Status MakeDirs(const std::string& path) {
   std::filesystem::create_directories(path, ec);
   if (ec) return MakeError("cannot create directory {}: {}", path, ec.message());
   return OkStatus();
+}
+
+Result<std::vector<DirEntry>> ListDir(const std::string& path, bool follow,
+                                      std::size_t max_entries) {
+  const int fd =
+      ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+  if (fd < 0) return MakeError("cannot list {}: {}", path, std::strerror(errno));
+  std::vector<DirEntry> out;
+  alignas(8) char buf[8192];
+  for (;;) {
+    const ssize_t n = ::getdents64(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return MakeError("cannot list {}: {}", path, std::strerror(err));
+    }
+    if (n == 0) break;
+    for (ssize_t at = 0; at < n;) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+      at += d->d_reclen;
+      const std::string_view name(d->d_name);
+      if (name == "." || name == "..") continue;
+      if (out.size() >= max_entries) {
+        ::close(fd);
+        return out;
+      }
+      unsigned char type = d->d_type;
+      struct stat st {};
+      if (type == DT_UNKNOWN && ::fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        type = S_ISLNK(st.st_mode)   ? DT_LNK
+               : S_ISDIR(st.st_mode) ? DT_DIR
+               : S_ISREG(st.st_mode) ? DT_REG
+                                     : DT_UNKNOWN;
+      out.push_back({std::string(name), type == DT_LNK   ? DirEntry::Type::kSymlink
+                                        : type == DT_DIR ? DirEntry::Type::kDir
+                                        : type == DT_REG ? DirEntry::Type::kFile
+                                                         : DirEntry::Type::kOther});
+    }
+  }
+  ::close(fd);
+  return out;
 }
 
 Result<std::uint64_t> FreeDiskBytes(const std::string& path) {

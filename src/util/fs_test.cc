@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace vouch {
@@ -54,6 +55,38 @@ TEST(WriteFileAtomic, ErrorNamesTheFileAskedFor) {
   auto s = WriteFileAtomic("/nonexistent-vouch-dir/x.json", "x");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("/nonexistent-vouch-dir/x.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vouch
+
+namespace vouch {
+namespace {
+
+TEST(ListDir, NamesEachEntryWithItsOwnTypeAndNeverFollowsUnlessAsked) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("vouch_fs_list_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  std::ofstream(dir / "file") << "x";
+  fs::create_symlink(dir / "sub", dir / "link");
+  auto l = ListDir(dir.string(), false);
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  std::map<std::string, DirEntry::Type> got;
+  for (const auto& e : *l) got[e.name] = e.type;
+  EXPECT_EQ(got, (std::map<std::string, DirEntry::Type>{{"file", DirEntry::Type::kFile},
+                                                        {"link", DirEntry::Type::kSymlink},
+                                                        {"sub", DirEntry::Type::kDir}}));
+  EXPECT_EQ(ListDir(dir.string(), false, 2)->size(), 2u);
+  // A link to a folder is listed only when following is asked for.
+  auto no = ListDir((dir / "link").string(), false);
+  ASSERT_FALSE(no.ok());
+  EXPECT_NE(no.error().message.find((dir / "link").string()), std::string::npos);
+  auto yes = ListDir((dir / "link").string(), true);
+  ASSERT_TRUE(yes.ok());
+  EXPECT_TRUE(yes->empty());
+  EXPECT_FALSE(ListDir((dir / "file").string(), true).ok());
+  fs::remove_all(dir);
 }
 
 }  // namespace

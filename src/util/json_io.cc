@@ -36,12 +36,11 @@ bool ToNlohmann(simdjson::dom::element e, nlohmann::json& out, int depth, int ma
       auto& obj = out.get_ref<nlohmann::json::object_t&>();
       simdjson::dom::object o;
       if (e.get_object().get(o) != simdjson::SUCCESS) break;
-      // vouch writes its keys sorted: each goes at the end, without a search of the map. A key
-      // out of order, or repeated, is found as before (a repeated key's last value is kept).
+      // vouch writes its keys sorted: each goes at the end, without a search of the map (the
+      // hint is checked against the last key). A key out of order is searched for; a repeated
+      // one is found, and its value overwritten (nlohmann keeps the last).
       for (simdjson::dom::key_value_pair kv : o) {
-        auto at = obj.empty() || std::string_view(obj.rbegin()->first) < kv.key
-                      ? obj.emplace_hint(obj.end(), std::string(kv.key), nullptr)
-                      : obj.try_emplace(std::string(kv.key)).first;
+        auto at = obj.emplace_hint(obj.end(), std::string(kv.key), nullptr);
         if (!ToNlohmann(kv.value, at->second, depth + 1, max_depth)) return false;
       }
       break;
@@ -107,6 +106,32 @@ std::optional<nlohmann::json> FastParse(std::string_view text, int max_depth) {
 }
 
 }  // namespace
+
+namespace {
+
+// Empties J's containers, children first: each is then freed by its parent's clear() without
+// nlohmann's stack.
+void ClearChildren(nlohmann::json& j, int depth) {
+  if (depth > kMaxJsonDepth) return;
+  if (j.is_object()) {
+    auto& o = j.get_ref<nlohmann::json::object_t&>();
+    for (auto& kv : o)
+      if (kv.second.is_structured()) ClearChildren(kv.second, depth + 1);
+    o.clear();
+  } else if (j.is_array()) {
+    auto& a = j.get_ref<nlohmann::json::array_t&>();
+    for (auto& v : a)
+      if (v.is_structured()) ClearChildren(v, depth + 1);
+    a.clear();
+  }
+}
+
+}  // namespace
+
+void FreeJson(nlohmann::json& j) {
+  ClearChildren(j, 1);
+  j = nullptr;
+}
 
 std::size_t FindExcessiveNesting(std::string_view text, int max_depth) {
   int depth = 0;

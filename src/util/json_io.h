@@ -35,6 +35,12 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path, std::uint64_t max_b
 // Where TEXT nests deeper than MAX_DEPTH: the byte offset, or npos. Strings are skipped.
 std::size_t FindExcessiveNesting(std::string_view text, int max_depth);
 
+// Frees J's tree, leaving J null. nlohmann's destructor first moves every value of a tree
+// through one growing stack (most of the cost of dropping a parsed record); this frees each
+// value where it lies, children first. Below kMaxJsonDepth levels nlohmann's own destructor
+// frees the rest, so a deep tree cannot exhaust the call stack.
+void FreeJson(nlohmann::json& j);
+
 // The one dump of every writer: invalid UTF-8 becomes U+FFFD instead of an exception.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
 std::string DumpJson(const nlohmann::ordered_json& j, int indent = -1);

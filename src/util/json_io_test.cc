@@ -102,5 +102,18 @@ TEST(JsonIo, DumpReplacesInvalidUtf8) {
   EXPECT_EQ(HexBytes("a\xff"), "61ff");
 }
 
+TEST(JsonIo, FreeJsonFreesAnyTreeAndLeavesNull) {
+  json j = json::parse(R"({"a": [1, {"b": [[], {}], "c": "text"}], "d": {"e": null}})");
+  FreeJson(j);
+  EXPECT_TRUE(j.is_null());
+  // Far deeper than the cleared levels: nlohmann's own destructor frees the rest.
+  json deep = json::array();
+  json* at = &deep;
+  for (int i = 0; i < 100000; ++i) at = &at->emplace_back(json::object())["k"];
+  *at = "leaf";
+  FreeJson(deep);
+  EXPECT_TRUE(deep.is_null());
+}
+
 }  // namespace
 }  // namespace vouch
