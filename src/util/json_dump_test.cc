@@ -16,7 +16,8 @@ std::string Nlohmann(const nlohmann::json& j) {
 }
 
 std::string RandomString(std::mt19937& rng) {
-  static const std::string kBytes = std::string("aZ09 \"\\/\b\f\n\r\t\x01\x1f\x7f", 19) +
+  static const char kAscii[] = "aZ09 \"\\/\b\f\n\r\t\x01\x1f\x7f";
+  static const std::string kBytes = std::string(kAscii, sizeof kAscii) +  // with its NUL
                                     "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xff\xc3\xed\xa0\x80";
   std::string s;
   for (std::size_t n = rng() % 12; n > 0; --n) s += kBytes[rng() % kBytes.size()];
