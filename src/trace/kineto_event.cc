@@ -174,6 +174,20 @@ bool TimeNs(std::string_view tok, std::int64_t* ns) {
     static constexpr std::uint64_t kPow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
     whole = EightDigits(c1 - k30) * kPow10[k - 8] + EightDigits((c2 - k30) << (8 * (16 - k)));
   }
+  // Kineto's own spelling, three decimals ("5090020296962.511"), without the general tail.
+  const std::size_t n = tok.size();
+  if (k + 4 <= n && p[k] == '.') {
+    auto digit = [&](std::size_t at) { return static_cast<unsigned>(p[at]) - 48u; };
+    const unsigned d1 = digit(k + 1), d2 = digit(k + 2), d3 = digit(k + 3);
+    std::size_t j = k + 4;
+    if (d1 < 10 && d2 < 10 && d3 < 10 &&
+        (j == n || (digit(j) >= 10 && p[j] != 'e' && p[j] != 'E'))) {
+      while (j < n && IsJsonSpace(p[j])) ++j;
+      if (j != n) return false;  // "1.234x": not a number, as MicrosTailToNs says
+      *ns = static_cast<std::int64_t>(whole * 1000 + d1 * 100 + d2 * 10 + d3);
+      return TimeInRange(*ns);
+    }
+  }
   return MicrosTailToNs(tok, k, static_cast<std::int64_t>(whole), false, ns);
 }
 
@@ -317,15 +331,15 @@ void Builder::Read(simdjson::ondemand::object obj, EventFields* out) {
         if (!f.has_dur) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
         break;
       case Field::kPid:
-        // pid, tid and args are only read for events vouch keeps (nothing else uses them,
-        // and reading them cannot fail).
-        if (!f.Unused()) f.pid = IntOr(value, -1);
+        // pid, tid and args are only read for events vouch keeps and does not fold (nothing
+        // else uses them, and reading them cannot fail).
+        if (!f.NoDetail()) f.pid = IntOr(value, -1);
         break;
       case Field::kTid:
-        if (!f.Unused()) f.tid = IntOr(value, -1);
+        if (!f.NoDetail()) f.tid = IntOr(value, -1);
         break;
       case Field::kArgs:
-        if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) break;
+        if (f.NoDetail() || value.type() != simdjson::ondemand::json_type::object) break;
         for (auto arg_result : value.get_object()) {
           simdjson::ondemand::field& arg = Unwrap(arg_result);
           switch (ArgKey(arg)) {
@@ -403,6 +417,18 @@ void Builder::Commit(const EventFields& f) {
   // The extent over every kept event (what ComputeExtent would find afterwards).
   first_ns_ = std::min(first_ns_, f.ts);
   last_ns_ = std::max(last_ns_, f.ts + f.dur);
+  if (fold_ != nullptr && kind != Cat::kCpuRange && kind != Cat::kGpuRange) {
+    // As Keep would have kept them, in the same order: SummarizeFolded reads no more.
+    const std::int64_t end = f.ts + f.dur;
+    if (kind == Cat::kRuntime || kind == Cat::kDriver)
+      fold_->Api(f.ts, end, IsLaunchApi(f.name));
+    else
+      fold_->Op(kind == Cat::kKernel   ? GpuOpKind::kKernel
+                : kind == Cat::kMemcpy ? GpuOpKind::kMemcpy
+                                       : GpuOpKind::kMemset,
+                f.ts, end, name_id, static_cast<std::uint64_t>(std::max<std::int64_t>(f.bytes, 0)));
+    return;
+  }
   switch (kind) {
     case Cat::kKernel:
     case Cat::kMemcpy:
@@ -446,8 +472,14 @@ void Builder::Reserve(double fraction_read) {
     v.reserve(static_cast<std::size_t>(expected * 1.2));
     AdviseHugePages(v.data(), v.capacity() * sizeof(v[0]));
   };
-  grow(t_->ops);
-  grow(t_->api);
+  if (fold_ != nullptr) {
+    grow(fold_->kernels);
+    grow(fold_->kernel_names);
+    grow(fold_->launches);
+  } else {
+    grow(t_->ops);
+    grow(t_->api);
+  }
   grow(t_->ranges);
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "trace/model.h"
+#include "trace/whole_fold.h"
 
 namespace vouch::trace::kineto {
 
@@ -56,15 +57,25 @@ struct EventFields {
   // kSkip with "cat" spelled exactly as Kineto writes it: its slot (see kSkipSlots), else -1.
   std::int8_t skip_slot = -1;
   bool Unused() const { return classified && (kind == Cat::kSkip || kind == Cat::kUnknown); }
+  // Set by the reader when the GPU ops and API calls are folded (WholeFold): a kernel's or an
+  // API call's pid, tid and args are then not read either (a copy's or a set's bytes are).
+  bool fold = false;
+  bool NoDetail() const {
+    return Unused() || (fold && classified &&
+                        (kind == Cat::kKernel || kind == Cat::kRuntime || kind == Cat::kDriver));
+  }
 };
 
 class Builder {
  public:
-  explicit Builder(Trace* t) : t_(t), names_(&t->names) {}
+  // With FOLD, the GPU ops and API calls are folded into it (the whole-trace summary,
+  // SummarizeFolded) instead of kept in the trace; ranges are kept either way.
+  explicit Builder(Trace* t, WholeFold* fold = nullptr) : t_(t), fold_(fold), names_(&t->names) {}
 
   // Reads one event; throws simdjson_error on malformed JSON. Changes nothing in the trace:
   // a batch is committed only once all of it has parsed (see ParseBatch).
   static void Read(simdjson::ondemand::object obj, EventFields* out);
+  bool folding() const { return fold_ != nullptr; }
   // Holds a read event until its whole batch has parsed: CommitBatch() then keeps what the
   // batch's events say, DropBatch() forgets them (the caller retries the bytes another way).
   void Stage(const EventFields& f) {
@@ -89,6 +100,7 @@ class Builder {
   void Skip(std::string_view cat);
 
   Trace* t_;
+  WholeFold* fold_;
   NameTable names_;
   std::vector<EventFields> pending_;  // one batch's events other than those in the slots
   std::array<std::int64_t, kSkipSlots> staged_skips_{};  // one batch's, by slot

@@ -184,6 +184,7 @@ Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder, char* be
     simdjson::ondemand::document doc = parser.iterate(view);
     for (auto element : doc.get_array()) {
       EventFields f;
+      f.fold = builder.folding();
       Builder::Read(element.get_object(), &f);
       builder.Stage(f);
     }
@@ -247,12 +248,12 @@ void ReadDeviceNames(std::string_view json, Trace* t) {
 // TOTAL_BYTES, when known (0 if not), sizes the event vectors once from the first blocks.
 template <class ReadFn>
 Result<Trace> ParseStream(ReadFn read, const std::string& label, std::size_t block_bytes,
-                          std::uint64_t total_bytes = 0) {
+                          std::uint64_t total_bytes = 0, WholeFold* fold = nullptr) {
   const std::size_t kBlockBytes = block_bytes ? block_bytes : kDefaultBlockBytes;
   Trace t;
   t.path = label;
   t.format = "kineto";
-  Builder builder(&t);
+  Builder builder(&t, fold);
   simdjson::ondemand::parser parser;
   // One byte in front for '[', the block, and simdjson's padding behind.
   // Reads start small and double up to the block size, so that small files stay cheap.
@@ -545,6 +546,21 @@ Result<Trace> ReadKinetoTrace(const std::string& path) {
   if (auto s = src.Open(); !s.ok()) return s.error();
   return ParseStream([&](char* dst, std::size_t n) { return src.Read(dst, n); }, path, 0,
                      src.size());
+}
+
+Result<Summary> SummarizeKinetoTrace(const std::string& path, const SummaryOptions& opt) {
+  if (!opt.window.empty()) {
+    auto t = ReadKinetoTrace(path);
+    if (!t) return t.error();
+    return Summarize(*t, opt);
+  }
+  Source src(path);
+  if (auto s = src.Open(); !s.ok()) return s.error();
+  WholeFold fold;
+  auto t = ParseStream([&](char* dst, std::size_t n) { return src.Read(dst, n); }, path, 0,
+                       src.size(), &fold);
+  if (!t) return t.error();
+  return SummarizeFolded(*t, fold, opt);
 }
 
 Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,

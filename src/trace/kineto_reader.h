@@ -4,6 +4,7 @@
 #include <string>
 
 #include "trace/model.h"
+#include "trace/summary.h"
 #include "util/result.h"
 
 namespace vouch::trace {
@@ -13,6 +14,10 @@ namespace vouch::trace {
 // unknown categories in unknown_categories. A truncated or malformed file is an error
 // naming the file and the byte offset.
 Result<Trace> ReadKinetoTrace(const std::string& path);
+
+// Summarize(ReadKinetoTrace(PATH), OPT), the same summary and errors; without a window the
+// kernels, copies, sets and API calls are folded while they are read, not kept (WholeFold).
+Result<Summary> SummarizeKinetoTrace(const std::string& path, const SummaryOptions& opt);
 
 // The same over JSON text already in memory (tests, benchmarks). LABEL names it in errors.
 // BLOCK_BYTES (0: the default 1 MiB) is the read block; tests make it tiny to cross

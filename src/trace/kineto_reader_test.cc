@@ -369,5 +369,44 @@ TEST(KinetoReader, TimesPast64BitsAreRefusedNotWrapped) {
   EXPECT_EQ(c->ops[0].correlation, -1);
 }
 
+// The reader's fast ways with a time (eight digits at a time, Kineto's three decimals) give
+// what the exact parser gives, and refuse what it refuses.
+TEST(KinetoReader, TimesAreReadAsTheExactParserReadsThem) {
+  for (const char* tok : {"1.234",
+                          "1.2345",
+                          "1.2344",
+                          "1.23",
+                          "1.2",
+                          "1.",
+                          "12.345e1",
+                          "1.234 ",
+                          "1.234\n",
+                          "5090020296962.511",
+                          "123456789012345.999",
+                          "1234567890123456.5",
+                          "0.000",
+                          "7",
+                          "1.2340",
+                          "1.234x",
+                          "1.234.5",
+                          "1.23a",
+                          "01.234",
+                          "1.234e",
+                          "1.234E2",
+                          "-1.234",
+                          "99999999.999"}) {
+    SCOPED_TRACE(tok);
+    std::int64_t want = 0;
+    const bool ok = ParseMicrosToNs(tok, &want);
+    auto t =
+        ParseKinetoJson(OneKernel(std::string(R"("name": "k", "dur": 1, "ts": )") + tok), "t.json");
+    ASSERT_EQ(t.ok(), ok) << (t ? "" : t.error().message);
+    if (ok) {
+      ASSERT_EQ(t->ops.size(), 1u);
+      EXPECT_EQ(t->ops[0].start_ns, want);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vouch::trace

@@ -78,9 +78,13 @@ Result<Summary> SummarizeTrace(const std::string& path, const SummaryOptions& op
   auto f = BoundedFile::Open(path, kMaxTraceFileBytes, FileKinds::kRegularOrPipe);
   if (!f) return f.error();
   if (!f->is_pipe()) {
-    char head[16] = {};
-    if (::pread(f->fd(), head, sizeof head, 0) == sizeof head && IsSqlite(head, sizeof head))
-      return SummarizeNsysSqlite(path, opt);
+    // As ReadTraceFile tells the formats apart; the two that fold their whole-trace summary
+    // while they read take it from here.
+    char head[512] = {};
+    const ssize_t got = ::pread(f->fd(), head, sizeof head, 0);
+    const std::size_t n = got > 0 ? static_cast<std::size_t>(got) : 0;
+    if (IsSqlite(head, n)) return SummarizeNsysSqlite(path, opt);
+    if (!LooksLikeCuptiTrace(std::string_view(head, n))) return SummarizeKinetoTrace(path, opt);
   }
   auto t = f->is_pipe() ? ReadTracePipe(*f) : ReadTraceFile(*f, path);
   if (!t) return t.error();

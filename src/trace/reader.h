@@ -13,7 +13,8 @@ namespace vouch::trace {
 
 Result<Trace> ReadTrace(const std::string& path);
 // Summarize(ReadTrace(PATH), OPT), the same summary and errors; an Nsight Systems export's
-// whole-trace summary is folded while it is read (SummarizeNsysSqlite).
+// whole-trace summary is folded while it is read (SummarizeNsysSqlite), and a Kineto trace's
+// likewise (SummarizeKinetoTrace).
 Result<Summary> SummarizeTrace(const std::string& path, const SummaryOptions& opt);
 
 }  // namespace vouch::trace
