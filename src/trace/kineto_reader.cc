@@ -564,7 +564,7 @@ Result<Summary> SummarizeKinetoTrace(const std::string& path, const SummaryOptio
 }
 
 Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
-                              std::size_t block_bytes) {
+                              std::size_t block_bytes, WholeFold* fold) {
   std::size_t pos = 0;
   return ParseStream(
       [&](char* dst, std::size_t n) -> Result<std::size_t> {
@@ -573,7 +573,15 @@ Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
         pos += k;
         return k;
       },
-      label, block_bytes, json.size());
+      label, block_bytes, json.size(), fold);
+}
+
+Result<Summary> SummarizeKinetoJson(std::string_view json, const std::string& label,
+                                    std::size_t block_bytes) {
+  WholeFold fold;
+  auto t = ParseKinetoJson(json, label, block_bytes, &fold);
+  if (!t) return t.error();
+  return SummarizeFolded(*t, fold, SummaryOptions{});
 }
 
 }  // namespace vouch::trace

@@ -9,6 +9,8 @@
 
 namespace vouch::trace {
 
+struct WholeFold;  // whole_fold.h
+
 // Keeps kernels, copies, sets, CUDA runtime/driver calls and user annotations (CPU and
 // GPU). cpu_op, flows and other known categories are counted in skipped_by_category;
 // unknown categories in unknown_categories. A truncated or malformed file is an error
@@ -23,7 +25,11 @@ Result<Summary> SummarizeKinetoTrace(const std::string& path, const SummaryOptio
 // BLOCK_BYTES (0: the default 1 MiB) is the read block; tests make it tiny to cross
 // block boundaries everywhere.
 Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
-                              std::size_t block_bytes = 0);
+                              std::size_t block_bytes = 0, WholeFold* fold = nullptr);
+// SummarizeKinetoTrace without a window over JSON text in memory (the fuzzer checks it against
+// Summarize over ParseKinetoJson).
+Result<Summary> SummarizeKinetoJson(std::string_view json, const std::string& label,
+                                    std::size_t block_bytes = 0);
 
 // Parses a JSON number of microseconds ("5090020294577.553") into integer nanoseconds
 // exactly (a double would lose the last digits of a 16-digit timestamp). False if it is
