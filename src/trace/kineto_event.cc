@@ -339,9 +339,16 @@ void Builder::Read(simdjson::ondemand::object obj, EventFields* out) {
         if (!f.NoDetail()) f.tid = IntOr(value, -1);
         break;
       case Field::kArgs:
-        if (f.NoDetail() || value.type() != simdjson::ondemand::json_type::object) break;
+        if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) break;
         for (auto arg_result : value.get_object()) {
           simdjson::ondemand::field& arg = Unwrap(arg_result);
+          // A folded event's args are walked as the whole read walks them, their keys
+          // unescaped where they hold an escape (a malformed one refuses the trace either
+          // way), but not read.
+          if (f.NoDetail()) {
+            (void)Key(arg);
+            continue;
+          }
           switch (ArgKey(arg)) {
             case Arg::kCorrelation:
               f.correlation = IntOr(arg.value(), -1);

@@ -58,7 +58,8 @@ struct EventFields {
   std::int8_t skip_slot = -1;
   bool Unused() const { return classified && (kind == Cat::kSkip || kind == Cat::kUnknown); }
   // Set by the reader when the GPU ops and API calls are folded (WholeFold): a kernel's or an
-  // API call's pid, tid and args are then not read either (a copy's or a set's bytes are).
+  // API call's pid, tid and args are then not read either (a copy's or a set's bytes are);
+  // its args are still walked, so that the same files are refused.
   bool fold = false;
   bool NoDetail() const {
     return Unused() || (fold && classified &&

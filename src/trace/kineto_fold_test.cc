@@ -100,6 +100,14 @@ TEST(KinetoFold, TheSameErrors) {
            std::string(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1)"),
            std::string(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "x", "dur": 1}]})"),
            std::string(R"({"other": []})"),
+           // Args the fold does not read but the whole read walks (the fuzzer's find:
+           // fuzz/regressions/kineto/folded_args_missing_colon.json).
+           std::string(R"({"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "c", )"
+                       R"("ts": 1, "dur": 2, "args": {"corre " "cution": 1}}]})"),
+           std::string(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, )"
+                       R"("dur": 2, "args": {"grid": [1, 1, 1], "stream" 7}}]})"),
+           std::string(R"({"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "c", )"
+                       R"("ts": 1, "dur": 2, "args": {"corr\lation": 1}}]})"),
        }) {
     std::ofstream(path) << text;
     const std::string folded = Folded(path);
