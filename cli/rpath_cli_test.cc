@@ -1,0 +1,59 @@
+// The binaries never look for their libraries in the working directory: an empty or relative
+// RPATH/RUNPATH entry would load a library planted wherever vouch (or a leg, through the
+// tracer) runs. CMake kept empty entries in the build tree's RPATH for its install-time edit.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "test_util.h"
+
+namespace vouch {
+namespace {
+
+using testing_util::Has;
+using testing_util::Shell;
+
+class RpathCli : public testing_util::ScratchDirTest {};
+
+// Each RPATH/RUNPATH entry of the ELF file PATH that is empty or relative (not "/..." nor
+// "$ORIGIN..."), as readelf shows them.
+std::string BadSearchPathEntries(const std::string& path) {
+  auto r = Shell("readelf -d '" + path + "'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  std::string bad;
+  std::size_t at = 0;
+  while ((at = r.out.find("path: [", at)) != std::string::npos) {
+    at += 7;
+    const std::string list = r.out.substr(at, r.out.find(']', at) - at);
+    std::size_t b = 0;
+    while (true) {
+      const std::size_t e = list.find(':', b);
+      const std::string entry = list.substr(b, e == std::string::npos ? e : e - b);
+      if (entry.empty() || (entry[0] != '/' && entry.rfind("$ORIGIN", 0) != 0))
+        bad += "'" + entry + "' in [" + list + "]\n";
+      if (e == std::string::npos) break;
+      b = e + 1;
+    }
+  }
+  return bad;
+}
+
+TEST_F(RpathCli, NoLibraryIsSearchedForInTheWorkingDirectory) {
+  EXPECT_EQ(BadSearchPathEntries(VOUCH_BINARY), "");
+  const auto tracer = std::filesystem::path(VOUCH_BINARY).parent_path() / "libvouch_cupti.so";
+  if (std::filesystem::exists(tracer)) {
+    EXPECT_EQ(BadSearchPathEntries(tracer.string()), "");
+  }
+  // And by behaviour: libraries planted here are not loaded.
+  for (const char* lib : {"libfmt.so.9", "libsimdjson.so.14", "libsqlite3.so.0", "libcrypto.so.3",
+                          "libz.so.1", "libre2.so.9", "libstdc++.so.6", "libm.so.6"})
+    std::ofstream(D(lib)) << "not a library\n";
+  auto r = Shell("cd " + D() + " && " + VOUCH_BINARY + " --version");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "vouch ")) << r.out;
+}
+
+}  // namespace
+}  // namespace vouch
