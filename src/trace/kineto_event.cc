@@ -287,8 +287,14 @@ Arg ArgKey(simdjson::ondemand::field& field) {
 
 // Reads one event; throws simdjson_error on malformed JSON. Changes nothing in the trace:
 // a batch is committed only once all of it has parsed (see ParseBatch).
-void Builder::Read(simdjson::ondemand::object obj, EventFields* out) {
+void Builder::Read(simdjson::ondemand::object obj, bool folding, EventFields* out) {
   EventFields& f = *out;
+  // Neither kept nor needed by the fold: its pid, tid and args are not read.
+  auto no_detail = [&] {
+    return f.Unused() ||
+           (folding && f.classified &&
+            (f.kind == Cat::kKernel || f.kind == Cat::kRuntime || f.kind == Cat::kDriver));
+  };
   for (auto result : obj) {
     simdjson::ondemand::field& field = Unwrap(result);
     Field key = EventKey(field);
@@ -333,10 +339,10 @@ void Builder::Read(simdjson::ondemand::object obj, EventFields* out) {
       case Field::kPid:
         // pid, tid and args are only read for events vouch keeps and does not fold (nothing
         // else uses them, and reading them cannot fail).
-        if (!f.NoDetail()) f.pid = IntOr(value, -1);
+        if (!no_detail()) f.pid = IntOr(value, -1);
         break;
       case Field::kTid:
-        if (!f.NoDetail()) f.tid = IntOr(value, -1);
+        if (!no_detail()) f.tid = IntOr(value, -1);
         break;
       case Field::kArgs:
         if (f.Unused() || value.type() != simdjson::ondemand::json_type::object) break;
@@ -345,7 +351,7 @@ void Builder::Read(simdjson::ondemand::object obj, EventFields* out) {
           // A folded event's args are walked as the whole read walks them, their keys
           // unescaped where they hold an escape (a malformed one refuses the trace either
           // way), but not read.
-          if (f.NoDetail()) {
+          if (no_detail()) {
             (void)Key(arg);
             continue;
           }
@@ -424,34 +430,35 @@ void Builder::Commit(const EventFields& f) {
   // The extent over every kept event (what ComputeExtent would find afterwards).
   first_ns_ = std::min(first_ns_, f.ts);
   last_ns_ = std::max(last_ns_, f.ts + f.dur);
-  if (fold_ != nullptr && kind != Cat::kCpuRange && kind != Cat::kGpuRange) {
-    // As Keep would have kept them, in the same order: SummarizeFolded reads no more.
-    const std::int64_t end = f.ts + f.dur;
-    if (kind == Cat::kRuntime || kind == Cat::kDriver)
-      fold_->Api(f.ts, end, IsLaunchApi(f.name));
-    else
-      fold_->Op(kind == Cat::kKernel   ? GpuOpKind::kKernel
-                : kind == Cat::kMemcpy ? GpuOpKind::kMemcpy
-                                       : GpuOpKind::kMemset,
-                f.ts, end, name_id, static_cast<std::uint64_t>(std::max<std::int64_t>(f.bytes, 0)));
-    return;
-  }
+  // With a fold, the ops and calls go into it as Keep would have kept them, in the same order
+  // (SummarizeFolded reads no more); ranges are kept either way.
+  const std::int64_t end = f.ts + f.dur;
   switch (kind) {
     case Cat::kKernel:
     case Cat::kMemcpy:
     case Cat::kMemset: {
+      const GpuOpKind op_kind = kind == Cat::kKernel   ? GpuOpKind::kKernel
+                                : kind == Cat::kMemcpy ? GpuOpKind::kMemcpy
+                                                       : GpuOpKind::kMemset;
+      const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(f.bytes, 0));
+      if (fold_ != nullptr) {
+        fold_->Op(op_kind, f.ts, end, name_id, bytes);
+        break;
+      }
       GpuOp& op = Keep(t_->ops, f, name_id);
-      op.kind = kind == Cat::kKernel   ? GpuOpKind::kKernel
-                : kind == Cat::kMemcpy ? GpuOpKind::kMemcpy
-                                       : GpuOpKind::kMemset;
+      op.kind = op_kind;
       op.correlation = f.correlation;
       op.stream = f.stream >= 0 ? f.stream : f.tid;
       op.device = static_cast<std::int32_t>(f.device >= 0 ? f.device : f.pid);
-      op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(f.bytes, 0));
+      op.bytes = bytes;
       break;
     }
     case Cat::kRuntime:
     case Cat::kDriver: {
+      if (fold_ != nullptr) {
+        fold_->Api(f.ts, end, IsLaunchApi(f.name));
+        break;
+      }
       ApiCall& a = Keep(t_->api, f, name_id);
       a.kind = kind == Cat::kRuntime ? ApiKind::kRuntime : ApiKind::kDriver;
       a.correlation = f.correlation;

@@ -57,14 +57,6 @@ struct EventFields {
   // kSkip with "cat" spelled exactly as Kineto writes it: its slot (see kSkipSlots), else -1.
   std::int8_t skip_slot = -1;
   bool Unused() const { return classified && (kind == Cat::kSkip || kind == Cat::kUnknown); }
-  // Set by the reader when the GPU ops and API calls are folded (WholeFold): a kernel's or an
-  // API call's pid, tid and args are then not read either (a copy's or a set's bytes are);
-  // its args are still walked, so that the same files are refused.
-  bool fold = false;
-  bool NoDetail() const {
-    return Unused() || (fold && classified &&
-                        (kind == Cat::kKernel || kind == Cat::kRuntime || kind == Cat::kDriver));
-  }
 };
 
 class Builder {
@@ -74,8 +66,11 @@ class Builder {
   explicit Builder(Trace* t, WholeFold* fold = nullptr) : t_(t), fold_(fold), names_(&t->names) {}
 
   // Reads one event; throws simdjson_error on malformed JSON. Changes nothing in the trace:
-  // a batch is committed only once all of it has parsed (see ParseBatch).
-  static void Read(simdjson::ondemand::object obj, EventFields* out);
+  // a batch is committed only once all of it has parsed (see ParseBatch). FOLDING (this
+  // builder's folding()): a kernel's or an API call's pid, tid and args are not read either
+  // (a copy's or a set's bytes are); its args are still walked, so that the same files are
+  // refused.
+  static void Read(simdjson::ondemand::object obj, bool folding, EventFields* out);
   bool folding() const { return fold_ != nullptr; }
   // Holds a read event until its whole batch has parsed: CommitBatch() then keeps what the
   // batch's events say, DropBatch() forgets them (the caller retries the bytes another way).

@@ -184,8 +184,7 @@ Status ParseBatch(simdjson::ondemand::parser& parser, Builder& builder, char* be
     simdjson::ondemand::document doc = parser.iterate(view);
     for (auto element : doc.get_array()) {
       EventFields f;
-      f.fold = builder.folding();
-      Builder::Read(element.get_object(), &f);
+      Builder::Read(element.get_object(), builder.folding(), &f);
       builder.Stage(f);
     }
     // Every token used: a batch cut inside an event cannot end early (OUT_OF_BOUNDS is
@@ -541,12 +540,28 @@ bool ParseMicrosToNs(std::string_view s, std::int64_t* ns) {
   return MicrosTailToNs(s, i, whole, neg, ns);
 }
 
-Result<Trace> ReadKinetoTrace(const std::string& path) {
+namespace {
+
+// The file at PATH (plain or gzip), its ops and calls into FOLD when given.
+Result<Trace> ReadKinetoFile(const std::string& path, WholeFold* fold) {
   Source src(path);
   if (auto s = src.Open(); !s.ok()) return s.error();
   return ParseStream([&](char* dst, std::size_t n) { return src.Read(dst, n); }, path, 0,
-                     src.size());
+                     src.size(), fold);
 }
+
+// The whole-trace summary of what READ(fold) reads with the ops and calls folded.
+template <class Read>
+Result<Summary> SummarizeWhole(Read read, const SummaryOptions& opt) {
+  WholeFold fold;
+  auto t = read(&fold);
+  if (!t) return t.error();
+  return SummarizeFolded(*t, fold, opt);
+}
+
+}  // namespace
+
+Result<Trace> ReadKinetoTrace(const std::string& path) { return ReadKinetoFile(path, nullptr); }
 
 Result<Summary> SummarizeKinetoTrace(const std::string& path, const SummaryOptions& opt) {
   if (!opt.window.empty()) {
@@ -554,13 +569,7 @@ Result<Summary> SummarizeKinetoTrace(const std::string& path, const SummaryOptio
     if (!t) return t.error();
     return Summarize(*t, opt);
   }
-  Source src(path);
-  if (auto s = src.Open(); !s.ok()) return s.error();
-  WholeFold fold;
-  auto t = ParseStream([&](char* dst, std::size_t n) { return src.Read(dst, n); }, path, 0,
-                       src.size(), &fold);
-  if (!t) return t.error();
-  return SummarizeFolded(*t, fold, opt);
+  return SummarizeWhole([&](WholeFold* fold) { return ReadKinetoFile(path, fold); }, opt);
 }
 
 Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
@@ -578,10 +587,9 @@ Result<Trace> ParseKinetoJson(std::string_view json, const std::string& label,
 
 Result<Summary> SummarizeKinetoJson(std::string_view json, const std::string& label,
                                     std::size_t block_bytes) {
-  WholeFold fold;
-  auto t = ParseKinetoJson(json, label, block_bytes, &fold);
-  if (!t) return t.error();
-  return SummarizeFolded(*t, fold, SummaryOptions{});
+  return SummarizeWhole(
+      [&](WholeFold* fold) { return ParseKinetoJson(json, label, block_bytes, fold); },
+      SummaryOptions{});
 }
 
 }  // namespace vouch::trace
