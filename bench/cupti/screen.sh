@@ -4,10 +4,12 @@
 # Builds libvouch_cupti.so twice from src/cupti/tracer.cc and options.cc with nvcc (as shipped, and with
 # -DVOUCH_CUPTI_DISCARD: records counted, never formatted or written) and bench/cupti/launch_cost.cu,
 # then runs, for each configuration (CONFIGS below) in ROUNDS rounds, in an order shuffled per round
-# (seeded), three loads: launch_cost back to back (--host-us 0), launch_cost with 200 us of host
-# work between launches (about 5,000 launches/s), and the cost bench's PyTorch loop short_5k
-# (tests/gpu/tracer_torch.py load --kind short --host-us 200). Writes OUTDIR/screen.jsonl (one
-# line per measurement) and prints the medians with each configuration's ratio to untraced.
+# (seeded), the loads in LOADS (default "b2b h200 torch5k"): launch_cost back to back (b2b:
+# --host-us 0, 50,000 launches, or B2B_ARGS), launch_cost with 200 us of host work between
+# launches (h200: about 5,000 launches/s), the cost bench's PyTorch loop short_5k (torch5k:
+# tests/gpu/tracer_torch.py load --kind short --host-us 200) and its back-to-back loop
+# (torchb2b: --kind short). Writes OUTDIR/screen.jsonl (one line per measurement) and prints the
+# medians with each configuration's ratio to untraced.
 # A screen, not a verdict: the configuration it picks is then measured as a vouch A/B by
 # bench/cupti/cost.sh.
 set -euo pipefail
@@ -47,6 +49,8 @@ CONFIGS=(
   "buf_8mb|$T VOUCH_GPU_TRACE_BUFFER_MB=8"
   "discard|CUDA_INJECTION64_PATH=$OUT/libvouch_cupti_discard.so"
 )
+LOADS=${LOADS:-b2b h200 torch5k}
+B2B_ARGS=${B2B_ARGS:---launches 50000}
 [ -n "${ONLY:-}" ] && mapfile -t CONFIGS < <(printf '%s\n' "${CONFIGS[@]}" | grep -E "^(untraced|${ONLY})\|")
 
 one() {  # NAME ENV LOAD
@@ -54,11 +58,12 @@ one() {  # NAME ENV LOAD
   local trace=""
   [ -n "$env" ] && trace="VOUCH_GPU_TRACE=$OUT/traces/$name.$load.%p.jsonl"
   case $load in
-    b2b) line=$(env $env $trace "$OUT/launch_cost" --host-us 0 --launches 50000 --label "$name") ;;
+    b2b) line=$(env $env $trace "$OUT/launch_cost" --host-us 0 $B2B_ARGS --label "$name") ;;
     h200) line=$(env $env $trace "$OUT/launch_cost" --host-us 200 --seconds "$SECS" --label "$name") ;;
-    torch5k)
-      local r
-      r=$(env $env $trace "$PY" "$ROOT/tests/gpu/tracer_torch.py" load --kind short --host-us 200 \
+    torch5k | torchb2b)
+      local r host=200
+      [ $load = torchb2b ] && host=0
+      r=$(env $env $trace "$PY" "$ROOT/tests/gpu/tracer_torch.py" load --kind short --host-us $host \
         --seconds "$SECS" | sed -n 's/^iters_per_s=\([0-9.]*\).*/\1/p')
       line="{\"label\":\"$name\",\"iters_per_s\":${r:-0}}" ;;
   esac
@@ -71,7 +76,7 @@ nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=
 for round in $(seq 1 "$ROUNDS"); do
   mapfile -t order < <(printf '%s\n' "${CONFIGS[@]}" | "$PY" -c "import random,sys; l=sys.stdin.read().splitlines(); random.Random($round).shuffle(l); print('\n'.join(l))")
   for c in "${order[@]}"; do
-    for load in b2b h200 torch5k; do one "${c%%|*}" "${c#*|}" "$load"; done
+    for load in $LOADS; do one "${c%%|*}" "${c#*|}" "$load"; done
   done
   echo "round $round done"
 done
@@ -97,12 +102,15 @@ configs = list(dict.fromkeys(r["config"] for r in rows))
 def med(k, f):
     v = [x[f] for x in by.get(k, []) if x.get(f)]
     return statistics.median(v) if v else float("nan")
-base = {l: med(("untraced", l), f) for l, f in [("b2b", "call_ns_mean"), ("h200", "call_ns_mean"), ("torch5k", "iters_per_s")]}
-print(f"{'config':12} {'b2b call ns (mean/med)':>24} {'+ns':>6} {'5k call ns (mean/med)':>22} {'+ns':>6} {'5k launches/s':>14} {'torch5k it/s':>13} {'ratio':>7}")
+base = {l: med(("untraced", l), f) for l, f in [("b2b", "call_ns_mean"), ("h200", "call_ns_mean"), ("torch5k", "iters_per_s"), ("torchb2b", "iters_per_s")]}
+bl0 = med(("untraced", "b2b"), "launches_per_s")
+print(f"{'config':12} {'b2b call ns (mean/med)':>24} {'+ns':>6} {'b2b launches/s':>15} {'ratio':>7} {'5k call ns (mean/med)':>22} {'+ns':>6} {'5k launches/s':>14} {'torch5k it/s':>13} {'ratio':>7} {'torchb2b it/s':>14} {'ratio':>7}")
 for c in configs:
     bm, bmed = med((c, "b2b"), "call_ns_mean"), med((c, "b2b"), "call_ns_median")
+    bl = med((c, "b2b"), "launches_per_s")
     hm, hmed = med((c, "h200"), "call_ns_mean"), med((c, "h200"), "call_ns_median")
     hl = med((c, "h200"), "launches_per_s")
     t = med((c, "torch5k"), "iters_per_s")
-    print(f"{c:12} {bm:11.0f} /{bmed:7.0f} {bm - base['b2b']:6.0f} {hm:10.0f} /{hmed:7.0f} {hm - base['h200']:6.0f} {hl:14.1f} {t:13.1f} {t / base['torch5k']:7.4f}")
+    tb = med((c, "torchb2b"), "iters_per_s")
+    print(f"{c:12} {bm:11.0f} /{bmed:7.0f} {bm - base['b2b']:6.0f} {bl:15.0f} {bl / bl0:7.4f} {hm:10.0f} /{hmed:7.0f} {hm - base['h200']:6.0f} {hl:14.1f} {t:13.1f} {t / base['torch5k']:7.4f} {tb:14.1f} {tb / base['torchb2b']:7.4f}")
 EOF

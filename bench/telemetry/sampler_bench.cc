@@ -1,7 +1,7 @@
 // sampler_bench: what the sampler thread costs, alone (issue 24), on a simulated device or NVML.
 //
 //   sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] [--out FILE.jsonl]
-//                 [--process-ms MS] [--driver-ms MS]
+//                 [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS]
 //
 // Runs vouch's Sampler as `vouch clock sample` does (GPU 0, 10 ms polls, processes every
 // 100 ms, the JSONL stream written and flushed every 0.5 s) for S seconds and prints one JSON
@@ -10,9 +10,13 @@
 // (bench/telemetry/sampler_cpu.sh: instructions per poll, collection toggled on Sampler::Loop),
 // which `vouch` itself is not: boost's long-double erf_inv initializer aborts under valgrind.
 // --process-ms and --driver-ms change how often the process list and the driver's sample
-// buffers are read (0: never), to tell their share of the cost apart.
+// buffers are read (0: never), to tell their share of the cost apart; --driver-max-ms caps each
+// driver buffer's learned interval (1000: every second, as before 2026-12-04). The line also
+// says how many driver reads were made and, per driver stream, its readings and its longest
+// step between two (a step well over the driver's period would be a lost reading).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -26,7 +30,8 @@ using namespace vouch;
 
 int main(int argc, char** argv) {
   std::string sim, out = "/dev/null";
-  double seconds = 10, interval_ms = 10, process_ms = 100, driver_ms = 1000;
+  double seconds = 10, interval_ms = 10, process_ms = 100, driver_ms = 1000,
+         driver_max_ms = SamplerOptions{}.driver_max_interval_s * 1000;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -45,12 +50,14 @@ int main(int argc, char** argv) {
       process_ms = std::atof(next());
     } else if (!std::strcmp(argv[i], "--driver-ms")) {
       driver_ms = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--driver-max-ms")) {
+      driver_max_ms = std::atof(next());
     } else if (!std::strcmp(argv[i], "--out")) {
       out = next();
     } else {
       std::fprintf(stderr,
                    "usage: sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] "
-                   "[--out FILE.jsonl] [--process-ms MS] [--driver-ms MS]\n");
+                   "[--out FILE.jsonl] [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS]\n");
       return 64;
     }
   }
@@ -63,6 +70,7 @@ int main(int argc, char** argv) {
   const double never = 1e9;  // seconds
   so.process_interval_s = process_ms > 0 ? process_ms / 1000 : never;
   so.driver_interval_s = driver_ms > 0 ? driver_ms / 1000 : never;
+  so.driver_max_interval_s = driver_ms > 0 ? driver_max_ms / 1000 : never;
   Sampler sampler(**dev, so);
   if (auto s = sampler.Start(); !s) {
     std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
@@ -74,15 +82,27 @@ int main(int argc, char** argv) {
     return 1;
   }
   SamplerStats st = sampler.Stats();
+  std::string streams;
+  for (const auto& d : sampler.DriverStreams()) {
+    std::uint64_t longest = 0;
+    for (std::size_t i = 1; i < d.samples.size(); ++i)
+      longest = std::max(longest, d.samples[i].timestamp_us - d.samples[i - 1].timestamp_us);
+    streams += fmt::format(
+        "{}{{\"quantity\":\"{}\",\"readings\":{},\"longest_step_us\":{},"
+        "\"answered\":{}}}",
+        streams.empty() ? "" : ",", ToString(d.quantity), d.samples.size(), longest,
+        d.error.empty());
+  }
   std::printf(
       "%s\n",
-      fmt::format("{{\"device\":\"{}\",\"interval_ms\":{},\"polls\":{},\"samples\":{},"
-                  "\"process_ms\":{},\"driver_ms\":{},\"late_polls\":{},\"thread_cpu_s\":{:.6f},"
-                  "\"wall_s\":{:.3f},"
-                  "\"cpu_pct_of_core\":{:.4f},\"poll_cost_mean_us\":{:.2f}}}",
-                  sim.empty() ? "nvml" : "sim", interval_ms, st.polls, sampler.Samples().size(),
-                  process_ms, driver_ms, st.late_polls, st.thread_cpu_s, st.wall_s,
-                  st.wall_s > 0 ? 100 * st.thread_cpu_s / st.wall_s : 0.0, st.poll_cost_mean_us)
+      fmt::format(
+          "{{\"device\":\"{}\",\"interval_ms\":{},\"polls\":{},\"samples\":{},"
+          "\"process_ms\":{},\"driver_ms\":{},\"driver_max_ms\":{},\"driver_reads\":{},"
+          "\"late_polls\":{},\"thread_cpu_s\":{:.6f},\"wall_s\":{:.3f},"
+          "\"cpu_pct_of_core\":{:.4f},\"poll_cost_mean_us\":{:.2f},\"driver\":[{}]}}",
+          sim.empty() ? "nvml" : "sim", interval_ms, st.polls, sampler.Samples().size(), process_ms,
+          driver_ms, driver_max_ms, st.driver_reads, st.late_polls, st.thread_cpu_s, st.wall_s,
+          st.wall_s > 0 ? 100 * st.thread_cpu_s / st.wall_s : 0.0, st.poll_cost_mean_us, streams)
           .c_str());
   return 0;
 }

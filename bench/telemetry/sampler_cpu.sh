@@ -77,7 +77,9 @@ one() {  # LABEL BIN ROUND
       if ($1 != pid && d > m) m = d } END { print (named ? n : m) + 0 }')
   main=$(join "$OUT/threads0-$label-$round.txt" "$OUT/threads1-$label-$round.txt" |
     awk -v pid="$vpid" '$1 == pid { print $4 - $2 }')
-  read -r e u s < "$OUT/time-$label-$round.txt" 2>/dev/null || { e=0 u=0 s=0; }
+  # The last line: /usr/bin/time puts "Command exited with non-zero status 2" (an idle window's
+  # exit) on a line of its own before the figures.
+  read -r e u s < <(tail -n 1 "$OUT/time-$label-$round.txt" 2>/dev/null) || { e=0 u=0 s=0; }
   awk -v l="$label" -v r="$round" -v c="$((c1 - c0))" -v top="$top" -v tck="$TCK" -v w="$w" \
     -v e="$e" -v u="$u" -v s="$s" -v main="${main:-0}" 'BEGIN {
       printf "%-8s round %d  steady %.3f %% of a core (sampler thread %.3f %%, main thread %.3f %%, %.1f s)  whole run %.3f %% (%.2f s CPU / %.2f s)\n",

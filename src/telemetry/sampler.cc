@@ -4,9 +4,11 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -159,10 +161,7 @@ void Sampler::Loop() {
       next_flush_s = t_s + opt_.flush_interval_s;
       Flush();
     }
-    if (t_s >= next_driver_s) {
-      next_driver_s = t_s + opt_.driver_interval_s;
-      FetchDriverSamples();
-    }
+    if (t_s >= next_driver_s) next_driver_s = FetchDriverSamples(t_s);
     next += interval;
     auto now = clock::now();
     if (now > next + interval) {  // fell behind: count it and re-anchor rather than burst
@@ -173,7 +172,7 @@ void Sampler::Loop() {
     std::unique_lock<std::mutex> l(stop_mu_);
     stop_cv_.wait_until(l, next, [this] { return stop_.load(); });
   }
-  FetchDriverSamples();  // the last ones, up to the stop
+  FetchDriverSamples(std::numeric_limits<double>::infinity());  // the last ones, up to the stop
   timespec cpu1{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
   std::lock_guard<std::mutex> l(mu_);
@@ -182,9 +181,27 @@ void Sampler::Loop() {
   stats_.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
 }
 
-// Asks each GPU for the driver samples newer than the last one kept; a quantity that answers
-// an error once is not asked again (its error is kept).
-void Sampler::FetchDriverSamples() {
+void LearnDriverPace(const std::vector<DriverSample>& read, double floor_s, double ceiling_s,
+                     DriverPace* pace) {
+  pace->most_entries = std::max(pace->most_entries, read.size());
+  for (std::size_t i = 1; i < read.size(); ++i) {
+    if (read[i].timestamp_us <= read[i - 1].timestamp_us) continue;
+    std::uint64_t step = read[i].timestamp_us - read[i - 1].timestamp_us;
+    if (pace->min_step_us == 0 || step < pace->min_step_us) pace->min_step_us = step;
+  }
+  // The time the buffer is seen to hold: one read's most entries, each step the shortest. A
+  // ring of N entries at period P holds (N - 1) P; one that keeps T seconds shows at most T.
+  double holds_s = pace->most_entries < 2 ? 0
+                                          : static_cast<double>(pace->most_entries - 1) *
+                                                static_cast<double>(pace->min_step_us) * 1e-6;
+  pace->interval_s = std::clamp(holds_s / 2, floor_s, std::max(floor_s, ceiling_s));
+}
+
+// Reads each GPU's driver samples newer than the last one kept, for the streams due (see
+// SamplerOptions: each at its own pace). A quantity whose first read answers an error is not
+// asked again (its error is kept: the H200's clocks); a later error (e.g. nothing new yet) is
+// asked again at the first interval.
+double Sampler::FetchDriverSamples(double t_s) {
   size_t streams = 0;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -197,22 +214,40 @@ void Sampler::FetchDriverSamples() {
           driver_.push_back({g, q, {}, ""});
     streams = driver_.size();
   }
+  if (pace_.size() != streams) pace_.assign(streams, DriverPace{0, opt_.driver_interval_s, 0, 0});
+  double next = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < streams; ++i) {
+    DriverPace& pace = pace_[i];
     std::uint64_t since = 0;
+    bool first = true;
     {
       std::lock_guard<std::mutex> l(mu_);
       if (!driver_[i].error.empty()) continue;
       if (!driver_[i].samples.empty()) since = driver_[i].samples.back().timestamp_us;
+      first = driver_[i].samples.empty();
+    }
+    if (t_s < pace.due_s) {
+      next = std::min(next, pace.due_s);
+      continue;
     }
     auto got = device_.DriverSamples(driver_[i].gpu, driver_[i].quantity, since);
     std::lock_guard<std::mutex> l(mu_);
+    ++stats_.driver_reads;
     if (!got) {
-      driver_[i].error = got.error().message;
-      continue;
+      if (first) {
+        driver_[i].error = got.error().message;
+        continue;
+      }
+      pace.interval_s = opt_.driver_interval_s;
+    } else {
+      LearnDriverPace(*got, opt_.driver_interval_s, opt_.driver_max_interval_s, &pace);
+      for (const auto& d : *got)
+        if (d.timestamp_us > since) driver_[i].samples.push_back(d);
     }
-    for (const auto& d : *got)
-      if (d.timestamp_us > since) driver_[i].samples.push_back(d);
+    pace.due_s = t_s + pace.interval_s;
+    next = std::min(next, pace.due_s);
   }
+  return next;
 }
 
 std::vector<DriverStream> Sampler::DriverStreams() const {

@@ -22,10 +22,29 @@ struct SamplerOptions {
   double process_interval_s = 0.100;  // compute-process list period
   std::string jsonl_path;             // "" keeps samples in memory only
   double flush_interval_s = 0.5;      // the most a crash can lose
-  // How often the driver's own timestamped samples (nvmlDeviceGetSamples) are fetched; NVML
-  // keeps about 2.4 s of power samples, so this must stay well below that.
+  // How often the driver's own timestamped samples (nvmlDeviceGetSamples) are read: at first
+  // every driver_interval_s, then each stream at half the time its buffer is seen to hold (its
+  // most entries times its shortest step), between driver_interval_s and driver_max_interval_s.
+  // A read is costly (on the H200 0.6 ms of CPU for the power buffer, which holds 2.4 s, and
+  // 2.7 ms for utilization's, which holds far more) and its cost does not depend on how many
+  // entries are new, so each buffer is read as seldom as it can be without losing a reading.
   double driver_interval_s = 1.0;
+  double driver_max_interval_s = 10.0;
 };
+
+// When a driver stream is next read (the sampler thread's own; see SamplerOptions).
+struct DriverPace {
+  double due_s = 0;               // sampler time of the next read
+  double interval_s = 0;          // the interval the read after that will use
+  std::size_t most_entries = 0;   // the most entries one read returned
+  std::uint64_t min_step_us = 0;  // the shortest step between two entries seen (0: none yet)
+};
+
+// Learns from one read of a stream (its entries, timestamps increasing) and sets the pace's
+// interval: half of (most_entries - 1) x min_step_us, within [floor_s, ceiling_s]; floor_s
+// until both are known. Pure (tested on its own).
+void LearnDriverPace(const std::vector<DriverSample>& read, double floor_s, double ceiling_s,
+                     DriverPace* pace);
 
 // The driver's timestamped samples of one quantity of one GPU over the sampler's life, or
 // the error it answered (the H200 answers NOT_FOUND for the clocks, which are then polled).
@@ -42,6 +61,7 @@ struct SamplerStats {
   double poll_cost_mean_us = 0, poll_cost_max_us = 0;  // one round
   double thread_cpu_s = 0;                             // CPU time of the sampler thread
   double wall_s = 0;
+  long driver_reads = 0;    // nvmlDeviceGetSamples reads, all streams
   std::string write_error;  // first error writing the stream ("" if none)
 };
 
@@ -69,7 +89,9 @@ class Sampler {
  private:
   void Loop();
   void Flush();
-  void FetchDriverSamples();
+  // Reads the driver streams due at sampler time t_s (all of them with t_s infinite); returns
+  // when the next one is due.
+  double FetchDriverSamples(double t_s);
 
   Device& device_;
   SamplerOptions opt_;
@@ -82,6 +104,7 @@ class Sampler {
   std::vector<Sample> samples_;
   std::vector<ProcessSnapshot> procs_;
   std::vector<DriverStream> driver_;
+  std::vector<DriverPace> pace_;  // beside driver_; the sampler thread's only
   SamplerStats stats_;
   std::FILE* out_ = nullptr;
   std::string buffer_;

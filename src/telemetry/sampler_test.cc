@@ -1,0 +1,169 @@
+#include "telemetry/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace vouch {
+namespace {
+
+std::vector<DriverSample> Grid(std::uint64_t first_us, std::uint64_t step_us, int n) {
+  std::vector<DriverSample> v;
+  for (int i = 0; i < n; ++i) v.push_back({first_us + step_us * static_cast<std::uint64_t>(i), 1});
+  return v;
+}
+
+TEST(DriverPace, HalfOfWhatTheBufferIsSeenToHold) {
+  DriverPace p;
+  LearnDriverPace(Grid(1000, 20000, 120), 1.0, 10.0, &p);  // the H200's power: 2.4 s
+  EXPECT_EQ(p.most_entries, 120u);
+  EXPECT_EQ(p.min_step_us, 20000u);
+  EXPECT_DOUBLE_EQ(p.interval_s, 119 * 0.02 / 2);
+  DriverPace u;
+  LearnDriverPace(Grid(1000, 200000, 80), 1.0, 10.0, &u);  // 15.8 s held
+  EXPECT_DOUBLE_EQ(u.interval_s, 79 * 0.2 / 2);
+  LearnDriverPace(Grid(1000, 200000, 200), 1.0, 10.0, &u);  // 39.8 s: the ceiling
+  EXPECT_DOUBLE_EQ(u.interval_s, 10.0);
+}
+
+TEST(DriverPace, TheFloorUntilTwoEntriesAreSeen) {
+  DriverPace p;
+  LearnDriverPace({}, 1.0, 10.0, &p);
+  EXPECT_DOUBLE_EQ(p.interval_s, 1.0);
+  LearnDriverPace(Grid(5, 1000000, 1), 1.0, 10.0, &p);
+  EXPECT_DOUBLE_EQ(p.interval_s, 1.0);
+  LearnDriverPace(Grid(1000, 20000, 10), 1.0, 10.0, &p);  // 0.18 s held: under the floor
+  EXPECT_DOUBLE_EQ(p.interval_s, 1.0);
+}
+
+TEST(DriverPace, TheMostEntriesAndTheShortestStepAreKept) {
+  DriverPace p;
+  LearnDriverPace(Grid(0, 200000, 100), 1.0, 30.0, &p);
+  EXPECT_DOUBLE_EQ(p.interval_s, 99 * 0.2 / 2);
+  LearnDriverPace(Grid(0, 200000, 10), 1.0, 30.0, &p);  // a later, smaller read: no change
+  EXPECT_DOUBLE_EQ(p.interval_s, 99 * 0.2 / 2);
+  // One step of 50 ms seen: the buffer may fill four times as fast.
+  std::vector<DriverSample> fast = {{1000, 0}, {51000, 0}, {51000, 0}, {40000, 0}};
+  LearnDriverPace(fast, 1.0, 30.0, &p);  // equal and backward stamps are not steps
+  EXPECT_EQ(p.min_step_us, 50000u);
+  EXPECT_DOUBLE_EQ(p.interval_s, 99 * 0.05 / 2);
+}
+
+TEST(DriverPace, ACeilingUnderTheFloorIsTheFloor) {
+  DriverPace p;
+  LearnDriverPace(Grid(0, 200000, 100), 2.0, 1.0, &p);
+  EXPECT_DOUBLE_EQ(p.interval_s, 2.0);
+}
+
+// A device whose driver keeps rings of the last N readings at a fixed period (as NVML's
+// nvmlDeviceGetSamples does), filled long before the sampler starts; the SM clock answers an
+// error (as on the H200). Counts the reads of each quantity.
+class RingDevice : public Device {
+ public:
+  struct Ring {
+    std::uint64_t period_us;
+    int entries;
+  };
+  RingDevice(Ring power, Ring util) : power_(power), util_(util) {}
+  bool Simulated() const override { return true; }
+  std::string Describe() const override { return "ring test device"; }
+  int Count() const override { return 1; }
+  StaticState Static(int) override { return {}; }
+  Sample Poll(int, bool) override { return {}; }
+  Result<std::vector<GpuProcess>> Processes(int) override { return std::vector<GpuProcess>{}; }
+  Result<MemoryInfo> Memory(int) override { return MemoryInfo{}; }
+  std::string BootId() override { return "ring"; }
+  Status LockClocks(int, int) override { return OkStatus(); }
+  Status ResetClocks(int) override { return OkStatus(); }
+  std::vector<std::string> NotSupported() const override { return {}; }
+  Result<std::vector<DriverSample>> DriverSamples(int, DriverQuantity q,
+                                                  std::uint64_t since_us) override {
+    std::lock_guard<std::mutex> l(mu_);
+    int n = ++reads_[q];
+    if (q == DriverQuantity::kSmClock) return MakeError("Not Found (test)");
+    if (q == DriverQuantity::kGpuUtil && fail_util_read_ == n) return MakeError("busy (test)");
+    const Ring& r = q == DriverQuantity::kPower ? power_ : util_;
+    auto now = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                              std::chrono::steady_clock::now().time_since_epoch())
+                                              .count() +
+                                          100'000'000);  // the rings were filled long before
+    std::uint64_t last = now / r.period_us;
+    std::vector<DriverSample> out;
+    for (std::uint64_t k = last - static_cast<std::uint64_t>(r.entries) + 1; k <= last; ++k)
+      if (k * r.period_us > since_us) out.push_back({k * r.period_us, static_cast<double>(k)});
+    return out;
+  }
+  int Reads(DriverQuantity q) {
+    std::lock_guard<std::mutex> l(mu_);
+    return reads_[q];
+  }
+  int fail_util_read_ = 0;  // this read (1-based) of utilization answers an error
+
+ private:
+  Ring power_, util_;
+  std::mutex mu_;
+  std::map<DriverQuantity, int> reads_;
+};
+
+// Every step between two kept readings is the driver's period: none was lost.
+void ExpectNoneLost(const DriverStream& d, std::uint64_t period_us) {
+  ASSERT_GE(d.samples.size(), 2u) << ToString(d.quantity);
+  for (std::size_t i = 1; i < d.samples.size(); ++i)
+    ASSERT_EQ(d.samples[i].timestamp_us - d.samples[i - 1].timestamp_us, period_us)
+        << ToString(d.quantity) << " reading " << i;
+}
+
+TEST(Sampler, EachDriverBufferIsReadAtItsOwnPaceAndNoReadingIsLost) {
+  // Power: 121 readings 10 ms apart (1.2 s held: read every 0.6 s); utilization: 100 readings
+  // 20 ms apart (1.98 s held: every 0.99 s). At the 50 ms floor each would be read ~40 times.
+  RingDevice dev({10000, 121}, {20000, 100});
+  SamplerOptions o{{0}, 0.01, 0.1, "", 0.5};
+  o.driver_interval_s = 0.05;
+  o.driver_max_interval_s = 10;
+  Sampler s(dev, o);
+  ASSERT_TRUE(s.Start().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ASSERT_TRUE(s.Stop().ok());
+  // First read at 0.05 s, then every 0.6 s, and the last at the stop: about 5.
+  EXPECT_GE(dev.Reads(DriverQuantity::kPower), 3);
+  EXPECT_LE(dev.Reads(DriverQuantity::kPower), 8);
+  EXPECT_GE(dev.Reads(DriverQuantity::kGpuUtil), 2);
+  EXPECT_LE(dev.Reads(DriverQuantity::kGpuUtil), 5);
+  EXPECT_EQ(dev.Reads(DriverQuantity::kSmClock), 1);  // its error is kept, not asked again
+  auto streams = s.DriverStreams();
+  ASSERT_EQ(streams.size(), 3u);
+  for (const auto& d : streams) {
+    if (d.quantity == DriverQuantity::kSmClock) {
+      EXPECT_EQ(d.error, "Not Found (test)");
+      continue;
+    }
+    EXPECT_EQ(d.error, "");
+    ExpectNoneLost(d, d.quantity == DriverQuantity::kPower ? 10000 : 20000);
+  }
+  EXPECT_EQ(s.Stats().driver_reads, dev.Reads(DriverQuantity::kPower) +
+                                        dev.Reads(DriverQuantity::kGpuUtil) +
+                                        dev.Reads(DriverQuantity::kSmClock));
+}
+
+TEST(Sampler, ALaterDriverErrorIsAskedAgainNotKept) {
+  RingDevice dev({10000, 50}, {10000, 50});  // 0.49 s held: every 0.245 s
+  dev.fail_util_read_ = 2;
+  SamplerOptions o{{0}, 0.01, 0.1, "", 0.5};
+  o.driver_interval_s = 0.05;
+  Sampler s(dev, o);
+  ASSERT_TRUE(s.Start().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ASSERT_TRUE(s.Stop().ok());
+  EXPECT_GE(dev.Reads(DriverQuantity::kGpuUtil), 3);
+  for (const auto& d : s.DriverStreams()) {
+    if (d.quantity == DriverQuantity::kSmClock) continue;
+    EXPECT_EQ(d.error, "") << ToString(d.quantity);
+    ExpectNoneLost(d, 10000);
+  }
+}
+
+}  // namespace
+}  // namespace vouch
