@@ -26,7 +26,7 @@ struct SamplerOptions {
   // every driver_interval_s, then each stream at half the time its buffer is seen to hold (its
   // most entries times its shortest step), between driver_interval_s and driver_max_interval_s.
   // A read is costly (on the H200 0.6 ms of CPU for the power buffer, which holds 2.4 s, and
-  // 2.7 ms for utilization's, which holds far more) and its cost does not depend on how many
+  // 2.7 ms for utilization's, which holds about 14 s) and its cost does not depend on how many
   // entries are new, so each buffer is read as seldom as it can be without losing a reading.
   double driver_interval_s = 1.0;
   double driver_max_interval_s = 10.0;
