@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "telemetry/fixed6.h"
 #include "util/host.h"
 #include "util/json_io.h"
 
@@ -21,14 +22,19 @@ namespace {
 
 // The sampler's own JSONL writer: the same fields as ToJson(Sample), formatted without
 // building a JSON tree (the sampler writes 100 lines a second per GPU). The formats are compiled
-// (FMT_COMPILE) and written into a stack buffer appended once: parsing the format strings at
-// run time and appending through a back_insert_iterator were two thirds of a poll round's
-// instructions (issue 24; bench/telemetry/sampler_cpu.sh).
+// (FMT_COMPILE) and written through a plain pointer into a stack array appended once (fmt's
+// growable buffer appended each literal piece through a call), the two times by FormatFixed6:
+// parsing the format strings at run time, appending through a back_insert_iterator and fmt's
+// float formatter were most of a poll round's instructions (issue 24; callgrind in
+// bench/telemetry/sampler_cpu.sh). The array holds the longest line: two times of at most 317
+// characters each (fmt's "{:.6f}" of the largest double) and eight integer fields.
 void AppendJsonLine(const Sample& s, std::string* out) {
-  fmt::memory_buffer b;
-  auto it = fmt::appender(b);
-  it = fmt::format_to(it, FMT_COMPILE("{{\"gpu\":{},\"t_s\":{:.6f},\"unix_s\":{:.6f}"), s.gpu,
-                      s.t_s, s.unix_s);
+  char line[1024];
+  char* it = line;
+  it = fmt::format_to(it, FMT_COMPILE("{{\"gpu\":{},\"t_s\":"), s.gpu);
+  it = FormatFixed6(it, s.t_s);
+  it = fmt::format_to(it, FMT_COMPILE(",\"unix_s\":"));
+  it = FormatFixed6(it, s.unix_s);
   if (s.sm_mhz) it = fmt::format_to(it, FMT_COMPILE(",\"sm_mhz\":{}"), *s.sm_mhz);
   if (s.mem_mhz) it = fmt::format_to(it, FMT_COMPILE(",\"mem_mhz\":{}"), *s.mem_mhz);
   if (s.power_mw) it = fmt::format_to(it, FMT_COMPILE(",\"power_mw\":{}"), *s.power_mw);
@@ -38,8 +44,9 @@ void AppendJsonLine(const Sample& s, std::string* out) {
   if (s.mem_used_bytes)
     it = fmt::format_to(it, FMT_COMPILE(",\"mem_used_bytes\":{}"), *s.mem_used_bytes);
   if (s.temp_c) it = fmt::format_to(it, FMT_COMPILE(",\"temp_c\":{}"), *s.temp_c);
-  b.append(std::string_view("}\n"));
-  out->append(b.data(), b.size());
+  *it++ = '}';
+  *it++ = '\n';
+  out->append(line, static_cast<std::size_t>(it - line));
 }
 
 }  // namespace

@@ -1,14 +1,72 @@
 #include "telemetry/sampler.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
 #include <thread>
+
+#include "telemetry/fixed6.h"
 
 namespace vouch {
 namespace {
+
+std::string Fixed6(double x) {
+  std::string out;
+  FormatFixed6(std::back_inserter(out), x);
+  return out;
+}
+
+// The sampler's times are written as fmt's "{:.6f}" writes them, byte for byte.
+TEST(FormatFixed6, IsFmtsSixDecimalsOnRandomAndEdgeValues) {
+  std::mt19937_64 rng(20261204);
+  std::uniform_real_distribution<double> unix_s(0, 4e9), t_s(0, 1e5), unit(0, 1);
+  std::uniform_int_distribution<std::uint64_t> bits(0, 0x426D1A94A2000000ull);  // [0, 1e12)
+  int checked = 0;
+  auto same = [&](double x) {
+    ASSERT_EQ(Fixed6(x), fmt::format("{:.6f}", x)) << fmt::format("{:a}", x);
+    ++checked;
+  };
+  for (int i = 0; i < 100000; ++i) {
+    same(unix_s(rng));
+    same(t_s(rng));
+    same(unit(rng));
+    std::uint64_t b = bits(rng);
+    double x;
+    std::memcpy(&x, &b, sizeof x);
+    same(x);
+  }
+  // Halves of a microsecond, exact (x.0078125 = 1/128) and nearly so, and the roll-over to
+  // the next second.
+  for (double whole : {0.0, 1.0, 17.0, 1795946969.0, 4e9, 999999999999.0}) {
+    for (int k = 0; k < 128; ++k) same(whole + k / 128.0);
+    for (int us = 0; us < 2000; ++us) {
+      double x = whole + (us + 0.5) * 1e-6;
+      same(x);
+      same(std::nextafter(x, 0));
+      same(std::nextafter(x, 1e13));
+    }
+    same(whole + 0.9999995);
+    same(whole + 0.99999949999);
+    same(whole + 0.9999999999);
+  }
+  for (double x :
+       {0.0, -0.0, -1.5, -0.0000004, 1e12, 1e13, 1e300, 5e-324,
+        std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN()})
+    same(x);
+  EXPECT_GT(checked, 430000);
+}
 
 std::vector<DriverSample> Grid(std::uint64_t first_us, std::uint64_t step_us, int n) {
   std::vector<DriverSample> v;
@@ -72,7 +130,7 @@ class RingDevice : public Device {
   std::string Describe() const override { return "ring test device"; }
   int Count() const override { return 1; }
   StaticState Static(int) override { return {}; }
-  Sample Poll(int, bool) override { return {}; }
+  Sample Poll(int, bool) override { return poll_; }
   Result<std::vector<GpuProcess>> Processes(int) override { return std::vector<GpuProcess>{}; }
   Result<MemoryInfo> Memory(int) override { return MemoryInfo{}; }
   std::string BootId() override { return "ring"; }
@@ -101,6 +159,7 @@ class RingDevice : public Device {
     return reads_[q];
   }
   int fail_util_read_ = 0;  // this read (1-based) of utilization answers an error
+  Sample poll_;             // what every poll answers
 
  private:
   Ring power_, util_;
@@ -163,6 +222,52 @@ TEST(Sampler, ALaterDriverErrorIsAskedAgainNotKept) {
     EXPECT_EQ(d.error, "") << ToString(d.quantity);
     ExpectNoneLost(d, 10000);
   }
+}
+
+// Every line of the samples stream holds its sample's fields, the largest integers included,
+// and its times as "{:.6f}" writes them.
+TEST(Sampler, TheStreamWritesEverySampleFieldByField) {
+  RingDevice dev({10000, 10}, {10000, 10});
+  dev.poll_.sm_mhz = std::numeric_limits<int>::min();
+  dev.poll_.mem_mhz = std::numeric_limits<int>::max();
+  dev.poll_.power_mw = std::numeric_limits<std::int64_t>::min();
+  dev.poll_.util_gpu_pct = 100;
+  dev.poll_.util_mem_pct = -1;
+  dev.poll_.reasons = std::numeric_limits<std::uint64_t>::max();
+  dev.poll_.mem_used_bytes = std::numeric_limits<std::uint64_t>::max() - 1;
+  dev.poll_.temp_c = 0;
+  auto out = (std::filesystem::temp_directory_path() / "vouch_sampler_fields.jsonl").string();
+  Sampler s(dev, SamplerOptions{{0}, 0.005, 10, out, 0.02});
+  ASSERT_TRUE(s.Start().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(s.Stop().ok());
+  auto samples = s.Samples();
+  ASSERT_GE(samples.size(), 3u);
+  std::ifstream in(out);
+  std::string line;
+  std::size_t i = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    if (!j.contains("sm_mhz")) continue;  // a process snapshot
+    ASSERT_LT(i, samples.size());
+    const Sample& m = samples[i++];
+    EXPECT_NE(line.find(fmt::format("\"t_s\":{:.6f},\"unix_s\":{:.6f},", m.t_s, m.unix_s)),
+              std::string::npos)
+        << line;
+    EXPECT_EQ(j["gpu"], 0);
+    EXPECT_EQ(j["sm_mhz"], *m.sm_mhz);
+    EXPECT_EQ(j["mem_mhz"], *m.mem_mhz);
+    EXPECT_EQ(j["power_mw"], *m.power_mw);
+    EXPECT_EQ(j["util_gpu_pct"], 100);
+    EXPECT_EQ(j["util_mem_pct"], -1);
+    EXPECT_EQ(j["reasons"].get<std::uint64_t>(), *m.reasons);
+    EXPECT_EQ(j["mem_used_bytes"].get<std::uint64_t>(), *m.mem_used_bytes);
+    EXPECT_EQ(j["temp_c"], 0);
+    EXPECT_EQ(line.back(), '}');
+  }
+  EXPECT_EQ(i, samples.size());
+  std::filesystem::remove(out);
 }
 
 }  // namespace
