@@ -13,6 +13,7 @@
 
 #include "telemetry/sample_parse.h"
 #include "util/bounded_file.h"
+#include "util/json_dump.h"
 #include "util/json_io.h"
 #include "util/strings.h"
 
@@ -117,6 +118,33 @@ nlohmann::json ToJson(const ProcessSnapshot& p) {
     procs.push_back(std::move(e));
   }
   return {{"gpu", p.gpu}, {"t_s", p.t_s}, {"unix_s", p.unix_s}, {"processes", procs}};
+}
+
+void AppendJsonLine(const ProcessSnapshot& p, std::string* out) {
+  // The tree's keys in its (sorted) order: gpu, processes (name, pid, used_bytes), t_s, unix_s.
+  char num[24];
+  auto integer = [&](auto v) { out->append(num, std::to_chars(num, num + sizeof num, v).ptr); };
+  out->append("{\"gpu\":");
+  integer(p.gpu);
+  out->append(",\"processes\":[");
+  bool first = true;
+  for (const auto& q : p.processes) {
+    out->append(first ? "{\"name\":" : ",{\"name\":");
+    first = false;
+    AppendJsonString(*out, q.name);
+    out->append(",\"pid\":");
+    integer(q.pid);
+    if (q.used_bytes) {
+      out->append(",\"used_bytes\":");
+      integer(*q.used_bytes);
+    }
+    out->push_back('}');
+  }
+  out->append("],\"t_s\":");
+  AppendJsonNumber(*out, p.t_s);
+  out->append(",\"unix_s\":");
+  AppendJsonNumber(*out, p.unix_s);
+  out->append("}\n");
 }
 
 nlohmann::json ToJson(const StaticState& s) {

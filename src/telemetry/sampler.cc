@@ -156,7 +156,7 @@ void Sampler::Loop() {
         samples_.push_back(std::move(s));
       }
       for (auto& p : snaps) {
-        if (out_) buffer_ += DumpJson(ToJson(p)) + "\n";
+        if (out_) AppendJsonLine(p, &buffer_);
         procs_.push_back(std::move(p));
       }
       ++stats_.polls;

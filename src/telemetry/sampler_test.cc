@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "telemetry/fixed6.h"
+#include "util/json_io.h"
 
 namespace vouch {
 namespace {
@@ -268,6 +269,40 @@ TEST(Sampler, TheStreamWritesEverySampleFieldByField) {
   }
   EXPECT_EQ(i, samples.size());
   std::filesystem::remove(out);
+}
+
+// A process snapshot's line is the tree's compact dump, byte for byte: names with quotes,
+// control codes, markup, UTF-8 and invalid UTF-8, no used bytes, no processes, odd times.
+TEST(Sampler, AProcessSnapshotLineIsItsTreesDump) {
+  std::mt19937_64 rng(7);
+  const std::vector<std::string> names = {"python3",       "",
+                                          "a\"b\\c",       "tab\there\nnl\x01\x1f",
+                                          "<script>&amp;", "caf\xc3\xa9",
+                                          "bad\xff\xfe",   std::string("nul\0in", 6)};
+  const std::vector<double> times = {0,
+                                     0.01,
+                                     1795946969.123456,
+                                     1e-7,
+                                     123456789.5,
+                                     -0.0,
+                                     std::numeric_limits<double>::infinity(),
+                                     std::numeric_limits<double>::quiet_NaN()};
+  for (int k = 0; k < 2000; ++k) {
+    ProcessSnapshot p;
+    p.gpu = static_cast<int>(rng() % 9) - 1;
+    p.t_s = times[rng() % times.size()] + (k % 3 ? static_cast<double>(rng() % 100000) / 997 : 0);
+    p.unix_s = times[rng() % times.size()];
+    for (std::size_t n = rng() % 4; n > 0; --n) {
+      GpuProcess q;
+      q.pid = static_cast<std::uint32_t>(rng());
+      q.name = names[rng() % names.size()];
+      if (rng() % 2) q.used_bytes = rng();
+      p.processes.push_back(q);
+    }
+    std::string line;
+    AppendJsonLine(p, &line);
+    ASSERT_EQ(line, DumpJson(ToJson(p)) + "\n") << k;
+  }
 }
 
 }  // namespace
