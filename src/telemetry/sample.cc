@@ -1,5 +1,6 @@
 #include "telemetry/sample.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "telemetry/fixed6.h"
 #include "telemetry/sample_parse.h"
 #include "util/bounded_file.h"
 #include "util/json_dump.h"
@@ -120,10 +122,38 @@ nlohmann::json ToJson(const ProcessSnapshot& p) {
   return {{"gpu", p.gpu}, {"t_s", p.t_s}, {"unix_s", p.unix_s}, {"processes", procs}};
 }
 
+// The samples stream's line: the same fields as ToJson(Sample), formatted without
+// building a JSON tree (the sampler writes 100 lines a second per GPU). The formats are compiled
+// (FMT_COMPILE) and written through a plain pointer into a stack array appended once (fmt's
+// growable buffer appended each literal piece through a call), the two times by FormatFixed6:
+// parsing the format strings at run time, appending through a back_insert_iterator and fmt's
+// float formatter were most of a poll round's instructions (issue 24; callgrind in
+// bench/telemetry/sampler_cpu.sh). The array holds the longest line: two times of at most 317
+// characters each (fmt's "{:.6f}" of the largest double) and eight integer fields.
+void AppendJsonLine(const Sample& s, std::string* out) {
+  char line[1024];
+  char* it = line;
+  it = fmt::format_to(it, FMT_COMPILE("{{\"gpu\":{},\"t_s\":"), s.gpu);
+  it = FormatFixed6(it, s.t_s);
+  it = fmt::format_to(it, FMT_COMPILE(",\"unix_s\":"));
+  it = FormatFixed6(it, s.unix_s);
+  if (s.sm_mhz) it = fmt::format_to(it, FMT_COMPILE(",\"sm_mhz\":{}"), *s.sm_mhz);
+  if (s.mem_mhz) it = fmt::format_to(it, FMT_COMPILE(",\"mem_mhz\":{}"), *s.mem_mhz);
+  if (s.power_mw) it = fmt::format_to(it, FMT_COMPILE(",\"power_mw\":{}"), *s.power_mw);
+  if (s.util_gpu_pct) it = fmt::format_to(it, FMT_COMPILE(",\"util_gpu_pct\":{}"), *s.util_gpu_pct);
+  if (s.util_mem_pct) it = fmt::format_to(it, FMT_COMPILE(",\"util_mem_pct\":{}"), *s.util_mem_pct);
+  if (s.reasons) it = fmt::format_to(it, FMT_COMPILE(",\"reasons\":{}"), *s.reasons);
+  if (s.mem_used_bytes)
+    it = fmt::format_to(it, FMT_COMPILE(",\"mem_used_bytes\":{}"), *s.mem_used_bytes);
+  if (s.temp_c) it = fmt::format_to(it, FMT_COMPILE(",\"temp_c\":{}"), *s.temp_c);
+  *it++ = '}';
+  *it++ = '\n';
+  out->append(line, static_cast<std::size_t>(it - line));
+}
+
 void AppendJsonLine(const ProcessSnapshot& p, std::string* out) {
   // The tree's keys in its (sorted) order: gpu, processes (name, pid, used_bytes), t_s, unix_s.
-  char num[24];
-  auto integer = [&](auto v) { out->append(num, std::to_chars(num, num + sizeof num, v).ptr); };
+  auto integer = [&](auto v) { AppendJsonInteger(*out, v); };
   out->append("{\"gpu\":");
   integer(p.gpu);
   out->append(",\"processes\":[");

@@ -59,8 +59,10 @@ struct StaticState {
 
 nlohmann::json ToJson(const Sample& s);
 nlohmann::json ToJson(const ProcessSnapshot& p);
-// Appends P's line of the samples stream: byte for byte DumpJson(ToJson(p)) and a newline,
-// without building the tree (the sampler writes one every 100 ms a GPU).
+// Appends a line of the samples stream (the sampler's writers: no JSON tree is built). A
+// sample's times have six decimals ("{:.6f}"); a process snapshot's line is byte for byte
+// DumpJson(ToJson(p)).
+void AppendJsonLine(const Sample& s, std::string* out);
 void AppendJsonLine(const ProcessSnapshot& p, std::string* out);
 nlohmann::json ToJson(const StaticState& s);
 // What a static state read back from a file must be (types and ranges; util/json_io.h).

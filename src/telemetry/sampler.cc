@@ -1,6 +1,6 @@
 #include "telemetry/sampler.h"
 
-#include <fmt/compile.h>
+#include <fmt/format.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -13,43 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "telemetry/fixed6.h"
 #include "util/host.h"
 #include "util/json_io.h"
 
 namespace vouch {
-namespace {
-
-// The sampler's own JSONL writer: the same fields as ToJson(Sample), formatted without
-// building a JSON tree (the sampler writes 100 lines a second per GPU). The formats are compiled
-// (FMT_COMPILE) and written through a plain pointer into a stack array appended once (fmt's
-// growable buffer appended each literal piece through a call), the two times by FormatFixed6:
-// parsing the format strings at run time, appending through a back_insert_iterator and fmt's
-// float formatter were most of a poll round's instructions (issue 24; callgrind in
-// bench/telemetry/sampler_cpu.sh). The array holds the longest line: two times of at most 317
-// characters each (fmt's "{:.6f}" of the largest double) and eight integer fields.
-void AppendJsonLine(const Sample& s, std::string* out) {
-  char line[1024];
-  char* it = line;
-  it = fmt::format_to(it, FMT_COMPILE("{{\"gpu\":{},\"t_s\":"), s.gpu);
-  it = FormatFixed6(it, s.t_s);
-  it = fmt::format_to(it, FMT_COMPILE(",\"unix_s\":"));
-  it = FormatFixed6(it, s.unix_s);
-  if (s.sm_mhz) it = fmt::format_to(it, FMT_COMPILE(",\"sm_mhz\":{}"), *s.sm_mhz);
-  if (s.mem_mhz) it = fmt::format_to(it, FMT_COMPILE(",\"mem_mhz\":{}"), *s.mem_mhz);
-  if (s.power_mw) it = fmt::format_to(it, FMT_COMPILE(",\"power_mw\":{}"), *s.power_mw);
-  if (s.util_gpu_pct) it = fmt::format_to(it, FMT_COMPILE(",\"util_gpu_pct\":{}"), *s.util_gpu_pct);
-  if (s.util_mem_pct) it = fmt::format_to(it, FMT_COMPILE(",\"util_mem_pct\":{}"), *s.util_mem_pct);
-  if (s.reasons) it = fmt::format_to(it, FMT_COMPILE(",\"reasons\":{}"), *s.reasons);
-  if (s.mem_used_bytes)
-    it = fmt::format_to(it, FMT_COMPILE(",\"mem_used_bytes\":{}"), *s.mem_used_bytes);
-  if (s.temp_c) it = fmt::format_to(it, FMT_COMPILE(",\"temp_c\":{}"), *s.temp_c);
-  *it++ = '}';
-  *it++ = '\n';
-  out->append(line, static_cast<std::size_t>(it - line));
-}
-
-}  // namespace
 
 Sampler::Sampler(Device& device, SamplerOptions options)
     : device_(device), opt_(std::move(options)) {}

@@ -5,16 +5,6 @@
 #include <cmath>
 
 namespace vouch {
-namespace {
-
-template <class T>
-void AppendInteger(std::string& out, T v) {
-  std::array<char, 24> buf{};
-  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-  out.append(buf.data(), r.ptr);
-}
-
-}  // namespace
 
 // As nlohmann writes it (ensure_ascii off): quoted, with ", \ and the control characters
 // escaped. Any byte from 0x80 up goes to nlohmann (its UTF-8 checks and replacement of
@@ -89,10 +79,10 @@ void AppendCompactJson(std::string& out, const nlohmann::json& j) {
       out += j.get_ref<const bool&>() ? "true" : "false";
       return;
     case V::number_integer:
-      AppendInteger(out, j.get_ref<const nlohmann::json::number_integer_t&>());
+      AppendJsonInteger(out, j.get_ref<const nlohmann::json::number_integer_t&>());
       return;
     case V::number_unsigned:
-      AppendInteger(out, j.get_ref<const nlohmann::json::number_unsigned_t&>());
+      AppendJsonInteger(out, j.get_ref<const nlohmann::json::number_unsigned_t&>());
       return;
     case V::number_float:
       AppendJsonNumber(out, j.get_ref<const double&>());
