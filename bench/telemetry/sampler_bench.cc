@@ -1,7 +1,8 @@
 // sampler_bench: what the sampler thread costs, alone (issue 24), on a simulated device or NVML.
 //
 //   sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] [--out FILE.jsonl]
-//                 [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS]
+//                 [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS] [--timer-slack-us US]
+//                 [--pin]
 //
 // Runs vouch's Sampler as `vouch clock sample` does (GPU 0, 10 ms polls, processes every
 // 100 ms, the JSONL stream written and flushed every 0.5 s) for S seconds and prints one JSON
@@ -14,9 +15,16 @@
 // driver buffer's learned interval (1000: every second, as before 2026-12-04). The line also
 // says how many driver reads were made and, per driver stream, its readings and its longest
 // step between two (a step well over the driver's period would be a lost reading).
+// --timer-slack-us sets the thread's timer slack (prctl PR_SET_TIMERSLACK; Linux's default is
+// 50 us) before the sampler starts, which its thread inherits: how late the kernel may wake it,
+// so that its wake-up can share a timer interrupt with another's. --pin binds the process to the
+// CPU it starts on before the sampler starts (its thread inherits it).
 #include <fmt/format.h>
+#include <sched.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -31,7 +39,8 @@ using namespace vouch;
 int main(int argc, char** argv) {
   std::string sim, out = "/dev/null";
   double seconds = 10, interval_ms = 10, process_ms = 100, driver_ms = 1000,
-         driver_max_ms = SamplerOptions{}.driver_max_interval_s * 1000;
+         driver_max_ms = SamplerOptions{}.driver_max_interval_s * 1000, slack_us = -1;
+  bool pin = false;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -40,7 +49,9 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(argv[i], "--sim")) {
+    if (!std::strcmp(argv[i], "--pin")) {
+      pin = true;
+    } else if (!std::strcmp(argv[i], "--sim")) {
       sim = next();
     } else if (!std::strcmp(argv[i], "--seconds")) {
       seconds = std::atof(next());
@@ -52,12 +63,15 @@ int main(int argc, char** argv) {
       driver_ms = std::atof(next());
     } else if (!std::strcmp(argv[i], "--driver-max-ms")) {
       driver_max_ms = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--timer-slack-us")) {
+      slack_us = std::atof(next());
     } else if (!std::strcmp(argv[i], "--out")) {
       out = next();
     } else {
       std::fprintf(stderr,
                    "usage: sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] "
-                   "[--out FILE.jsonl] [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS]\n");
+                   "[--out FILE.jsonl] [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS] "
+                   "[--timer-slack-us US]\n");
       return 64;
     }
   }
@@ -71,6 +85,20 @@ int main(int argc, char** argv) {
   so.process_interval_s = process_ms > 0 ? process_ms / 1000 : never;
   so.driver_interval_s = driver_ms > 0 ? driver_ms / 1000 : never;
   so.driver_max_interval_s = driver_ms > 0 ? driver_max_ms / 1000 : never;
+  if (slack_us >= 0 &&
+      ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack_us * 1000)) != 0) {
+    std::fprintf(stderr, "sampler_bench: prctl(PR_SET_TIMERSLACK): %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (pin) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+      std::fprintf(stderr, "sampler_bench: sched_setaffinity: %s\n", std::strerror(errno));
+      return 1;
+    }
+  }
   Sampler sampler(**dev, so);
   if (auto s = sampler.Start(); !s) {
     std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
@@ -95,14 +123,17 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%s\n",
-      fmt::format(
-          "{{\"device\":\"{}\",\"interval_ms\":{},\"polls\":{},\"samples\":{},"
-          "\"process_ms\":{},\"driver_ms\":{},\"driver_max_ms\":{},\"driver_reads\":{},"
-          "\"late_polls\":{},\"thread_cpu_s\":{:.6f},\"wall_s\":{:.3f},"
-          "\"cpu_pct_of_core\":{:.4f},\"poll_cost_mean_us\":{:.2f},\"driver\":[{}]}}",
-          sim.empty() ? "nvml" : "sim", interval_ms, st.polls, sampler.Samples().size(), process_ms,
-          driver_ms, driver_max_ms, st.driver_reads, st.late_polls, st.thread_cpu_s, st.wall_s,
-          st.wall_s > 0 ? 100 * st.thread_cpu_s / st.wall_s : 0.0, st.poll_cost_mean_us, streams)
+      fmt::format("{{\"device\":\"{}\",\"interval_ms\":{},\"polls\":{},\"samples\":{},"
+                  "\"timer_slack_ns\":{},\"pinned\":{},\"process_ms\":{},\"driver_ms\":{},\"driver_"
+                  "max_ms\":{},"
+                  "\"driver_reads\":{},"
+                  "\"late_polls\":{},\"thread_cpu_s\":{:.6f},\"wall_s\":{:.3f},"
+                  "\"cpu_pct_of_core\":{:.4f},\"poll_cost_mean_us\":{:.2f},\"driver\":[{}]}}",
+                  sim.empty() ? "nvml" : "sim", interval_ms, st.polls, sampler.Samples().size(),
+                  ::prctl(PR_GET_TIMERSLACK), pin, process_ms, driver_ms, driver_max_ms,
+                  st.driver_reads, st.late_polls, st.thread_cpu_s, st.wall_s,
+                  st.wall_s > 0 ? 100 * st.thread_cpu_s / st.wall_s : 0.0, st.poll_cost_mean_us,
+                  streams)
           .c_str());
   return 0;
 }
