@@ -1,6 +1,8 @@
 // The binaries never look for their libraries in the working directory: an empty or relative
 // RPATH/RUNPATH entry would load a library planted wherever vouch (or a leg, through the
 // tracer) runs. CMake kept empty entries in the build tree's RPATH for its install-time edit.
+// Nor, in the build tree, in the build folder's parent ($ORIGIN/..): a build in /tmp/build would
+// load a library planted in /tmp/lib.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -18,7 +20,7 @@ using testing_util::Shell;
 class RpathCli : public testing_util::ScratchDirTest {};
 
 // Each RPATH/RUNPATH entry of the ELF file PATH that is empty or relative (not "/..." nor
-// "$ORIGIN..."), as readelf shows them.
+// "$ORIGIN..."), or leaves the file's folder ("$ORIGIN/.."), as readelf shows them.
 std::string BadSearchPathEntries(const std::string& path) {
   auto r = Shell("readelf -d '" + path + "'");
   EXPECT_EQ(r.rc, 0) << r.out;
@@ -31,7 +33,9 @@ std::string BadSearchPathEntries(const std::string& path) {
     while (true) {
       const std::size_t e = list.find(':', b);
       const std::string entry = list.substr(b, e == std::string::npos ? e : e - b);
-      if (entry.empty() || (entry[0] != '/' && entry.rfind("$ORIGIN", 0) != 0))
+      if (entry.empty() || (entry[0] != '/' && entry.rfind("$ORIGIN", 0) != 0) ||
+          entry.find("$ORIGIN/..") != std::string::npos ||
+          entry.find("${ORIGIN}") != std::string::npos)
         bad += "'" + entry + "' in [" + list + "]\n";
       if (e == std::string::npos) break;
       b = e + 1;
@@ -51,6 +55,21 @@ TEST_F(RpathCli, NoLibraryIsSearchedForInTheWorkingDirectory) {
                           "libz.so.1", "libre2.so.9", "libstdc++.so.6", "libm.so.6"})
     std::ofstream(D(lib)) << "not a library\n";
   auto r = Shell("cd " + D() + " && " + VOUCH_BINARY + " --version");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "vouch ")) << r.out;
+}
+
+// The same by behaviour for the build folder's parent: a copy of the build tree's binary in a
+// folder whose parent holds lib/ with a planted library still starts (it was loaded, and failed,
+// while the build RPATH was $ORIGIN/../lib).
+TEST_F(RpathCli, NoLibraryIsSearchedForInTheBuildFoldersParent) {
+  std::filesystem::create_directories(D("build"));
+  std::filesystem::create_directories(D("lib"));
+  for (const char* lib : {"libfmt.so.9", "libsimdjson.so.14", "libsqlite3.so.0", "libre2.so.9"})
+    std::ofstream(D("lib/") + lib) << "not a library\n";
+  std::filesystem::copy_file(VOUCH_BINARY, D("build/vouch"));
+  std::filesystem::permissions(D("build/vouch"), std::filesystem::perms::owner_all);
+  auto r = Shell(D("build/vouch") + " --version 2>&1");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "vouch ")) << r.out;
 }

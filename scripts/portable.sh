@@ -10,17 +10,20 @@ cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABL
   -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" >/dev/null
 ninja -C build-portable
 rm -rf .carry && mkdir -p .carry/bin .carry/lib
+# vouch and the tracer as installed (bin/vouch's RPATH $ORIGIN/../lib is written at install: the
+# build tree's points inside build-portable); the bench programs as built (they need
+# LD_LIBRARY_PATH=.carry/lib).
+cmake --install build-portable --prefix .carry >/dev/null
 for f in build-portable/*; do
-  case "$f" in *.so) continue ;; esac
+  case "$f" in *.so | */vouch) continue ;; esac
   [ -f "$f" ] && [ -x "$f" ] && cp "$f" .carry/bin/
 done
 for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3|libre2'); do
   cp -L "$lib" .carry/lib/
 done
-if [ -f build-portable/libvouch_cupti.so ]; then
-  cp build-portable/libvouch_cupti.so .carry/lib/
+if [ -f .carry/lib/libvouch_cupti.so ]; then
   # Its RUNPATH holds $ORIGIN: a process without its own libcupti.so.13 (PyTorch brings one,
   # and the loader then uses that) finds this copy.
-  cp -L "$(ldd build-portable/libvouch_cupti.so | awk '/libcupti/ {print $3}')" .carry/lib/
+  cp -L "$(ldd .carry/lib/libvouch_cupti.so | awk '/libcupti/ {print $3}')" .carry/lib/
 fi
 ls -la .carry/bin .carry/lib
