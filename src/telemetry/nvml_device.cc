@@ -219,7 +219,7 @@ class NvmlDevice final : public Device {
     return MemoryInfo{m.total, m.free, m.used};
   }
 
-  std::string BootId() override { return ReadHostInfo().boot_id; }
+  std::string BootId() override { return ReadBootId(); }
 
   Status LockClocks(int gpu, int mhz) override {
     nvmlReturn_t rc = Call(api_.DeviceSetGpuLockedClocks, handles_.at(static_cast<size_t>(gpu)),

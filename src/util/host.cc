@@ -17,24 +17,39 @@
 
 namespace vouch {
 
+std::string ReadBootId() {
+  std::ifstream b("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(b, id);
+  return Trim(id);
+}
+
 HostInfo ReadHostInfo() {
+  struct Cpu {
+    std::string model;
+    int count = 0;
+  };
+  static const Cpu cpu = [] {
+    Cpu c;
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+      if (StartsWith(line, "model name")) {
+        auto pos = line.find(':');
+        if (pos != std::string::npos) c.model = Trim(line.substr(pos + 1));
+        break;
+      }
+    }
+    c.count = static_cast<int>(std::thread::hardware_concurrency());
+    return c;
+  }();
   HostInfo h;
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) == 0) h.hostname = name;
   struct utsname u {};
   if (::uname(&u) == 0) h.kernel = std::string(u.sysname) + " " + u.release;
-  std::ifstream b("/proc/sys/kernel/random/boot_id");
-  std::getline(b, h.boot_id);
-  h.boot_id = Trim(h.boot_id);
-  std::ifstream c("/proc/cpuinfo");
-  for (std::string line; std::getline(c, line);) {
-    if (StartsWith(line, "model name")) {
-      auto pos = line.find(':');
-      if (pos != std::string::npos) h.cpu = Trim(line.substr(pos + 1));
-      break;
-    }
-  }
-  h.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
+  h.boot_id = ReadBootId();
+  h.cpu = cpu.model;
+  h.cpu_count = cpu.count;
   return h;
 }
 
