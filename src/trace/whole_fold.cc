@@ -22,6 +22,7 @@ Result<Summary> SummarizeFolded(Trace& meta, WholeFold& fold, const SummaryOptio
 
   Summary s = BeginSummary(meta, opt);
   s.total = fold.figures;
+  s.total.launch_api_count = fold.launch_api_count;
   s.total.elapsed_ns = meta.last_ns - meta.first_ns;
   if (s.total.gpu_op_count) s.total.gpu_span_ns = fold.op_hi - fold.op_lo;
   KernelDurations durations(meta.names.size());

@@ -56,7 +56,7 @@ struct WholeFold {
     api_lo = std::min(api_lo, start);
     api_hi = std::max(api_hi, end);
     if (is_launch) {
-      ++figures.launch_api_count;
+      ++launch_api_count;
       launches.emplace_back(start, end);
     }
     AddDuration(std::max<std::int64_t>(end - start, 0), &api_total, &api_too_long);
@@ -70,14 +70,24 @@ struct WholeFold {
       *total += d;
   }
 
-  std::int64_t ops = 0, api = 0;
-  std::int64_t op_lo = kNoLow, op_hi = kNoHigh, api_lo = kNoLow, api_hi = kNoHigh;
-  std::int64_t op_total = 0, api_total = 0;
-  bool ops_too_long = false, api_too_long = false;
-  Figures figures;                // the counts and sums; the rest is formed from the intervals
+  // Written by Op: the GPU tables' reader.
+  std::int64_t ops = 0;
+  std::int64_t op_lo = kNoLow, op_hi = kNoHigh;
+  std::int64_t op_total = 0;
+  bool ops_too_long = false;
+  Figures figures;  // the counts and sums but the launches'; the rest from the intervals
   std::vector<Interval> kernels;  // every kernel's (start, end), in op order
   std::vector<std::uint32_t> kernel_names;
-  std::vector<Interval> launches;  // every launch API call's (start, end)
+  // Written by Api, which the nsys reader calls from a thread of its own: on cache lines of
+  // their own (alignas rounds the struct's size up too). Sharing lines with the op half, every
+  // row's counters bounced between the two cores: a whole-trace read took 1.5-4x the CPU
+  // whenever the VM placed its two threads on cores that share no cache.
+  alignas(64) std::int64_t api = 0;
+  std::int64_t api_lo = kNoLow, api_hi = kNoHigh;
+  std::int64_t api_total = 0;
+  bool api_too_long = false;
+  std::int64_t launch_api_count = 0;  // Figures::launch_api_count
+  std::vector<Interval> launches;     // every launch API call's (start, end)
 };
 
 // The whole-trace summary of META (a trace as its reader read it, without its GPU ops and API

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -172,6 +173,36 @@ TEST(WholeFold, TheSameErrors) {
     EXPECT_EQ(folded, Whole(path));
   }
   std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace vouch::trace
+
+namespace vouch::trace {
+namespace {
+
+// The API half (written by the nsys reader's second thread) shares no cache line with the op
+// half nor with whatever lies after the fold.
+TEST(WholeFold, TheTwoHalvesShareNoCacheLine) {
+  static_assert(alignof(WholeFold) >= 64);
+  static_assert(sizeof(WholeFold) % 64 == 0);
+  WholeFold f;
+  auto line = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) / 64; };
+  const char* op_first = reinterpret_cast<const char*>(&f.ops);
+  const char* op_last = reinterpret_cast<const char*>(&f.kernel_names + 1) - 1;
+  const char* api_first = reinterpret_cast<const char*>(&f.api);
+  const char* api_last = reinterpret_cast<const char*>(&f.launches + 1) - 1;
+  EXPECT_LE(op_first, op_last);
+  EXPECT_LT(line(op_last), line(api_first));
+  EXPECT_LT(line(api_last), line(reinterpret_cast<const char*>(&f + 1)));
+  // Each half's counters: Api moves only the API half's.
+  f.Api(10, 30, true);
+  f.Api(40, 45, false);
+  EXPECT_EQ(f.api, 2);
+  EXPECT_EQ(f.launch_api_count, 1);
+  EXPECT_EQ(f.figures.launch_api_count, 0);
+  EXPECT_EQ(f.ops, 0);
+  EXPECT_EQ(f.api_total, 25);
 }
 
 }  // namespace
