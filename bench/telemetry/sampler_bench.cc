@@ -2,7 +2,7 @@
 //
 //   sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] [--out FILE.jsonl]
 //                 [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS] [--timer-slack-us US]
-//                 [--pin]
+//                 [--pin] [--legs N]
 //
 // Runs vouch's Sampler as `vouch clock sample` does (GPU 0, 10 ms polls, processes every
 // 100 ms, the JSONL stream written and flushed every 0.5 s) for S seconds and prints one JSON
@@ -19,6 +19,9 @@
 // 50 us) before the sampler starts, which its thread inherits: how late the kernel may wake it,
 // so that its wake-up can share a timer interrupt with another's. --pin binds the process to the
 // CPU it starts on before the sampler starts (its thread inherits it).
+// --legs N starts and stops N samplers in turn, S seconds each, as N legs of `vouch run` do, and
+// prints the median wall time of Start() and of Stop() (which joins the thread after its last
+// driver-buffer reads) and the driver reads a leg makes: a short leg's fixed cost.
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -30,17 +33,62 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "telemetry/device.h"
 #include "telemetry/sampler.h"
 
 using namespace vouch;
 
+namespace {
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// --legs: N samplers started and stopped in turn; the medians of Start() and Stop().
+int StartStopLegs(Device& dev, const SamplerOptions& so, double seconds, int legs,
+                  const char* device) {
+  using clock = std::chrono::steady_clock;
+  std::vector<double> start_us, stop_us, reads;
+  for (int i = 0; i < legs; ++i) {
+    Sampler sampler(dev, so);
+    const auto t0 = clock::now();
+    if (auto s = sampler.Start(); !s) {
+      std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
+      return 1;
+    }
+    const auto t1 = clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    const auto t2 = clock::now();
+    if (auto s = sampler.Stop(); !s) {
+      std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
+      return 1;
+    }
+    const auto t3 = clock::now();
+    start_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    stop_us.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count());
+    reads.push_back(static_cast<double>(sampler.Stats().driver_reads));
+  }
+  std::printf("%s\n",
+              fmt::format("{{\"device\":\"{}\",\"legs\":{},\"seconds\":{},"
+                          "\"start_us_median\":{:.1f},\"stop_us_median\":{:.1f},"
+                          "\"stop_us_max\":{:.1f},\"driver_reads_median\":{}}}",
+                          device, legs, seconds, MedianOf(start_us), MedianOf(stop_us),
+                          *std::max_element(stop_us.begin(), stop_us.end()), MedianOf(reads))
+                  .c_str());
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::string sim, out = "/dev/null";
   double seconds = 10, interval_ms = 10, process_ms = 100, driver_ms = 1000,
          driver_max_ms = SamplerOptions{}.driver_max_interval_s * 1000, slack_us = -1;
   bool pin = false;
+  int legs = 1;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -63,6 +111,8 @@ int main(int argc, char** argv) {
       driver_ms = std::atof(next());
     } else if (!std::strcmp(argv[i], "--driver-max-ms")) {
       driver_max_ms = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--legs")) {
+      legs = std::atoi(next());
     } else if (!std::strcmp(argv[i], "--timer-slack-us")) {
       slack_us = std::atof(next());
     } else if (!std::strcmp(argv[i], "--out")) {
@@ -99,6 +149,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (legs > 1) return StartStopLegs(**dev, so, seconds, legs, sim.empty() ? "nvml" : "sim");
   Sampler sampler(**dev, so);
   if (auto s = sampler.Start(); !s) {
     std::fprintf(stderr, "sampler_bench: %s\n", s.error().message.c_str());
