@@ -175,12 +175,6 @@ TEST(WholeFold, TheSameErrors) {
   std::remove(path.c_str());
 }
 
-}  // namespace
-}  // namespace vouch::trace
-
-namespace vouch::trace {
-namespace {
-
 // The API half (written by the nsys reader's second thread) shares no cache line with the op
 // half nor with whatever lies after the fold.
 TEST(WholeFold, TheTwoHalvesShareNoCacheLine) {

@@ -14,9 +14,8 @@ struct HostInfo {
   int cpu_count = 0;
 };
 
-// The CPU's model and count are read once per process (they cannot change under it, and
-// /proc/cpuinfo is long on a many-core machine: ~300 KB for 224 CPUs, formatted anew on every
-// read); hostname, kernel and boot id on every call.
+// The CPU's model and count are read once per process (they cannot change under it); hostname,
+// kernel and boot id on every call.
 HostInfo ReadHostInfo();
 // The boot id alone (/proc/sys/kernel/random/boot_id, trimmed; empty where unreadable).
 std::string ReadBootId();
