@@ -37,15 +37,12 @@
 
 #include "telemetry/device.h"
 #include "telemetry/sampler.h"
+#include "util/median.h"
+#include "util/number.h"
 
 using namespace vouch;
 
 namespace {
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // --legs: N samplers started and stopped in turn; the medians of Start() and Stop().
 int StartStopLegs(Device& dev, const SamplerOptions& so, double seconds, int legs,
@@ -97,31 +94,49 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
+    // A number that is one, not negative (atof read "abc" as 0 and "1e400" as infinity).
+    auto number = [&]() -> double {
+      const char* flag = argv[i];
+      auto v = ParseFiniteDouble(next(), flag);
+      if (!v || *v < 0) {
+        std::fprintf(
+            stderr, "sampler_bench: %s\n",
+            v ? fmt::format("{}: {} is negative", flag, *v).c_str() : v.error().message.c_str());
+        std::exit(64);
+      }
+      return *v;
+    };
     if (!std::strcmp(argv[i], "--pin")) {
       pin = true;
     } else if (!std::strcmp(argv[i], "--sim")) {
       sim = next();
     } else if (!std::strcmp(argv[i], "--seconds")) {
-      seconds = std::atof(next());
+      seconds = number();
     } else if (!std::strcmp(argv[i], "--interval-ms")) {
-      interval_ms = std::atof(next());
+      interval_ms = number();
     } else if (!std::strcmp(argv[i], "--process-ms")) {
-      process_ms = std::atof(next());
+      process_ms = number();
     } else if (!std::strcmp(argv[i], "--driver-ms")) {
-      driver_ms = std::atof(next());
+      driver_ms = number();
     } else if (!std::strcmp(argv[i], "--driver-max-ms")) {
-      driver_max_ms = std::atof(next());
+      driver_max_ms = number();
     } else if (!std::strcmp(argv[i], "--legs")) {
-      legs = std::atoi(next());
+      const char* flag = argv[i];
+      auto n = ParseInt64In(next(), 1, 1000000, flag);
+      if (!n) {
+        std::fprintf(stderr, "sampler_bench: %s\n", n.error().message.c_str());
+        return 64;
+      }
+      legs = static_cast<int>(*n);
     } else if (!std::strcmp(argv[i], "--timer-slack-us")) {
-      slack_us = std::atof(next());
+      slack_us = number();
     } else if (!std::strcmp(argv[i], "--out")) {
       out = next();
     } else {
       std::fprintf(stderr,
                    "usage: sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] "
                    "[--out FILE.jsonl] [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS] "
-                   "[--timer-slack-us US]\n");
+                   "[--timer-slack-us US] [--pin] [--legs N]\n");
       return 64;
     }
   }

@@ -45,14 +45,22 @@ double g_slack_us = -1;  // < 0: the default
 bool g_pin = false;
 
 // The waiting thread's set-up: its timer slack, and with --pin its affinity to the CPU it starts
-// on (its timer then fires where it runs: no wake-up sent to another CPU).
-void SetSlack() {
-  if (g_slack_us >= 0) ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(g_slack_us * 1000));
+// on (its timer then fires where it runs: no wake-up sent to another CPU). A refusal ends the
+// bench: its line would name a setting that was not in force.
+void SetUpWaiter() {
+  if (g_slack_us >= 0 &&
+      ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(g_slack_us * 1000)) != 0) {
+    std::perror("wakeup_bench: prctl(PR_SET_TIMERSLACK)");
+    std::exit(1);
+  }
   if (g_pin) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(sched_getcpu(), &one);
-    sched_setaffinity(0, sizeof one, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+      std::perror("wakeup_bench: sched_setaffinity");
+      std::exit(1);
+    }
   }
 }
 
@@ -68,7 +76,7 @@ Result RunCondvar(double seconds, double interval_ms) {
   bool stop = false;
   Result r;
   std::thread t([&] {
-    SetSlack();
+    SetUpWaiter();
     std::vector<double> late;
     using clock = std::chrono::steady_clock;
     auto interval = std::chrono::duration_cast<clock::duration>(
@@ -96,7 +104,7 @@ Result RunCondvar(double seconds, double interval_ms) {
 Result RunNanosleep(double seconds, double interval_ms) {
   Result r;
   std::thread t([&] {
-    SetSlack();
+    SetUpWaiter();
     std::vector<double> late;
     timespec next{};
     clock_gettime(CLOCK_MONOTONIC, &next);
