@@ -1,12 +1,14 @@
 // The embedded engine of the history store: one SQLite file in WAL mode, so readers never
 // block the writer, and BEGIN IMMEDIATE with a busy timeout, so two writers queue.
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
 #include <unordered_map>
 
 #include "store/sql.h"
+#include "util/bounded_file.h"
 #include "util/fs.h"
 #include "util/number.h"
 
@@ -73,6 +75,10 @@ class SqliteDb final : public SqlDb {
     auto parent = std::filesystem::path(path_).parent_path();
     if (!parent.empty() && !std::filesystem::exists(parent, ec))
       if (auto s = MakeDirs(parent.string()); !s) return s;
+    // A FIFO, a device or a directory there is no store: said so, not "disk I/O error".
+    if (struct stat st{}; ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      return MakeError("history store {}: is {}; give a SQLite file or a postgresql:// address",
+                       path_, DescribeFileKind(st.st_mode));
     int rc =
         sqlite3_open_v2(path_.c_str(), &db_,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -4,6 +4,7 @@
 #include "store/store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -506,6 +507,24 @@ TEST(StoreSqlite, AFileThatIsNotADatabaseIsRefusedByName) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find(p.string()), std::string::npos) << s.error().message;
   std::filesystem::remove(p);
+}
+
+TEST(StoreSqlite, AFifoADeviceOrADirectoryIsNamedForWhatItIs) {
+  auto fifo =
+      std::filesystem::temp_directory_path() / fmt::format("vouch_store_fifo_{}", ::getpid());
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {fifo.string(), "a FIFO (named pipe)"},
+      {"/dev/null", "a character device"},
+      {std::filesystem::temp_directory_path().string(), "a directory"}};
+  for (const auto& [path, what] : cases) {
+    auto s = Store::Open(path);
+    ASSERT_FALSE(s.ok()) << path;
+    EXPECT_EQ(s.error().message, "history store " + path + ": is " + what +
+                                     "; give a SQLite file or a postgresql:// address");
+  }
+  std::filesystem::remove(fifo);
 }
 
 TEST(StorePostgres, AnUnreachableServerIsAClearError) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "trace/reserve_events.h"
+#include "trace/sqlite_fd.h"
 #include "trace/whole_fold.h"
 #include "util/bounded_file.h"
 
@@ -35,18 +36,6 @@ using Stmt = std::unique_ptr<sqlite3_stmt, StmtCloser>;
 
 std::int64_t PidOf(std::int64_t global) { return (global >> 24) & 0xFFFFFF; }
 std::int64_t TidOf(std::int64_t global) { return global & 0xFFFFFF; }
-
-// "file:PATH?immutable=1", PATH percent-encoded (a '?' or '#' in a file name is no query).
-std::string ImmutableUri(const std::string& path) {
-  std::string uri = path.starts_with('/') ? "file://" : "file:";
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~')
-      uri += static_cast<char>(c);
-    else
-      uri += fmt::format("%{:02X}", c);
-  }
-  return uri + "?immutable=1";
-}
 
 // Whether SQL, a CREATE statement from sqlite_master, makes a virtual table (whose reads run
 // a module's code): "CREATE VIRTUAL", in any case and spacing.
@@ -75,14 +64,20 @@ class Reader {
 
   Status Open() {
     // Only a regular file of bounded size (SQLite would wait on a FIFO, read /dev/zero).
-    auto f = BoundedFile::Open(path_, kMaxTraceFileBytes);
-    if (!f) return f.error();
-    budget_ = limits_.budget_fixed + limits_.budget_per_byte * f->size();
+    // A second connection reads the file the first one checked (ReadTheFileOf).
+    if (!checked_) {
+      auto f = BoundedFile::Open(path_, kMaxTraceFileBytes);
+      if (!f) return f.error();
+      file_.emplace(std::move(*f));
+      checked_ = &*file_;
+    }
+    budget_ = limits_.budget_fixed + limits_.budget_per_byte * checked_->size();
     sqlite3* raw = nullptr;
-    // Read-only and immutable (an export is a finished file: no locks, no journal or WAL beside
-    // it is looked at). One thread reads: no mutexes (they were 10 % of the time).
-    int rc = sqlite3_open_v2(ImmutableUri(path_).c_str(), &raw,
-                             SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
+    // SQLite reads the checked descriptor, never the path again (a FIFO swapped in by then
+    // would hang its open): read-only and immutable, an export being a finished file (no
+    // locks, no journal or WAL beside it). One thread reads: no mutexes (they were 10 % of the
+    // time).
+    int rc = OpenSqliteOnDescriptor(checked_->fd(), &raw, SQLITE_OPEN_NOMUTEX);
     db_.reset(raw);
     if (rc != SQLITE_OK)
       return MakeError("{}: cannot open as SQLite: {}", path_,
@@ -120,6 +115,10 @@ class Reader {
     }
     return StepError();
   }
+
+  // Makes Open() read the file MAIN opened and checked, whatever its path names by now
+  // (MAIN opened first and outlives this reader).
+  void ReadTheFileOf(const Reader& main) { checked_ = main.checked_; }
 
   // A table vouch reads that the file holds as something else (a view, a virtual table) is
   // refused: an nsys export holds tables.
@@ -455,6 +454,8 @@ class Reader {
   Trace* t_;
   WholeFold* fold_;
   NameTable names_;
+  std::optional<BoundedFile> file_;       // the file this reader opened and checked
+  const BoundedFile* checked_ = nullptr;  // the one it reads: its own, or another reader's
   Db db_;
   std::set<std::string> tables_;
   // StringIds: ids below dense_strings_.size() by index (kNoName: none), others by hash.
@@ -479,6 +480,7 @@ class RuntimeThread {
   RuntimeThread(const std::string& path, const NsysLimits& limits, Reader& main, WholeFold* fold)
       : reader_(path, limits, &names_only_, fold) {
     reader_.ShareBudgetWith(main);
+    reader_.ReadTheFileOf(main);
     try {
       thread_ = std::thread([this] {
         status_ = reader_.Open();

@@ -15,7 +15,8 @@ namespace vouch::trace {
 // are created lazily by nsys, so a report without GPU work simply lacks them. A file that
 // is not SQLite, or that has none of these tables, is an error naming the file.
 //
-// The file is hostile: it is opened read-only and immutable, only its plain tables are read (a
+// The file is hostile: it is opened once, checked (a regular file of bounded size) and SQLite
+// reads that descriptor, read-only and immutable (sqlite_fd.h); only its plain tables are read (a
 // view or virtual table under one of those names is an error: a recursive view ran for ever),
 // and every statement runs under one SQLite instruction budget, FIXED + PER_BYTE x the file's
 // size (reading a real export takes under one instruction per byte); past it, an error names

@@ -11,9 +11,8 @@
 #include <memory>
 
 namespace vouch {
-namespace {
 
-const char* KindOf(mode_t mode) {
+const char* DescribeFileKind(unsigned mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
   if (S_ISCHR(mode)) return "a character device";
@@ -21,8 +20,6 @@ const char* KindOf(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "not a regular file";
 }
-
-}  // namespace
 
 std::string DescribeSize(std::uint64_t bytes) {
   const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -51,7 +48,7 @@ Result<BoundedFile> BoundedFile::Open(const std::string& path, std::uint64_t max
   const bool pipe = S_ISFIFO(st.st_mode);
   if (!S_ISREG(st.st_mode) && !(pipe && kinds == FileKinds::kRegularOrPipe)) {
     ::close(fd);
-    return MakeError("{}: is {}; give a regular file", path, KindOf(st.st_mode));
+    return MakeError("{}: is {}; give a regular file", path, DescribeFileKind(st.st_mode));
   }
   const auto size = pipe ? std::uint64_t{0} : static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes) {

@@ -21,6 +21,9 @@ inline constexpr std::uint64_t kMaxSmallFileBytes = 16ull << 20;     // baseline
 inline constexpr std::uint64_t kMaxTraceFileBytes = 64ull << 30;     // Kineto, nsys, ncu
 inline constexpr std::uint64_t kNoSizeCap = ~std::uint64_t{0};       // artifacts to hash
 
+// What MODE is, in words ("a FIFO (named pipe)", "a directory"), for a file that is not regular.
+const char* DescribeFileKind(unsigned mode);
+
 enum class FileKinds {
   kRegular,        // only a regular file
   kRegularOrPipe,  // also a pipe or FIFO (`<(zcat f)`), read once up to the cap
