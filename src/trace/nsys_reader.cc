@@ -91,9 +91,8 @@ class Reader {
     sqlite3_limit(db_.get(), SQLITE_LIMIT_LENGTH, 256 << 20);
     progress_every_ = std::clamp<std::uint64_t>(budget_ / 100, kProgressLeast, kProgressMost);
     sqlite3_progress_handler(db_.get(), static_cast<int>(progress_every_), &Reader::Progress, this);
-    // Pages mapped rather than copied through SQLite's cache.
-    sqlite3_exec(db_.get(), "PRAGMA mmap_size=17179869184; PRAGMA cache_size=-65536", nullptr,
-                 nullptr, nullptr);
+    // The pages come through SQLite's cache, read a chunk at a time (sqlite_fd.h: never mapped).
+    sqlite3_exec(db_.get(), "PRAGMA cache_size=-65536", nullptr, nullptr, nullptr);
     // Reading the table list is the first real read: a non-SQLite file fails here.
     auto tables = Query("SELECT name, type, coalesce(sql, ''), rootpage FROM sqlite_master");
     if (!tables.ok())

@@ -6,8 +6,9 @@
 // O_NOFOLLOW, so only a VFS of its own closes that gap.
 //
 // The VFS ("vouch-fd") is read-only and immutable: no locks, no journal, no WAL, no file
-// but the one given. Its pages are read with pread(2) or, where SQLite asks for them
-// (PRAGMA mmap_size), from one read-only mapping of the whole file.
+// but the one given. Its pages are read with pread(2), a chunk at a time, never mapped: a
+// file truncated by another process while mapped would end vouch with SIGBUS; read, it gives
+// a short read and SQLite's "malformed" error.
 #pragma once
 
 #include <sqlite3.h>
