@@ -123,5 +123,31 @@ TEST(NsysHostile, TheFoldedSummarysTwoConnectionsShareOneBudget) {
   std::remove(both.c_str());
 }
 
+// Tables are reserved for by their rowid span (two lookups, not a second read of every page):
+// a span of 2^62 in a file of a few pages reserves no more than the file could hold, and both
+// reads (kept and folded) give the rows there are.
+TEST(NsysHostile, ARowidSpanOfTwoToTheSixtyTwoReservesNoMoreThanTheFileHolds) {
+  const std::string path = TempPath("rowid-span.sqlite");
+  MakeDb(path, std::string(kStrings) +
+                   "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER "
+                   "NOT NULL, demangledName INTEGER);"
+                   "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (_rowid_, start, end, demangledName) "
+                   "VALUES (1, 100, 110, 1), (4611686018427387904, 200, 230, 1);"
+                   "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (_rowid_, start, end, globalTid, "
+                   "correlationId, nameId) VALUES (-9223372036854775807, 90, 95, 1, 2, 2);");
+  auto t = ReadNsysSqlite(path);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->ops.size(), 2u);
+  EXPECT_EQ(t->api.size(), 2u);
+  EXPECT_LT(t->ops.capacity(), 4096u);  // 4x a file of a few pages, in 64-byte ops
+  EXPECT_LT(t->api.capacity(), 4096u);
+  auto s = SummarizeNsysSqlite(path, SummaryOptions{});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->total.kernel_count, 2);
+  EXPECT_EQ(s->total.kernel_sum_ns, 40);
+  EXPECT_EQ(s->total.launch_api_count, 2);
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace vouch::trace
