@@ -91,8 +91,10 @@ class Reader {
     sqlite3_limit(db_.get(), SQLITE_LIMIT_LENGTH, 256 << 20);
     progress_every_ = std::clamp<std::uint64_t>(budget_ / 100, kProgressLeast, kProgressMost);
     sqlite3_progress_handler(db_.get(), static_cast<int>(progress_every_), &Reader::Progress, this);
-    // The pages come through SQLite's cache, read a chunk at a time (sqlite_fd.h: never mapped).
-    sqlite3_exec(db_.get(), "PRAGMA cache_size=-65536", nullptr, nullptr, nullptr);
+    // The pages come through SQLite's page cache at its default size (~2 MB), read a chunk at
+    // a time (sqlite_fd.h: never mapped). Every table is read once, in order: a 64 MB cache
+    // only added fresh pages to fault in (0.11 s against 0.07 s for 400 k + 400 k rows; 5 M +
+    // 5 M: medians 1.28 s against 0.90 s, peak RSS 320 MB against 228 MB).
     // Reading the table list is the first real read: a non-SQLite file fails here.
     auto tables = Query("SELECT name, type, coalesce(sql, ''), rootpage FROM sqlite_master");
     if (!tables.ok())
