@@ -173,11 +173,15 @@ TEST_F(HostileCli, DevicesAndFifosAreRefusedAtOnce) {
     ExpectRefused(Vouch("ncu " + what), kind);
     ExpectRefused(Vouch("gate --baseline " + what + " " + what), kind);
   }
-  // A trace may be a pipe; a FIFO without a writer reads as empty at once.
+  // A trace may be a pipe; a FIFO without a writer reads as ended at once, and says so.
   auto t = Vouch("trace summarize /dev/zero");
   ExpectRefused(t, "/dev/zero: is a character device");
   t = Vouch("trace summarize fifo");
   EXPECT_EQ(t.rc, 1) << t.out;
+  EXPECT_NE(t.out.find("fifo: the pipe gave no bytes (its writer wrote nothing, or no writer had "
+                       "opened this FIFO)"),
+            std::string::npos)
+      << t.out;
 }
 
 TEST_F(HostileCli, ATraceFromAPipeIsRead) {

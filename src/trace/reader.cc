@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -37,7 +38,9 @@ Result<Trace> ReadTracePipe(BoundedFile& pipe) {
   if (out < 0)
     return MakeError("{}: cannot create a temporary copy of the pipe in {}: {}", pipe.path(), tmp,
                      std::strerror(errno));
+  std::uint64_t bytes = 0;
   auto copied = pipe.ReadChunks([&](std::string_view chunk) -> Status {
+    bytes += chunk.size();
     while (!chunk.empty()) {
       ssize_t w = ::write(out, chunk.data(), chunk.size());
       if (w < 0 && errno == EINTR) continue;
@@ -48,6 +51,13 @@ Result<Trace> ReadTracePipe(BoundedFile& pipe) {
     return OkStatus();
   });
   ::close(out);
+  // Nothing at all: a writer that wrote nothing, or a FIFO no writer had opened (opened without
+  // waiting, it reads as ended at once): said so, not "the file is empty".
+  if (copied && bytes == 0)
+    copied = MakeError(
+        "{}: the pipe gave no bytes (its writer wrote nothing, or no writer had opened this "
+        "FIFO); expected a Kineto, nsys or vouch trace",
+        pipe.path());
   Result<Trace> t = copied ? Result<Trace>(MakeError("")) : Result<Trace>(copied.error());
   if (copied) {
     auto f = BoundedFile::Open(tmp, kMaxTraceFileBytes);
