@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,18 +35,6 @@ using Stmt = std::unique_ptr<sqlite3_stmt, StmtCloser>;
 
 std::int64_t PidOf(std::int64_t global) { return (global >> 24) & 0xFFFFFF; }
 std::int64_t TidOf(std::int64_t global) { return global & 0xFFFFFF; }
-
-// Whether SQL, a CREATE statement from sqlite_master, makes a virtual table (whose reads run
-// a module's code): "CREATE VIRTUAL", in any case and spacing.
-bool IsVirtualTable(std::string_view sql) {
-  std::string squeezed;
-  for (char c : sql) {
-    if (std::isspace(static_cast<unsigned char>(c))) continue;
-    squeezed += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (squeezed.size() == 13) break;
-  }
-  return squeezed == "CREATEVIRTUAL";
-}
 
 // The handler counts SQLite instructions against NsysLimits' budget (a row of ~100 bytes is
 // ~12 instructions), called every 1 % of the budget, at most every 100,000 instructions (~8,000
@@ -109,7 +96,7 @@ class Reader {
       std::string name = text(0), type = text(1), sql = text(2);
       // Plain tables only: a view or a virtual table runs code of the file's choosing.
       const bool stored = sqlite3_column_int64(tables->get(), 3) > 0;  // a virtual one is 0
-      if (type == "table" && stored && !IsVirtualTable(sql))
+      if (type == "table" && stored && !IsVirtualTableSql(sql))
         tables_.insert(name);
       else if (type != "index")
         not_tables_[name] = type == "table" ? "a virtual table" : "a " + type;

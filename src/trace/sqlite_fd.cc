@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -232,6 +233,16 @@ sqlite3_vfs* Vfs() {
 }
 
 }  // namespace
+
+bool IsVirtualTableSql(std::string_view sql) {
+  std::string squeezed;
+  for (char c : sql) {
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    squeezed += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (squeezed.size() == 13) break;
+  }
+  return squeezed == "CREATEVIRTUAL";
+}
 
 int OpenSqliteOnDescriptor(int fd, sqlite3** db, int flags) {
   *db = nullptr;

@@ -13,11 +13,18 @@
 
 #include <sqlite3.h>
 
+#include <string_view>
+
 namespace vouch {
 
 // Opens the SQLite database in FD, which stays the caller's (SQLite reads a duplicate of it
 // and closes that). FLAGS are added to SQLITE_OPEN_READONLY (SQLITE_OPEN_NOMUTEX, say). As
 // sqlite3_open_v2: an SQLite result code, and *DB set even on failure (close it).
 int OpenSqliteOnDescriptor(int fd, sqlite3** db, int flags = 0);
+
+// Whether SQL, a CREATE statement from such a file's sqlite_master, makes a virtual table
+// (whose reads run a module's code, not the file's pages): "CREATE VIRTUAL", in any case and
+// spacing. A reader of a hostile file reads plain tables only.
+bool IsVirtualTableSql(std::string_view sql);
 
 }  // namespace vouch

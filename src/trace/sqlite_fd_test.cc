@@ -181,5 +181,13 @@ TEST(SqliteOnDescriptor, AWalModeFileIsReadAsItStands) {
   std::remove(path.c_str());
 }
 
+TEST(SqliteOnDescriptor, AVirtualTableIsToldInAnyCaseAndSpacing) {
+  EXPECT_TRUE(IsVirtualTableSql("CREATE VIRTUAL TABLE t USING fts5(x)"));
+  EXPECT_TRUE(IsVirtualTableSql("  create\n\tvirtual table t using rtree(id, a, b)"));
+  EXPECT_FALSE(IsVirtualTableSql("CREATE TABLE virtual_things (x)"));
+  EXPECT_FALSE(IsVirtualTableSql("CREATE TEMP TABLE t (x)"));
+  EXPECT_FALSE(IsVirtualTableSql(""));
+}
+
 }  // namespace
 }  // namespace vouch::trace
