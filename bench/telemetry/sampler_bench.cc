@@ -1,8 +1,8 @@
 // sampler_bench: what the sampler thread costs, alone (issue 24), on a simulated device or NVML.
 //
 //   sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] [--out FILE.jsonl]
-//                 [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS] [--timer-slack-us US]
-//                 [--pin] [--legs N]
+//                 [--process-ms MS] [--process-reread-ms MS] [--driver-ms MS]
+//                 [--driver-max-ms MS] [--timer-slack-us US] [--pin] [--legs N]
 //
 // Runs vouch's Sampler as `vouch clock sample` does (GPU 0, 10 ms polls, processes every
 // 100 ms, the JSONL stream written and flushed every 0.5 s) for S seconds and prints one JSON
@@ -11,8 +11,10 @@
 // (bench/telemetry/sampler_cpu.sh: instructions per poll, collection toggled on Sampler::Loop),
 // which `vouch` itself is not: boost's long-double erf_inv initializer aborts under valgrind.
 // --process-ms and --driver-ms change how often the process list and the driver's sample
-// buffers are read (0: never), to tell their share of the cost apart; --driver-max-ms caps each
-// driver buffer's learned interval (1000: every second, as before 2026-12-04). The line also
+// buffers are read (0: never), to tell their share of the cost apart; --process-reread-ms
+// the longest a process list is repeated while the GPU's memory used holds (0: the list is
+// read every time, as before 2026-12-05; the default is the sampler's, 1000); --driver-max-ms caps
+// each driver buffer's learned interval (1000: every second, as before 2026-12-04). The line also
 // says how many driver reads were made and, per driver stream, its readings and its longest
 // step between two (a step well over the driver's period would be a lost reading).
 // --timer-slack-us sets the thread's timer slack (prctl PR_SET_TIMERSLACK; Linux's default is
@@ -83,7 +85,8 @@ int StartStopLegs(Device& dev, const SamplerOptions& so, double seconds, int leg
 int main(int argc, char** argv) {
   std::string sim, out = "/dev/null";
   double seconds = 10, interval_ms = 10, process_ms = 100, driver_ms = 1000,
-         driver_max_ms = SamplerOptions{}.driver_max_interval_s * 1000, slack_us = -1;
+         driver_max_ms = SamplerOptions{}.driver_max_interval_s * 1000, slack_us = -1,
+         process_reread_ms = SamplerOptions{}.process_reread_s * 1000;
   bool pin = false;
   int legs = 1;
   for (int i = 1; i < argc; ++i) {
@@ -116,6 +119,8 @@ int main(int argc, char** argv) {
       interval_ms = number();
     } else if (!std::strcmp(argv[i], "--process-ms")) {
       process_ms = number();
+    } else if (!std::strcmp(argv[i], "--process-reread-ms")) {
+      process_reread_ms = number();
     } else if (!std::strcmp(argv[i], "--driver-ms")) {
       driver_ms = number();
     } else if (!std::strcmp(argv[i], "--driver-max-ms")) {
@@ -135,7 +140,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] "
-                   "[--out FILE.jsonl] [--process-ms MS] [--driver-ms MS] [--driver-max-ms MS] "
+                   "[--out FILE.jsonl] [--process-ms MS] [--process-reread-ms MS] [--driver-ms MS] "
+                   "[--driver-max-ms MS] "
                    "[--timer-slack-us US] [--pin] [--legs N]\n");
       return 64;
     }
@@ -148,6 +154,7 @@ int main(int argc, char** argv) {
   SamplerOptions so{{0}, interval_ms / 1000, 0.1, out, 0.5};
   const double never = 1e9;  // seconds
   so.process_interval_s = process_ms > 0 ? process_ms / 1000 : never;
+  so.process_reread_s = process_reread_ms / 1000;
   so.driver_interval_s = driver_ms > 0 ? driver_ms / 1000 : never;
   so.driver_max_interval_s = driver_ms > 0 ? driver_max_ms / 1000 : never;
   if (slack_us >= 0 &&
@@ -192,12 +199,14 @@ int main(int argc, char** argv) {
       fmt::format("{{\"device\":\"{}\",\"interval_ms\":{},\"polls\":{},\"samples\":{},"
                   "\"timer_slack_ns\":{},\"pinned\":{},\"process_ms\":{},\"driver_ms\":{},\"driver_"
                   "max_ms\":{},"
-                  "\"driver_reads\":{},"
+                  "\"driver_reads\":{},\"process_reread_ms\":{},\"process_reads\":{},"
+                  "\"process_reused\":{},"
                   "\"late_polls\":{},\"thread_cpu_s\":{:.6f},\"wall_s\":{:.3f},"
                   "\"cpu_pct_of_core\":{:.4f},\"poll_cost_mean_us\":{:.2f},\"driver\":[{}]}}",
                   sim.empty() ? "nvml" : "sim", interval_ms, st.polls, sampler.Samples().size(),
                   ::prctl(PR_GET_TIMERSLACK), pin, process_ms, driver_ms, driver_max_ms,
-                  st.driver_reads, st.late_polls, st.thread_cpu_s, st.wall_s,
+                  st.driver_reads, process_reread_ms, st.process_reads, st.process_reused,
+                  st.late_polls, st.thread_cpu_s, st.wall_s,
                   st.wall_s > 0 ? 100 * st.thread_cpu_s / st.wall_s : 0.0, st.poll_cost_mean_us,
                   streams)
           .c_str());

@@ -93,6 +93,7 @@ void Sampler::Loop() {
   // One round's readings, kept across rounds: no allocation per poll once they have grown.
   std::vector<Sample> round;
   std::vector<ProcessSnapshot> snaps;
+  std::vector<ProcessRead> last_procs(opt_.gpus.size());
   round.reserve(opt_.gpus.size());
   while (!stop_) {
     auto begin = clock::now();
@@ -108,11 +109,27 @@ void Sampler::Loop() {
       s.unix_s = unix_s;
       round.push_back(s);
     }
-    if (t_s >= next_procs_s) {
+    long proc_reads = 0, proc_reused = 0;
+    if (slow_due) {
       next_procs_s = t_s + opt_.process_interval_s;
-      for (int g : opt_.gpus) {
+      for (std::size_t i = 0; i < opt_.gpus.size(); ++i) {
+        int g = opt_.gpus[i];
+        ProcessRead& last = last_procs[i];
+        const std::optional<std::uint64_t>& mem = round[i].mem_used_bytes;
+        if (ProcessListStillHolds(last, mem, t_s, opt_.process_reread_s)) {
+          snaps.push_back({g, t_s, unix_s, last.processes});
+          ++proc_reused;
+          continue;
+        }
         auto p = device_.Processes(g);
-        if (p) snaps.push_back({g, t_s, unix_s, std::move(*p)});
+        ++proc_reads;
+        last.settled = last.ok && p && mem && last.mem_used_bytes == mem;
+        last.ok = static_cast<bool>(p);
+        if (!p) continue;
+        last.at_s = t_s;
+        last.mem_used_bytes = mem;
+        last.processes = *p;
+        snaps.push_back({g, t_s, unix_s, std::move(*p)});
       }
     }
     double cost_us = std::chrono::duration<double, std::micro>(clock::now() - begin).count();
@@ -127,6 +144,8 @@ void Sampler::Loop() {
         procs_.push_back(std::move(p));
       }
       ++stats_.polls;
+      stats_.process_reads += proc_reads;
+      stats_.process_reused += proc_reused;
       cost_sum_us += cost_us;
       stats_.poll_cost_mean_us = cost_sum_us / static_cast<double>(stats_.polls);
       stats_.poll_cost_max_us = std::max(stats_.poll_cost_max_us, cost_us);
@@ -153,6 +172,12 @@ void Sampler::Loop() {
   stats_.thread_cpu_s = static_cast<double>(cpu1.tv_sec - cpu0.tv_sec) +
                         static_cast<double>(cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
   stats_.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+bool ProcessListStillHolds(const ProcessRead& last, std::optional<std::uint64_t> mem_used_now,
+                           double t_s, double reread_s) {
+  return reread_s > 0 && last.ok && last.settled && last.mem_used_bytes && mem_used_now &&
+         *last.mem_used_bytes == *mem_used_now && t_s - last.at_s < reread_s;
 }
 
 void LearnDriverPace(const std::vector<DriverSample>& read, double floor_s, double ceiling_s,

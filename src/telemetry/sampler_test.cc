@@ -173,6 +173,146 @@ TEST(Sampler, ALaterDriverErrorIsAskedAgainNotKept) {
   }
 }
 
+TEST(ProcessList, StillHoldsOnlyWhileTheMemoryUsedIsTheSameAndTheReadIsRecent) {
+  ProcessRead last;
+  last.ok = true;
+  last.settled = true;
+  last.at_s = 2.0;
+  last.mem_used_bytes = 1000;
+  EXPECT_TRUE(ProcessListStillHolds(last, 1000, 2.9, 1.0));
+  EXPECT_FALSE(ProcessListStillHolds(last, 1000, 3.0, 1.0));          // a re-read due
+  EXPECT_FALSE(ProcessListStillHolds(last, 1001, 2.1, 1.0));          // memory moved
+  EXPECT_FALSE(ProcessListStillHolds(last, std::nullopt, 2.1, 1.0));  // memory not read
+  EXPECT_FALSE(ProcessListStillHolds(last, 1000, 2.1, 0));            // reuse off
+  ProcessRead unknown = last;
+  unknown.mem_used_bytes.reset();
+  EXPECT_FALSE(ProcessListStillHolds(unknown, 1000, 2.1, 1.0));
+  ProcessRead moving = last;  // the read before it saw another memory used
+  moving.settled = false;
+  EXPECT_FALSE(ProcessListStillHolds(moving, 1000, 2.1, 1.0));
+  ProcessRead failed = last;
+  failed.ok = false;
+  EXPECT_FALSE(ProcessListStillHolds(failed, 1000, 2.1, 1.0));
+}
+
+// A GPU whose memory used steps with the processes on it: generation G has G processes
+// (pids 1..G) and G GiB used. Counts the process-list reads.
+class SteppingDevice : public RingDevice {
+ public:
+  SteppingDevice() : RingDevice({10000, 10}, {10000, 10}) {}
+  Sample Poll(int, bool with_slow) override {
+    std::lock_guard<std::mutex> l(mu_);
+    Sample s;
+    s.sm_mhz = 1980;
+    if (with_slow) s.mem_used_bytes = static_cast<std::uint64_t>(gen_) << 30;
+    polled_gen_ = gen_;
+    return s;
+  }
+  Result<std::vector<GpuProcess>> Processes(int) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++reads_;
+    // Lagging, the list names the processes of the memory that the read before saw.
+    int listed = lag_ ? listed_gen_ : polled_gen_;
+    listed_gen_ = polled_gen_;
+    std::vector<GpuProcess> v;
+    for (int p = 1; p <= listed; ++p) v.push_back({static_cast<std::uint32_t>(p), "", {}});
+    return v;
+  }
+  void Step() {
+    std::lock_guard<std::mutex> l(mu_);
+    ++gen_;
+  }
+  int reads() {
+    std::lock_guard<std::mutex> l(mu_);
+    return reads_;
+  }
+  bool lag_ = false;  // the driver lists a process one read after its memory shows
+
+ private:
+  std::mutex mu_;
+  int gen_ = 1, polled_gen_ = 1, listed_gen_ = 1, reads_ = 0;
+};
+
+// Every snapshot names the processes that the memory used read at its time stands for, whether
+// it was read or repeated; a repeated list is never older than the memory read beside it.
+void ExpectEverySnapshotMatchesItsMemory(const Sampler& s) {
+  std::map<double, std::uint64_t> mem_at;
+  for (const auto& m : s.Samples())
+    if (m.mem_used_bytes) mem_at[m.t_s] = *m.mem_used_bytes;
+  auto snaps = s.Processes();
+  ASSERT_FALSE(snaps.empty());
+  for (const auto& snap : snaps) {
+    ASSERT_TRUE(mem_at.count(snap.t_s)) << snap.t_s;
+    EXPECT_EQ(static_cast<std::uint64_t>(snap.processes.size()) << 30, mem_at[snap.t_s])
+        << "snapshot at " << snap.t_s;
+  }
+}
+
+// 5 ms polls, a process list every 10 ms, no driver buffers.
+SamplerOptions StepOptions(double reread_s) {
+  SamplerOptions o{{0}, 0.005, 0.01, "", 0.5};
+  o.process_reread_s = reread_s;
+  o.driver_interval_s = 1e9;
+  return o;
+}
+
+// Runs S for about 0.6 s while DEV steps three times, 150 ms apart.
+void RunThreeSteps(Sampler& s, SteppingDevice& dev) {
+  ASSERT_TRUE(s.Start().ok());
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    dev.Step();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_TRUE(s.Stop().ok());
+}
+
+TEST(Sampler, TheProcessListIsReadAgainWhenTheMemoryUsedMovesOrItsPeriodEnds) {
+  SteppingDevice dev;
+  SamplerOptions o = StepOptions(0.2);
+  Sampler s(dev, o);
+  RunThreeSteps(s, dev);
+  SamplerStats st = s.Stats();
+  auto snaps = s.Processes();
+  EXPECT_EQ(st.process_reads + st.process_reused, static_cast<long>(snaps.size()));
+  EXPECT_EQ(st.process_reads, dev.reads());
+  EXPECT_GT(st.process_reused, st.process_reads);  // a snapshot every 10 ms, a read far fewer
+  EXPECT_EQ(snaps.back().processes.size(), 4u);    // the last step is seen
+  ExpectEverySnapshotMatchesItsMemory(s);
+  // The first poll and each step force two reads (the step's and the next, which settles it);
+  // the rest are the re-read period's.
+  EXPECT_GE(st.process_reads, 8);
+}
+
+TEST(Sampler, AListThatLagsItsMemoryIsReadAgainOnceTheMemoryHolds) {
+  // The driver lists a new process a read after its memory shows (as the H200's NVML does,
+  // 100-300 ms after a context's first allocations): the read at the change gives the old
+  // list, so the next poll reads again instead of repeating it until the re-read period.
+  SteppingDevice dev;
+  dev.lag_ = true;
+  SamplerOptions o = StepOptions(1e9);  // no periodic re-read: only the memory's changes
+  Sampler s(dev, o);
+  RunThreeSteps(s, dev);
+  auto snaps = s.Processes();
+  ASSERT_FALSE(snaps.empty());
+  EXPECT_EQ(snaps.back().processes.size(), 4u);
+  EXPECT_GT(s.Stats().process_reused, s.Stats().process_reads);
+}
+
+TEST(Sampler, WithoutReuseEverySnapshotIsARead) {
+  SteppingDevice dev;
+  SamplerOptions o = StepOptions(0);
+  Sampler s(dev, o);
+  ASSERT_TRUE(s.Start().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  dev.Step();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(s.Stop().ok());
+  EXPECT_EQ(s.Stats().process_reused, 0);
+  EXPECT_EQ(s.Stats().process_reads, static_cast<long>(s.Processes().size()));
+  ExpectEverySnapshotMatchesItsMemory(s);
+}
+
 // Every line of the samples stream holds its sample's fields, the largest integers included,
 // and its times as "{:.6f}" writes them.
 TEST(Sampler, TheStreamWritesEverySampleFieldByField) {
