@@ -2,6 +2,10 @@
 // summary needs kept in the trace model (kineto_event.h; kineto_reader.cc streams the file).
 #include "trace/kineto_event.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -96,21 +100,32 @@ Cat Classify(std::string_view cat, int* slot = nullptr) {
   return ClassifyLower(lower, &s);  // a slot only for the exact spelling: not passed on
 }
 
+// The first '"' or '\\' at or after P, 16 bytes at a time. P is inside a JSON string that stage
+// 1 has closed, so a '"' follows within the document, and the reads past it stay inside the
+// document or simdjson's padding (SIMDJSON_PADDING bytes behind it).
+const char* FirstQuoteOrBackslash(const char* p) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  for (;; p += 16) {
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int hit =
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(c, quote), _mm_cmpeq_epi8(c, backslash)));
+    if (hit != 0) return p + __builtin_ctz(static_cast<unsigned>(hit));
+  }
+#else
+  while (*p != '"' && *p != '\\') ++p;
+  return p;
+#endif
+}
+
 // The text of a JSON string whose opening quote is just before RAW: the bytes themselves when
 // they hold no backslash (then they are the unescaped text), otherwise UNESCAPE(), which
 // also checks the escapes. Stage 1 guarantees the closing quote.
 template <class Unescape>
 std::string_view RawOrUnescaped(const char* raw, Unescape unescape) {
-  // Short text (keys, categories) byte by byte; past 16 bytes, memchr's SIMD search.
-  const char* q = raw;
-  for (const char* stop = raw + 16; q < stop; ++q) {
-    if (*q == '"') return {raw, static_cast<std::size_t>(q - raw)};
-    if (*q == '\\') return unescape();
-  }
-  q = static_cast<const char*>(::rawmemchr(q, '"'));
-  std::size_t n = static_cast<std::size_t>(q - raw);
-  if (std::memchr(raw, '\\', n)) return unescape();
-  return {raw, n};
+  const char* q = FirstQuoteOrBackslash(raw);
+  if (*q == '\\') return unescape();
+  return {raw, static_cast<std::size_t>(q - raw)};
 }
 
 // FIELD as the iteration gives it (throws on error; no copy of the field).
@@ -127,12 +142,13 @@ simdjson::ondemand::field& Unwrap(simdjson::simdjson_result<simdjson::ondemand::
 
 std::string_view String(simdjson::ondemand::value& value) {
   // The token runs from the opening quote to the next structural character, so its length
-  // is known without a scan; one memchr then tells whether it needs unescaping.
+  // is known without a scan; its first quote or backslash then tells whether it needs
+  // unescaping (the closing quote first: it does not).
   std::string_view tok = value.raw_json_token();
   if (tok.empty() || tok.front() != '"') return value.get_string();  // throws: not a string
   while (tok.size() > 1 && tok.back() != '"') tok.remove_suffix(1);  // trailing whitespace
   std::string_view body = tok.substr(1, tok.size() - 2);
-  if (tok.size() < 2 || std::memchr(body.data(), '\\', body.size()))
+  if (tok.size() < 2 || FirstQuoteOrBackslash(body.data()) != body.data() + body.size())
     return value.get_string();  // escapes: simdjson unescapes and checks them
   return body;
 }

@@ -1,5 +1,6 @@
 #include "trace/kineto_reader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -405,6 +406,57 @@ TEST(KinetoReader, TimesAreReadAsTheExactParserReadsThem) {
       ASSERT_EQ(t->ops.size(), 1u);
       EXPECT_EQ(t->ops[0].start_ns, want);
     }
+  }
+}
+
+// Names, categories and keys are searched 16 bytes at a time for their closing quote or a
+// backslash: every length around those boundaries, with an escape at every place in it or
+// none, reads as the exact parser unescapes it; a bad escape anywhere in an ignored args key
+// refuses the trace, folded or not.
+TEST(KinetoReader, StringsAndKeysOfEveryLengthAroundTheSixteenByteScan) {
+  std::string json = R"({"traceEvents": [)";
+  std::vector<std::string> want;
+  int corr = 0;
+  for (std::size_t len = 0; len <= 40; ++len) {
+    for (std::size_t at = 0; at <= len + 1; ++at) {  // at == len + 1: no escape
+      std::string raw(len, 'k'), text(len, 'k');
+      if (at <= len) {
+        raw.insert(at, "\\u0041");
+        text.insert(at, "A");
+      }
+      // An unknown args key as long as the name (escaped the same way), and the correlation
+      // key escaped: both must be recognised by their unescaped text.
+      json +=
+          fmt::format(R"({}{{"ph": "X", "c\u0061t": "kernel", "name": "{}", "ts": {}, "dur": 1, )"
+                      R"("args": {{"x{}": 1, "correl\u0061tion": {}}}}})",
+                      corr ? ", " : "", raw, 1000 + corr, raw, corr);
+      want.push_back(text);
+      ++corr;
+    }
+  }
+  json += "]}";
+  auto t = ParseKinetoJson(json, "lengths.json", 0);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->ops.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(t->names[t->ops[i].name_id], want[i]) << i;
+    EXPECT_EQ(t->ops[i].correlation, static_cast<std::int64_t>(i));
+  }
+  // A bad escape ("\q") at each place in a 40-byte ignored args key.
+  for (std::size_t at = 0; at < 40; at += 3) {
+    std::string key(40, 'z');
+    key.insert(at, "\\q");
+    std::string bad = fmt::format(
+        R"({{"traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, )"
+        R"("args": {{"{}": 1}}}}]}})",
+        key);
+    auto r = ParseKinetoJson(bad, "bad.json", 0);
+    ASSERT_FALSE(r.ok()) << at;
+    EXPECT_NE(r.error().message.find("bad.json: malformed trace event"), std::string::npos)
+        << r.error().message;
+    auto folded = SummarizeKinetoJson(bad, "bad.json", 0);
+    ASSERT_FALSE(folded.ok()) << at;
+    EXPECT_EQ(folded.error().message, r.error().message);
   }
 }
 
