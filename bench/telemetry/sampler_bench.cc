@@ -141,8 +141,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: sampler_bench [--sim STREAM] [--seconds S] [--interval-ms MS] "
                    "[--out FILE.jsonl] [--process-ms MS] [--process-reread-ms MS] [--driver-ms MS] "
-                   "[--driver-max-ms MS] "
-                   "[--timer-slack-us US] [--pin] [--legs N]\n");
+                   "[--driver-max-ms MS] [--timer-slack-us US] [--pin] [--legs N]\n");
       return 64;
     }
   }
