@@ -197,6 +197,8 @@ std::string RatioCell(const GateRow& r) {
 
 std::string IntervalCell(const GateRow& r) {
   if (!r.interval) return "-";
+  // Every value equal on both sides: no noise to see through, the change is the interval.
+  if (r.interval->method == "exact") return "exact";
   return fmt::format("{:+.2f}% .. {:+.2f}%", r.interval->lo_pct, r.interval->hi_pct);
 }
 
@@ -436,8 +438,32 @@ GateReport CompareToBaseline(const Baseline& baseline,
         row.interval =
             ChangeIntervalOf(m.trials, now_values, report.alpha_per_metric, &why,
                              static_cast<std::size_t>(std::max(0, baseline.first_stage_trials)));
-      if (!row.interval) row.noise_note = "noise not judged (" + why + "): medians compared";
-      Decide(m, bad, now_values, &row);
+      const bool one_a_side = !row.interval && m.trials.size() == 1 && now_values.size() == 1;
+      if (one_a_side && m.samples.size() >= 2 && it->second.samples.size() >= 2) {
+        // One value a side, but the tool timed every run inside it: the noise is there to use.
+        std::string why2;
+        row.interval =
+            ChangeIntervalOf(m.samples, it->second.samples, report.alpha_per_metric, &why2, 0);
+        if (row.interval)
+          row.noise_note = fmt::format(
+              "one trial and one leg: the noise is the tool's own per-run values ({} and {}), "
+              "within one process each",
+              m.samples.size(), it->second.samples.size());
+      }
+      if (!row.interval && one_a_side && m.fail_pct) {
+        // No FAIL and no pass on one value a side with no noise estimate at all.
+        row.verdict = GateVerdict::kInconclusive;
+        row.noise_note = "noise not judged (" + why + ")";
+        row.note = fmt::format(
+            "one value on each side and no per-run values inside them: no noise estimate, so "
+            "the change of {:+.2f}% can neither fail nor pass the {:g}% threshold; run 2 or "
+            "more legs (--reps) against a baseline of 2 or more trials, or a tool format that "
+            "keeps every run (hyperfine, Google Benchmark repetitions)",
+            change, *m.fail_pct);
+      } else {
+        if (!row.interval) row.noise_note = "noise not judged (" + why + "): medians compared";
+        Decide(m, bad, now_values, &row);
+      }
     }
     // Show the plain change of a skipped metric too, when both sides have it.
     if (row.verdict == GateVerdict::kSkipped && row.now && m.value != 0 &&

@@ -21,6 +21,7 @@ struct CurrentMetric {
   std::string unit;
   std::vector<double> values = {};  // one per valid leg: the gate judges noise from them
   std::map<std::string, std::string> config = {};  // see Metric::config
+  std::vector<double> samples = {};  // with one leg: the tool's per-run values inside it
 };
 
 // Looks up an environment variable; nullopt when unset.
@@ -91,8 +92,11 @@ inline constexpr double kClockOffsetPct = 1.0;
 
 // A change in the bad direction strictly beyond fail_pct fails; strictly beyond warn_pct
 // warns. With the noise known (gate/noise.h) "beyond" means the whole interval is beyond it;
-// an interval across the fail threshold is inconclusive. Without it (one value a side, a
-// baseline without trials) the medians are compared and the row says noise was not judged.
+// an interval across the fail threshold is inconclusive. With one value a side, the tool's own
+// per-run values inside each (Metric::samples) are the noise when both sides have them; with
+// none, a metric that can fail is inconclusive (never a FAIL or a pass on one value a side).
+// Without trials (a baseline from before vouch kept them) the medians are compared and the row
+// says noise was not judged.
 // Two figures of different configurations (llama-bench n_batch 256 and 512) are an error row
 // naming every property that differs. A metric whose skip_env is "1" is skipped (even if absent). A
 // metric the run lacks is missing (fails the gate). A unit mismatch, a baseline of 0 or a

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ab/arms.h"
+#include "gputrace/call_stat.h"
 #include "gputrace/leg_trace.h"
 
 namespace vouch::gputrace {
