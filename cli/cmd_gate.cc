@@ -12,6 +12,7 @@
 #include "metrics/headline.h"
 #include "run_common.h"
 #include "stats/modes.h"
+#include "util/escape.h"
 #include "util/fs.h"
 #include "verdict/gate.h"
 
@@ -386,11 +387,14 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
       verdict::DecideGate(*base, now, clock, ProcessEnv(), look_at(),
                           rec.value("legs", nlohmann::json::array()), {allow_modes});
   const GateReport& report = fin.report;
+  // Metric names are the leg's: escaped for the terminal (util/escape.h).
   for (const auto& m : fin.modes.warn)
-    fmt::print(stderr, "vouch gate: warning: {} (warn-only: the gate goes on)\n", m);
-  for (const auto& m : fin.modes.unchecked) fmt::print(stderr, "vouch gate: note: {}\n", m);
+    fmt::print(stderr, "vouch gate: warning: {} (warn-only: the gate goes on)\n", TerminalSafe(m));
+  if (!f.json)
+    for (const auto& m : fin.modes.unchecked)
+      fmt::print(stderr, "vouch gate: note: {}\n", TerminalSafe(m));
   for (const auto& m : fin.modes.refuse)
-    fmt::print(stderr, "vouch gate: {}{}\n", allow_modes ? "warning: " : "", m);
+    fmt::print(stderr, "vouch gate: {}{}\n", allow_modes ? "warning: " : "", TerminalSafe(m));
   if (fin.refused) {
     fmt::print(stderr, "vouch gate: {}\n", verdict::GateModesRefusal());
     if (record_path.empty()) {

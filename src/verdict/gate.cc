@@ -57,7 +57,7 @@ GateModesFound GateModes(const GateReport& report, const Baseline& baseline,
     if (own) continue;
     if (auto p = PooledModes(trials, legs, unit)) {
       out.push_back(fmt::format("{}: {}", row.metric, *p));
-    } else if (trials.size() + legs.size() < kModesMinLegs && !legs.empty()) {
+    } else if (trials.size() + legs.size() < kModesMinLegs && !legs.empty() && !trials.empty()) {
       found.unchecked.push_back(fmt::format(
           "{}: modes not checkable at {} values (the baseline's {} trial{} and this "
           "run's {} leg{}; the test needs {})",
