@@ -87,5 +87,26 @@ TEST_F(VerdictCli, AOneValueGateWithNoNoiseEstimateIsInconclusive) {
   EXPECT_TRUE(Has(g.out, "inconclusive")) << g.out;
 }
 
+// vouch run's summary flags a metric whose legs form two modes beside its median (issue 34 2d).
+TEST_F(VerdictCli, RunFlagsModesBesideTheMedian) {
+  Script("leg.sh",
+         "sleep 0.6\n"
+         "n=$(cat count 2>/dev/null | wc -l); echo x >> count\n"
+         "v=$([ $((n % 2)) -eq 0 ] && echo 33 || echo 26)\n"
+         "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v.$n,\\\"unit\\\":\\\"tok/s\\\","
+         "\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  auto r = Vouch("run --min-busy-readings 5 --warmup 0 --reps 6 --out r -- ./leg.sh");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "WARNING: the legs show two modes: 33.2 tok/s in 3 legs, 26.3 in 3: the "
+                  "median is a number no process ran at"))
+      << r.out;
+  bool in_record = false;
+  const auto rec = Json("r/record.json");
+  for (const auto& s : rec["summary"]["run"])
+    in_record |= s.value("name", "") == "tok_s" && s.contains("modes");
+  EXPECT_TRUE(in_record);
+}
+
 }  // namespace
 }  // namespace vouch
