@@ -271,6 +271,12 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
                "the gate refuses it (exit 3)");
   ThresholdPolicy thresholds;
   AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
+  GateOptions gate_options;
+  app.add_option("--fail-count", gate_options.fail_count,
+                 "a count metric (vllm's failed requests, errors, preemptions) fails when it grows "
+                 "by more than N. A count pinned at 0 has no percentage change: 0 -> 0 passes, "
+                 "any increase warns, and one of more than N fails")
+      ->check(CLI::Range(0.0, 1e15));
   f.Add(app, true);
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   auto overrides = ParseThresholdSpecs(threshold_specs);
@@ -353,7 +359,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
       auto m = RunMetrics(ToJson(ctx.record), "this run");
       if (!m) break;
       GateReport look = CompareToBaseline(*base, *m, RecordClockState(ToJson(ctx.record), "run"),
-                                          ProcessEnv(), look_at());
+                                          ProcessEnv(), look_at(), gate_options);
       if (!GateUndecided(look)) break;
       const int block =
           static_cast<int>(std::min(design->plan.legs_per_look, design->plan.max_legs - legs_run));
@@ -375,7 +381,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     return fmt::print(stderr, "vouch gate: {}\n", run_metrics.error().message), kExitError;
   std::map<std::string, CurrentMetric> now = std::move(*run_metrics);
   ClockState clock = RecordClockState(rec, "run");
-  GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv(), look_at());
+  GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv(), look_at(), gate_options);
   // Modes across process spawns: a median over them is no process's number.
   // Only a metric that can fail the gate is refused over its modes (a warn-only one is warned).
   const auto [modes, warn_only_modes] = GateModes(report, *base, now);
