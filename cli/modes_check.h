@@ -31,7 +31,9 @@ std::vector<std::string> ArmModes(const std::vector<LegRecord>& legs, const std:
 // What refusing means, said once after the lines above.
 std::string ModesRefusal(std::string_view what);
 
-// The serving-percentile warnings of a run's valid measured legs (stats/percentiles.h).
+// The serving lines of a run's valid measured legs: each leg's note of what it does not quote
+// and why (a saturated load's latencies, a percentile its count cannot support), once with
+// the legs it holds for; and the legs that completed fewer requests than MIN_REQUESTS.
 std::vector<std::string> LegPercentileWarnings(const std::vector<LegRecord>& legs,
                                                std::optional<long long> min_requests);
 

@@ -22,7 +22,11 @@ inline Result<nlohmann::json> ReadToolJson(std::string_view text, std::string_vi
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return MakeError("{}: not valid {} JSON ({})", path, tool, e.what());
+    // Python's json.dump writes NaN and Infinity, which JSON has no words for.
+    const bool non_finite = text.find("NaN") != text.npos || text.find("Infinity") != text.npos;
+    return MakeError(
+        "{}: not valid {} JSON{} ({})", path, tool,
+        non_finite ? "; it contains NaN or Infinity, which is not a usable number" : "", e.what());
   }
 }
 
