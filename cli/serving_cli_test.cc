@@ -1,7 +1,8 @@
 // Serving results through the real binary on the simulated device: a vllm gate over a healthy
 // server (no failed request) passes unchanged and warns on one failed request (the counts are
 // compared absolutely: gate/gate_count.h); a percentile the request count cannot support is no
-// figure; a saturated run's latencies are refused.
+// figure; a saturated run's latencies are refused. And Google Benchmark's CSV and console
+// outputs are named, with the flag that gives JSON.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -133,6 +134,20 @@ TEST_F(ServingCli, ASaturatedRunsLatenciesAreRefusedWithTheReason) {
   EXPECT_EQ(ok.rc, 0) << ok.out;
   EXPECT_FALSE(Has(ok.out, "load saturated")) << ok.out;
   EXPECT_TRUE(Has(Json("ok/record.json")["legs"][0]["metrics"].dump(), "\"mean_ttft_ms\""));
+}
+
+TEST_F(ServingCli, GoogleBenchmarkCsvAndConsoleOutputsSayToUseJson) {
+  for (const auto& [file, what] :
+       {std::pair<std::string, std::string>{"gbench_console.txt", "console output"},
+        {"gbench.csv", "CSV output (--benchmark_format=csv)"}}) {
+    Script("gb.sh", fmt::format("sleep 0.7\ncat {}{}\n", kData, file));
+    auto r = Vouch(
+        fmt::format("run {} --warmup 0 --reps 1 --metric gbench --out {} -- ./gb.sh", kFast, file));
+    EXPECT_NE(r.rc, 0) << r.out;
+    EXPECT_TRUE(Has(r.out, "this is Google Benchmark's " + what)) << r.out;
+    EXPECT_TRUE(Has(r.out, "run the benchmark with --benchmark_format=json")) << r.out;
+    EXPECT_FALSE(Has(r.out, "parse error")) << r.out;
+  }
 }
 
 }  // namespace

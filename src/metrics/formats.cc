@@ -256,8 +256,39 @@ static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
 
 // ---- Google Benchmark ------------------------------------------------------------------------
 
+// Google Benchmark's other outputs on stdout: its CSV (--benchmark_format=csv, a header of
+// field names) and its console table (the default: a rule of dashes, then "Benchmark  Time
+// CPU  Iterations"). An error that names the output and the fix, or nullopt.
+static std::optional<Error> GbenchNotJson(std::string_view text, std::string_view path) {
+  constexpr const char* kFix =
+      "vouch reads its JSON: run the benchmark with --benchmark_format=json (or write a file "
+      "with --benchmark_out=FILE --benchmark_out_format=json)";
+  LineReader lines(text);
+  LineReader::Line l;
+  while (lines.Next(&l)) {
+    std::string_view t = l.text;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    if (t.empty() || t.front() == '{' || t.front() == '[') {
+      if (!t.empty()) return std::nullopt;
+      continue;
+    }
+    if (t.substr(0, 26) == "name,iterations,real_time,")
+      return Error{
+          fmt::format("{}:{}: this is Google Benchmark's CSV output "
+                      "(--benchmark_format=csv); {}",
+                      path, l.number, kFix)};
+    if (t.substr(0, 9) == "Benchmark" && t.find("Time") != t.npos && t.find("Iterations") != t.npos)
+      return Error{
+          fmt::format("{}:{}: this is Google Benchmark's console output (its default "
+                      "table); {}",
+                      path, l.number, kFix)};
+  }
+  return std::nullopt;
+}
+
 static Result<std::vector<Metric>> ParseGoogleBenchmarkImpl(std::string_view text,
                                                             std::string_view path) {
+  if (auto other = GbenchNotJson(text, path)) return *other;
   auto doc = ParseJsonDocument(text, path, "Google Benchmark");
   if (!doc) return doc.error();
   if (!doc->is_object() || !doc->contains("benchmarks") || !(*doc)["benchmarks"].is_array())
