@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "metrics/json_doc.h"
 #include "metrics/json_util.h"
 #include "util/json_io.h"
 #include "util/number.h"
@@ -18,6 +19,7 @@ namespace {
 
 using metrics_detail::BoolOr;
 using metrics_detail::Describe;
+using metrics_detail::Guarded;
 using metrics_detail::StringOr;
 using nlohmann::json;
 
@@ -494,22 +496,6 @@ static Result<std::vector<Metric>> ParseNvbenchImpl(std::string_view text, std::
   if (out.empty()) return MakeError("{}: nvbench output holds no measured states", path);
   return out;
 }
-
-namespace {
-
-// Belt and braces: any structure the checks above did not foresee becomes an error naming
-// the file, never an exception out of the library.
-template <class Parser>
-Result<std::vector<Metric>> Guarded(Parser parse, std::string_view text, std::string_view path,
-                                    std::string_view tool) {
-  try {
-    return parse(text, path);
-  } catch (const json::exception& e) {
-    return MakeError("{}: unexpected {} JSON structure ({})", path, tool, e.what());
-  }
-}
-
-}  // namespace
 
 Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_view path) {
   return Guarded(ParseLlamaBenchImpl, text, path, "llama-bench");

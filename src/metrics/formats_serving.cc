@@ -258,11 +258,7 @@ Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::stri
   if (has("\"mean_e2e_latency_ms\"") || has("\"total_output_tokens_retokenized\""))
     return ParseSglangBenchServing(text, path);
   if (has("\"benchmarks\"") && !has("\"request_throughput\"")) return ParseGuidellm(text, path);
-  try {
-    return ParseVllmImpl(text, path);
-  } catch (const json::exception& e) {
-    return MakeError("{}: unexpected vllm bench serve JSON structure ({})", path, e.what());
-  }
+  return metrics_detail::Guarded(ParseVllmImpl, text, path, "vllm bench serve");
 }
 
 }  // namespace vouch

@@ -285,24 +285,14 @@ Result<std::vector<Metric>> ParseGuidellmImpl(std::string_view text, std::string
   return out;
 }
 
-template <class Parser>
-Result<std::vector<Metric>> Guard(Parser parse, std::string_view text, std::string_view path,
-                                  std::string_view tool) {
-  try {
-    return parse(text, path);
-  } catch (const json::exception& e) {
-    return MakeError("{}: unexpected {} JSON structure ({})", path, tool, e.what());
-  }
-}
-
 }  // namespace
 
 Result<std::vector<Metric>> ParseSglangBenchServing(std::string_view text, std::string_view path) {
-  return Guard(ParseSglangImpl, text, path, "SGLang bench_serving");
+  return metrics_detail::Guarded(ParseSglangImpl, text, path, "SGLang bench_serving");
 }
 
 Result<std::vector<Metric>> ParseGuidellm(std::string_view text, std::string_view path) {
-  return Guard(ParseGuidellmImpl, text, path, "GuideLLM");
+  return metrics_detail::Guarded(ParseGuidellmImpl, text, path, "GuideLLM");
 }
 
 }  // namespace vouch

@@ -60,4 +60,16 @@ inline Result<std::vector<double>> FiniteArray(const nlohmann::json& obj, const 
   return out;
 }
 
+// Belt and braces for a reader PARSE(TEXT, PATH): any structure its checks did not foresee
+// becomes an error naming the file and TOOL, never an exception out of the library.
+template <class Parser>
+auto Guarded(Parser parse, std::string_view text, std::string_view path, std::string_view tool)
+    -> decltype(parse(text, path)) {
+  try {
+    return parse(text, path);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError("{}: unexpected {} JSON structure ({})", path, tool, e.what());
+  }
+}
+
 }  // namespace vouch::metrics_detail
