@@ -277,6 +277,12 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
                "the gate refuses it (exit 3)");
   ThresholdPolicy thresholds;
   AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
+  GateOptions gate_options;
+  app.add_option("--fail-count", gate_options.fail_count,
+                 "a count metric (vllm's failed requests, errors, preemptions) fails when it grows "
+                 "by more than N. A count pinned at 0 has no percentage change: 0 -> 0 passes, "
+                 "any increase warns, and one of more than N fails")
+      ->check(CLI::Range(0.0, 1e15));
   f.Add(app, true);
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   auto overrides = ParseThresholdSpecs(threshold_specs);
@@ -359,7 +365,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
       auto m = RunMetrics(ToJson(ctx.record), "this run");
       if (!m) break;
       GateReport look = CompareToBaseline(*base, *m, RecordClockState(ToJson(ctx.record), "run"),
-                                          ProcessEnv(), look_at());
+                                          ProcessEnv(), look_at(), gate_options);
       if (!GateUndecided(look)) break;
       const int block =
           static_cast<int>(std::min(design->plan.legs_per_look, design->plan.max_legs - legs_run));
@@ -385,7 +391,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   // same for a live gate and a RECORD.
   verdict::GateFinal fin =
       verdict::DecideGate(*base, now, clock, ProcessEnv(), look_at(),
-                          rec.value("legs", nlohmann::json::array()), {allow_modes});
+                          rec.value("legs", nlohmann::json::array()), {allow_modes, gate_options});
   const GateReport& report = fin.report;
   // Metric names are the leg's: escaped for the terminal (util/escape.h).
   for (const auto& m : fin.modes.warn)

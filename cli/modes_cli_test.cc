@@ -170,10 +170,16 @@ TEST_F(ModesCli, ServingPercentileFromTooFewRequestsIsFlagged) {
       "./serve.sh",
       kFast));
   EXPECT_EQ(r.rc, 0) << r.out;
-  EXPECT_TRUE(Has(r.out, "p99 (p99_e2el_ms, p99_ttft_ms) from 50 completed requests is not a p99"))
+  EXPECT_TRUE(Has(r.out,
+                  "serving (leg 1): p99 of 50 completed requests is not a figure "
+                  "(p99_e2el_ms, p99_ttft_ms not quoted): a p99 at 99 % confidence needs at least "
+                  "459 requests; the slowest of 50 bounds p91.2 at 99 % (and the p99 at only "
+                  "39.5 %)"))
       << r.out;
-  EXPECT_TRUE(Has(r.out, "needs at least 459 requests per leg")) << r.out;
-  EXPECT_TRUE(Has(r.out, "leg 1 completed fewer requests than --min-requests 100 (fewest: 50)"))
+  EXPECT_FALSE(Has(r.out, "extreme of")) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "leg 1 completed fewer requests than --min-requests 100 (fewest: 50); their "
+                  "percentiles are not quoted"))
       << r.out;
   // In the record too, for gate, ab and the report.
   auto rec = Json("r/record.json");
@@ -181,6 +187,13 @@ TEST_F(ModesCli, ServingPercentileFromTooFewRequestsIsFlagged) {
   for (const auto& c : rec["caveats"])
     found = found || Has(c.get<std::string>(), "needs at least 459 requests");
   EXPECT_TRUE(found) << rec["caveats"].dump();
+  // Not a figure anywhere: the leg's metrics hold no p99, the median stays.
+  for (const auto& m : rec["legs"][0]["metrics"])
+    EXPECT_NE(m["name"].get<std::string>().substr(0, 4), "p99_") << m.dump();
+  EXPECT_TRUE(
+      Has(rec["legs"][0]["result"]["notes"].dump(), "serving: p99 of 50 completed requests"))
+      << rec["legs"][0].dump();
+  EXPECT_TRUE(Has(rec["legs"][0]["metrics"].dump(), "median_ttft_ms"));
 }
 
 }  // namespace

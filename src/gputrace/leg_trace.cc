@@ -222,6 +222,10 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
       if (rf.odd.size() < kMaxOddInstances)
         rf.odd.push_back({static_cast<std::int64_t>(i + 1), static_cast<std::int64_t>(counts[i])});
     }
+    for (const auto& [ms, n] : shapes) rf.mixes.push_back({ms, n});
+    std::stable_sort(rf.mixes.begin(), rf.mixes.end(),
+                     [](const auto& x, const auto& y) { return x.instances > y.instances; });
+    if (rf.mixes.size() > kMaxMixes) rf.mixes.resize(kMaxMixes);
     for (auto& [kn, m] : sums) {
       m.count /= static_cast<double>(rf.instances);
       m.ns /= static_cast<double>(rf.instances);
@@ -264,6 +268,9 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
     for (const auto& [k, m] : r.per_instance) per[k] = {{"count", m.count}, {"ns", m.ns}};
     nlohmann::json odd = nlohmann::json::array();
     for (const auto& o : r.odd) odd.push_back({{"instance", o.instance}, {"kernels", o.kernels}});
+    nlohmann::json mixes = nlohmann::json::array();
+    for (const auto& m : r.mixes)
+      mixes.push_back({{"instances", m.instances}, {"kernels", MultisetJson(m.kernels)}});
     ranges.push_back({{"name", r.name},
                       {"odd", odd},
                       {"odd_instances", r.odd_instances},
@@ -275,6 +282,7 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
                       {"kernels_median", r.kernels_median},
                       {"modal_multiset", MultisetJson(r.modal)},
                       {"modal_fraction", r.modal_fraction},
+                      {"mixes", mixes},
                       {"per_instance", per},
                       {"attribution", r.attribution}});
   }
@@ -362,6 +370,12 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
         rf.odd.push_back(
             {o.at("instance").get<std::int64_t>(), o.at("kernels").get<std::int64_t>()});
       rf.odd_instances = r.value("odd_instances", std::int64_t{0});
+      for (const auto& m : r.value("mixes", nlohmann::json::array())) {  // absent before issue 35
+        RangeFigures::Mix mix;
+        mix.instances = m.at("instances").get<std::int64_t>();
+        for (const auto& [k, v] : m.at("kernels").items()) mix.kernels[k] = v.get<std::int64_t>();
+        rf.mixes.push_back(std::move(mix));
+      }
       g.ranges.push_back(std::move(rf));
     }
     return g;

@@ -59,7 +59,17 @@ struct RangeFigures {
   };
   std::vector<Odd> odd;
   std::int64_t odd_instances = 0;
+  // The distinct kernel mixes of the instances and how many instances ran each, most common
+  // first, at most kMaxMixes of them (the rest are in instances - their sum): a count is then
+  // shown as the integer of each mix with the mix's share, never as a mean (8.46 of a kernel).
+  struct Mix {
+    KernelMultiset kernels;
+    std::int64_t instances = 0;
+  };
+  std::vector<Mix> mixes;
 };
+
+inline constexpr std::size_t kMaxMixes = 4;
 
 inline constexpr std::size_t kMaxOddInstances = 8;
 

@@ -10,6 +10,8 @@
 #include "gputrace/leg_trace.h"
 #include "metrics/channel.h"
 #include "metrics/reserved.h"
+#include "stats/percentiles.h"
+#include "stats/serving_load.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -395,9 +397,15 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
         rec.metrics_error = cut;
     if (!specs.empty() && rec.metrics_error.empty()) {
       auto got = ExtractAllMetrics(specs, outs);
-      if (got)
+      if (got) {
         rec.metrics = std::move(*got);
-      else
+        // Serving figures that are no figures (a saturated run's latencies, a percentile its
+        // request count cannot support) leave the metrics; the leg's notes say why.
+        for (auto& line : RefuseLatenciesOfAnInvalidLoad(&rec.metrics))
+          rec.result.notes.push_back(kServingNotePrefix + line);
+        for (auto& line : RefuseUnsupportedPercentiles(&rec.metrics))
+          rec.result.notes.push_back(kServingNotePrefix + line);
+      } else
         rec.metrics_error = got.error().message;
     }
     if (!rec.metrics_error.empty()) rec.reasons.push_back("metrics: " + rec.metrics_error);

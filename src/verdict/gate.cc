@@ -82,7 +82,7 @@ GateFinal DecideGate(const Baseline& baseline, const std::map<std::string, Curre
                      const std::optional<GateLook>& look, const nlohmann::json& legs,
                      const GateRules& rules) {
   GateFinal f;
-  f.report = CompareToBaseline(baseline, now, clock, env, look);
+  f.report = CompareToBaseline(baseline, now, clock, env, look, rules.options);
   f.modes = GateModes(f.report, baseline, now);
   f.json = nlohmann::json::parse(RenderGateJson(f.report));
   if (!f.modes.warn.empty()) f.json["modes_warned"] = f.modes.warn;
