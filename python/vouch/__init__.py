@@ -10,7 +10,7 @@ line per marker or metric to it (docs/metrics.md, "The channel and the measured 
 Outside a leg (VOUCH_METRICS unset) every call does nothing.
 
 region() never raises for a reason of vouch's own and costs about a microsecond inside a leg
-(python/README.md, bench/python/region_bench.py): its markers are buffered, with their own
+(docs/metrics.md, bench/python/region_bench.py): its markers are buffered, with their own
 times, and written whole at exit, before a fork, before a metric, and within
 FLUSH_INTERVAL_S; the NVTX range goes through torch.cuda.nvtx when PyTorch is imported, else
 libnvToolsExt by ctypes, and is dropped (markers only) where NVTX does not work (a CPU-only
@@ -43,7 +43,6 @@ _lock = threading.Lock()
 _fd = None  # (path, fd) of the open channel (O_APPEND: whole lines, never interleaved)
 _buf = []  # markers not yet written: (event, unix ns), formatted when written
 _owner = None  # this process writes the region's markers (_marks), decided once
-_last_write = 0.0
 _inside = 0  # threads inside an outermost region: the channel's region is open while > 0
 _tls = threading.local()  # .depth: this thread's nesting
 _seen = {}  # name -> True: names in the channel (this process's and, scanned, others')
@@ -98,7 +97,7 @@ def active():
 
 def _write_locked(data):
     """Writes DATA (whole lines) to the channel in one append; the caller holds _lock."""
-    global _fd, _last_write
+    global _fd
     path = os.environ.get("VOUCH_METRICS")
     if not path:
         return
@@ -111,7 +110,6 @@ def _write_locked(data):
     while b:
         n = os.write(_fd[1], b)
         b = b[n:]
-    _last_write = time.monotonic()
 
 
 def _flush_locked():
@@ -176,10 +174,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def _buffer_locked(event):
+    # The hot path: a time and an append. The flusher thread writes within FLUSH_INTERVAL_S.
     _buf.append((event, time.time_ns()))
-    if len(_buf) >= _MAX_BUFFERED or time.monotonic() - _last_write > FLUSH_INTERVAL_S:
+    if len(_buf) >= _MAX_BUFFERED:
         _flush_locked()
-    else:
+    elif _flusher is None:
         _ensure_flusher()
 
 
@@ -251,7 +250,10 @@ class region:  # noqa: N801 - used as vouch.region(...)
                         _buffer_locked("begin")
             except Exception as e:  # noqa: BLE001 - never the leg's failure
                 _note("write", "cannot write the channel (%s); markers lost" % e)
-        push = _nvtx_pair()[0]
+        nv = _nvtx
+        if nv is None or (nv[0] is None and nv[1] != "torch"):
+            nv = _nvtx_pair()
+        push = nv[0]
         if push is not None:
             try:
                 push(self.name)
