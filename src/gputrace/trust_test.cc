@@ -184,5 +184,18 @@ TEST(TraceTrust, CountLinesBadlyOrderedAreRefusedByName) {
       << t.error().message;
 }
 
+TEST(TraceTrust, ATracerWithNoCuptiThatFitsSaysWhyInTheRefusal) {
+  const std::string h =
+      R"({"type":"header","format":"vouch-gpu-trace","version":1,"pid":7,"cmdline":["x"],)"
+      R"x("error":"no CUPTI found fits a driver for CUDA 12.8 (CUPTI 13.0 at /v/libcupti.so.13)",)x"
+      R"("ok":false})"
+      "\n";
+  auto t = trace::ParseCuptiTrace(h, "gpu-trace.7.jsonl");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message,
+            "gpu-trace.7.jsonl: the tracer did not trace this process: no CUPTI found fits a "
+            "driver for CUDA 12.8 (CUPTI 13.0 at /v/libcupti.so.13)");
+}
+
 }  // namespace
 }  // namespace vouch::gputrace

@@ -137,11 +137,15 @@ Status Parser::Header(simdjson::dom::element rec) {
     return MakeError("{}:1: GPU trace format version {}, this vouch reads version {}", label_,
                      version, kVersion);
   bool ok = false;
-  if (rec["ok"].get_bool().get(ok) != simdjson::SUCCESS || !ok)
+  if (rec["ok"].get_bool().get(ok) != simdjson::SUCCESS || !ok) {
+    // The tracer's own reason, where it gives one (no CUPTI fits the driver, say).
+    if (std::string why = StringOr(rec, "error"); !why.empty())
+      return MakeError("{}: the tracer did not trace this process: {}", label_, why);
     return MakeError(
         "{}: the tracer could not enable CUPTI in this process (header ok: false; its stderr "
         "says why: no GPU, a driver without CUPTI support, or another profiler holding CUPTI)",
         label_);
+  }
   pid_ = IntOr(rec, "pid", -1);
   offset_ = IntOr(rec, "timestamp_offset_ns", 0);
   std::string_view clock;

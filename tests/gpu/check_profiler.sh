@@ -10,6 +10,8 @@
 #   none          no profiler: must be right (the control)
 #   torch         torch.profiler(CPU, CUDA) around the region
 #   torch_late    torch.profiler over the middle half of the region
+#   graph         no profiler; a CUDA graph captured outside the region, replayed inside: must
+#                 be right (captured launches are not counted as launches)
 #   count_off     torch, with the tracer's launch count off (VOUCH_GPU_TRACE_COUNT=off): only
 #                 the sampler's rule can refuse it
 #   kineto_env    KINETO_USE_DAEMON=1 (PyTorch's on-demand Kineto); with dynolog's `dyno` on PATH
@@ -30,7 +32,7 @@ export VOUCH_LOCK_FILE=${VOUCH_LOCK_FILE:-/tmp/vouch-gpu-check.lock}
 export PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH}
 PY=${PYTHON:-python3}
 ITERS=${ITERS:-100000}
-CASES=" ${CASES:-none torch torch_late count_off kineto_env ncu} "
+CASES=" ${CASES:-none graph torch torch_late count_off kineto_env ncu} "
 want() { case "$CASES" in *" $1 "*) return 0 ;; esac; return 1; }
 : > "$OUT/status.txt"
 : > "$OUT/headers.txt"
@@ -71,7 +73,7 @@ if leg["valid"]:
              prog.get("profiler_cuda_events"), json.dumps(checks)))
 else:
     by_trace = [r for r in leg["reasons"] if r.startswith("gpu trace")]
-    ok = not gpu and case != "none"  # the control, with no profiler of its own, must be right
+    ok = not gpu and case not in ("none", "graph")  # no profiler of their own: must be right
     print("%s: %s: invalid, %d gpu.* figures; launched %s, profiler saw %s; reasons: %s"
           % (case, ("refused" if by_trace else "refused (not by the trace)") if ok else "WRONG",
              len(gpu), launched, prog.get("profiler_cuda_events"), " | ".join(leg["reasons"])))
@@ -99,6 +101,7 @@ leg() {
 
 P="$PY $HERE/profiler_leg.py"
 want none && leg none -- $P none --iters "$ITERS"
+want graph && leg graph -- $P graph --iters "$ITERS"
 want torch && leg torch -- $P torch_profiler --iters "$ITERS"
 want torch_late && leg torch_late -- $P torch_late --iters "$ITERS"
 want count_off && leg count_off VOUCH_GPU_TRACE_COUNT=off -- $P torch_profiler --iters "$ITERS"

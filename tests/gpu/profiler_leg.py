@@ -6,6 +6,9 @@ A loop of N in-place adds (one kernel each) inside `with vouch.region("step")`, 
   none            no profiler of its own (the control: the trace must count N kernels)
   torch_profiler  torch.profiler.profile(activities=[CPU, CUDA]) around the whole region
   torch_late      torch.profiler started half way through the region and stopped before its end
+  graph           no profiler; the adds captured in a CUDA graph of 10 (outside the region) and
+                  replayed N/10 times inside it: captured launches run nothing and must not be
+                  counted as launches (the tracer's count skips them), replayed kernels are
   kineto_env      no profiler call; run with KINETO_USE_DAEMON=1 (PyTorch's on-demand Kineto,
                   which a dynolog `dyno gputrace` request switches on while the loop runs)
 Prints one JSON line: the kernels it launched inside the region and, with a profiler, the CUDA
@@ -22,7 +25,7 @@ import vouch
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["none", "torch_profiler", "torch_late", "kineto_env"])
+    ap.add_argument("mode", choices=["none", "torch_profiler", "torch_late", "graph", "kineto_env"])
     ap.add_argument("--iters", type=int, default=100000)
     ap.add_argument("--sleep-s", type=float, default=0.0, help="host time between kernels")
     a = ap.parse_args()
@@ -30,6 +33,25 @@ def main():
     for _ in range(50):  # warm-up, outside the region
         x.add_(1.0)
     torch.cuda.synchronize()
+    if a.mode == "graph":
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            x.add_(1.0)  # warm-up on the side stream, as PyTorch's docs do
+        torch.cuda.current_stream().wait_stream(s)
+        with torch.cuda.graph(g):
+            for _ in range(10):
+                x.add_(1.0)
+        torch.cuda.synchronize()
+        with vouch.region("step"):
+            for _ in range(a.iters // 10):
+                g.replay()
+            torch.cuda.synchronize()
+        print(json.dumps({"mode": a.mode, "launched": (a.iters // 10) * 10,
+                          "profiler_cuda_events": None, "torch": torch.__version__,
+                          "cuda": torch.version.cuda}))
+        return
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     prof = None
     seen = None
