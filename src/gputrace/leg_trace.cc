@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "gputrace/trust.h"
 #include "metrics/reserved.h"
 #include "stats/ab_stats.h"
 #include "trace/cupti_reader.h"
@@ -104,6 +105,7 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
     }
   }
   g.active_ns = trace::UnionLength(std::move(region_kernels));
+  g.checks = ChecksOf(t, region);
   bool any_launch_api =
       std::any_of(t.api.begin(), t.api.end(), [](const auto& a) { return a.is_launch; });
   if (any_launch_api) {
@@ -316,7 +318,9 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
           {"memcpys", g.memcpys},
           {"memsets", g.memsets},
           {"by_kernel", kernels},
-          {"ranges", ranges}};
+          {"ranges", ranges},
+          {"tracer_checks", ChecksToJson(g.checks)},
+          {"refused", g.refused}};
 }
 
 Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::string& where) {
@@ -340,6 +344,11 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
     g.memcpys = j.at("memcpys").get<std::int64_t>();
     g.memsets = j.at("memsets").get<std::int64_t>();
     g.tracer_api = j.value("tracer_api", "");
+    // Both absent before 2026-12-06.
+    auto checks = ChecksFromJson(j.value("tracer_checks", nlohmann::json()), where);
+    if (!checks) return checks.error();
+    g.checks = std::move(*checks);
+    g.refused = j.value("refused", std::vector<std::string>{});
     if (const auto c = j.find("tracer_cost"); c != j.end() && c->is_object()) {
       TracerCost tc;
       tc.api_mode = c->at("api").get<std::string>();
@@ -404,6 +413,7 @@ std::string RenderLegGpuTraceText(const LegGpuTrace& g, const std::string& attri
         "launch, {})\n",
         g.tracer_cost->cost_ns / 1e6, g.tracer_cost->fraction * 100, g.tracer_cost->per_launch_ns,
         g.tracer_cost->per_launch_source);
+  for (const auto& r : g.refused) o += fmt::format("  refused: {}\n", r);
   for (const auto& w : g.warnings) o += fmt::format("  warning: {}\n", w);
   if (g.tracer_cost && !g.tracer_cost->warning.empty())
     o += fmt::format("  warning: {}\n", g.tracer_cost->warning);

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "gputrace/leg_trace.h"
+#include "gputrace/trust.h"
 #include "metrics/channel.h"
 #include "metrics/reserved.h"
 #include "stats/percentiles.h"
@@ -448,9 +449,11 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
             "gpu trace: CUPTI dropped {} record(s): its GPU figures are lower bounds", g->dropped));
       if (g->partial && rec.result.Succeeded())
         rec.reasons.push_back("gpu trace: partial (a traced process did not exit cleanly)");
-      if (rec.result.Succeeded()) {
-        add_own(gputrace::GpuTraceMetrics(*g));
-      }
+      // A second CUPTI client, or work the sampler saw and the trace did not: no gpu.* figure
+      // (gputrace/trust.h), with the reason; the record keeps what the rule read.
+      g->refused = gputrace::TraceRefusals(*g, &rec.window);
+      for (const auto& r : g->refused) rec.reasons.push_back("gpu trace: " + r);
+      if (rec.result.Succeeded() && g->refused.empty()) add_own(gputrace::GpuTraceMetrics(*g));
       rec.gpu_trace = gputrace::ToJson(*g);
       rec.gpu_trace["clock_window"] = WindowAttribution(rec);
       (void)WriteFileAtomic((fs::path(dir) / "gpu-trace.json").string(),
