@@ -24,7 +24,7 @@ Baseline VllmBaseline(double failed) {
   tput.unit = "tok/s";
   tput.better = Better::kHigher;
   tput.fail_pct = 3.0;
-  tput.trials = {124.5};
+  tput.trials = {124.5, 124.5, 124.5};  // no noise: the medians decide
   BaselineMetric f;
   f.name = "failed";
   f.value = failed;
@@ -121,9 +121,15 @@ TEST(GateCount, FewerFailuresAndACountWithoutThresholdPass) {
 TEST(GateCount, AZeroBaselineOfAnotherMetricIsStillAnError) {
   Baseline b = VllmBaseline(0);
   b.metrics[1].unit = "ms";
+  b.metrics[1].fail_pct = 5.0;  // one that can fail (a warn-only one pinned at 0 is skipped)
   auto r = CompareToBaseline(b, {{"output_throughput", {124.5, "tok/s"}}, {"failed", {0, "ms"}}},
                              Clock(), NoEnv());
   EXPECT_EQ(Failed(r).verdict, GateVerdict::kError);
+  b.metrics[1].fail_pct.reset();
+  auto warn_only = CompareToBaseline(
+      b, {{"output_throughput", {124.5, "tok/s"}}, {"failed", {0, "ms"}}}, Clock(), NoEnv());
+  EXPECT_EQ(Failed(warn_only).verdict, GateVerdict::kSkipped);
+  EXPECT_EQ(GateExitCode(warn_only), 0);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ namespace vouch::verdict {
 
 struct GateRules {
   bool allow_modes = false;
-  GateOptions options;  // the count threshold (--fail-count)
+  GateOptions options = {};  // the count threshold (--fail-count)
 };
 
 // One line per metric and side whose values form two modes.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 34's GPU check: a host-bound A/B whose arms run two kernel mixes (modes per process),
-# B with +10 memory-bound kernels per step. Expected: B slower, decided by rank (the arms'
+# B with +16 memory-bound kernels per step. Expected: B slower, decided by rank (the arms'
 # legs do not overlap) with the kernel mixes named, not refused; `ab --from` gives the same
 # verdict and exit code. And an A/A with the same modes: refused, no direction word, from both.
 # Usage (repository root): OUT=DIR VOUCH=vouch VOUCH_CUPTI_LIB=libvouch_cupti.so bash $0
@@ -8,9 +8,9 @@ set -u
 : "${OUT:?}" "${VOUCH:?}"
 source tests/gpu/common.sh
 W=$(mktemp -d)
-AB=(ab --gpu-trace --pairs 8 --seed 34 --band 1)
+AB=(ab --gpu-trace --pairs 4 --seed 34 --band 1)
 step modes_ab 0 "$VOUCH" "${AB[@]}" --out "$OUT/modes_ab" --a-env MODE_COUNTER="$W/ca" \
-  --b-env MODE_COUNTER="$W/cb" --b-env EXTRA=10 -- python3 tests/gpu/modes_ab.py
+  --b-env MODE_COUNTER="$W/cb" --b-env EXTRA=16 -- python3 tests/gpu/modes_ab.py
 step modes_ab_from 0 "$VOUCH" ab --from "$OUT/modes_ab/record.json"
 step modes_ab_from_json 0 "$VOUCH" ab --from "$OUT/modes_ab/record.json" --json
 step modes_aa 3 "$VOUCH" "${AB[@]}" --out "$OUT/modes_aa" --a-env MODE_COUNTER="$W/aa" \

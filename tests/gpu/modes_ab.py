@@ -18,7 +18,7 @@ import vouch
 
 p = argparse.ArgumentParser()
 p.add_argument("--extra", type=int, default=int(os.environ.get("EXTRA", "0")))
-p.add_argument("--seconds", type=float, default=5.0)
+p.add_argument("--seconds", type=float, default=6.0)
 a = p.parse_args()
 
 counter = os.environ.get("MODE_COUNTER", "")
