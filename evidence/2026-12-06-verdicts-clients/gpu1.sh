@@ -25,7 +25,7 @@ export VOUCH=$PWD/.carry/bin/vouch PYTHONPATH=$PWD/python
 mkdir -p "$R/modes"
 OUT=$R/modes timeout 300 bash tests/gpu/check_modes_ab.sh
 echo "check_modes_ab.sh exit $?" | tee -a "$R/machine.txt"
-ITERS=60000 timeout 200 bash tests/gpu/check_profiler.sh "$R/profiler"
+PROFILER_LEG_NUMEL_LOG2=25 ITERS=50000 timeout 260 bash tests/gpu/check_profiler.sh "$R/profiler"
 echo "check_profiler.sh exit $?" | tee -a "$R/machine.txt"
 find "$R" -name 'gpu-trace.*.jsonl' -size +2M -delete
 find "$R" -name 'samples*' -size +2M -delete

@@ -1,9 +1,12 @@
 #include "verdict/modes_rule.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "stats/modes.h"
 #include "stats/rank.h"
@@ -36,6 +39,48 @@ std::string ModesRefusal(std::string_view what) {
       what, kModesFalseAlarmRate * 100);
 }
 
+namespace {
+
+// The values of ARM's legs that ran MIX.
+std::vector<double> ValuesOfMix(const ArmLegValues& arm, const std::string& mix) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < arm.values.size() && i < arm.mixes.size(); ++i)
+    if (arm.mixes[i] == mix) v.push_back(arm.values[i]);
+  return v;
+}
+
+std::set<std::string> MixesOf(const ArmLegValues& arm) {
+  std::set<std::string> m;
+  for (const auto& x : arm.mixes)
+    if (!x.empty()) m.insert(x);
+  return m;
+}
+
+// One rank comparison: the arms' values apart, with the probability of that under no difference.
+struct RankOutcome {
+  bool apart = false;    // separated, beyond the band
+  int direction = 0;     // +1: B's values above A's
+  double p_one_way = 1;  // P(this separation in this direction | no difference)
+  std::string text;
+};
+
+RankOutcome CompareByRank(const std::vector<double>& a, const std::vector<double>& b,
+                          double band_log) {
+  RankOutcome o;
+  auto sep = CompleteSeparation(a, b);
+  if (!sep) return o;
+  o.direction = sep->direction;
+  o.p_one_way = sep->p_two_sided / 2;
+  o.apart = sep->gap_log > band_log;
+  o.text = fmt::format(
+      "U = 0 over {} and {} legs: p = 2 / C({}, {}) = {:.3g} two-sided; the "
+      "nearest legs {:.2f} % apart",
+      sep->m, sep->n, sep->m + sep->n, sep->m, sep->p_two_sided, 100 * std::expm1(sep->gap_log));
+  return o;
+}
+
+}  // namespace
+
 ModesRuling RuleOnModes(const std::string& headline, const ArmLegValues& a, const ArmLegValues& b,
                         Better better, double band_log, double confidence, bool allow_modes,
                         std::string_view what) {
@@ -45,6 +90,13 @@ ModesRuling RuleOnModes(const std::string& headline, const ArmLegValues& a, cons
     if (m.found)
       r.found.push_back(fmt::format("{}: arm {}'s legs show {}", headline, arm->name,
                                     DescribeModes(m, arm->unit)));
+    else if (MixesOf(*arm).size() >= 2)
+      // The tracer labels the modes: legs of one arm that ran different work per step are two
+      // modes whatever the modes test can see in a few legs.
+      r.found.push_back(
+          fmt::format("{}: arm {}'s legs ran {} kernel mixes (modes labelled by the "
+                      "GPU trace)",
+                      headline, arm->name, MixesOf(*arm).size()));
   }
   if (r.found.empty()) return r;
   for (const ArmLegValues* arm : {&a, &b})
@@ -54,31 +106,58 @@ ModesRuling RuleOnModes(const std::string& headline, const ArmLegValues& a, cons
     return r;
   }
   const double alpha = 1 - confidence;
-  auto sep = CompleteSeparation(a.values, b.values);
-  if (sep) {
-    const bool b_higher = sep->direction > 0;
+  // Mode by mode where both arms ran the same mixes; else the arms whole.
+  std::vector<std::string> shared;
+  const auto mixes_b = MixesOf(b);
+  for (const auto& m : MixesOf(a))
+    if (mixes_b.count(m)) shared.push_back(m);
+  std::vector<std::pair<std::string, RankOutcome>> parts;
+  if (shared.empty()) {
+    parts.push_back({"", CompareByRank(a.values, b.values, band_log)});
+  } else {
+    for (const auto& m : shared)
+      parts.push_back({m, CompareByRank(ValuesOfMix(a, m), ValuesOfMix(b, m), band_log)});
+  }
+  // Decided when every part is apart the same way: under no difference, the chance of that is
+  // 2 x the product of each part's one-way chance (the parts are independent legs).
+  bool all_apart = true;
+  double p = 2;
+  std::vector<std::string> texts;
+  for (const auto& [mix, o] : parts) {
+    all_apart =
+        all_apart && o.apart && o.direction == parts.front().second.direction && o.direction != 0;
+    p *= o.p_one_way;
+    texts.push_back(mix.empty() ? (o.text.empty() ? "the arms' legs overlap" : o.text)
+                                : fmt::format("mix {}: {}", mix,
+                                              o.text.empty() ? "the arms' legs overlap" : o.text));
+  }
+  p = std::min(1.0, p);
+  const std::string basis =
+      shared.empty() ? std::string("the arms whole")
+                     : fmt::format("mode by mode, over the {} kernel mix{} both arms ran",
+                                   shared.size(), shared.size() == 1 ? "" : "es");
+  const int direction = parts.front().second.direction;
+  const bool b_higher = direction > 0;
+  r.rank_text = fmt::format("exact rank test ({}; {}): p = {:.3g}, the band +/- {:.2f} %", basis,
+                            fmt::join(texts, "; "), p, 100 * std::expm1(band_log));
+  if (all_apart && p <= alpha) {
     const bool b_better = better == Better::kLower ? !b_higher : b_higher;
-    const std::string verdict_word = b_better ? "faster" : "slower";
+    r.by_rank = true;
+    r.verdict = b_better ? AbVerdict::kBFaster : AbVerdict::kBSlower;
     r.rank_text = fmt::format(
-        "every leg of {} is {} than every leg of {} (exact Mann-Whitney, U = 0 over {} and {} "
-        "legs: p = 2 / C({}, {}) = {:.3g}); the nearest legs of the two arms are {:.2f} % apart, "
-        "the band +/- {:.2f} %",
-        b.name, b_higher ? "higher" : "lower", a.name, sep->m, sep->n, sep->m + sep->n, sep->m,
-        sep->p_two_sided, 100 * std::expm1(sep->gap_log), 100 * std::expm1(band_log));
-    if (sep->p_two_sided <= alpha && sep->gap_log > band_log) {
-      r.by_rank = true;
-      r.verdict = b_better ? AbVerdict::kBFaster : AbVerdict::kBSlower;
-      r.rank_text = fmt::format(
-          "decided by rank, not by the medians over modes: B {}: {}; with no true difference, "
-          "legs this separated happen with probability {:.3g} (at most {:g} %)",
-          verdict_word, r.rank_text, sep->p_two_sided, 100 * alpha);
-      return r;
-    }
-    r.rank_text += fmt::format(
-        ": not decisive (a rank verdict needs p <= {:g} and a gap beyond the band)", alpha);
+        "decided by rank, not by the medians over modes: B {}: every leg of {} is {} than every "
+        "leg of {} ({}); with no true difference, legs this separated happen with probability "
+        "{:.3g} (at most {:g} %)",
+        b_better ? "faster" : "slower", b.name, b_higher ? "higher" : "lower", a.name, r.rank_text,
+        p, 100 * alpha);
+    return r;
   }
   r.refused = true;
-  r.rank_text = ModesRefusal(what) + (r.rank_text.empty() ? "" : "; " + r.rank_text);
+  r.rank_text = ModesRefusal(what) + "; " + r.rank_text +
+                fmt::format(
+                    ": not decisive (a rank verdict needs every leg of one arm beyond "
+                    "every leg of the other by more than the band, and p <= {:g})",
+                    alpha);
   return r;
 }
 

@@ -86,6 +86,37 @@ TEST(ModesRule, AllowedModesKeepTheVerdictAndAlreadyRefusedStaysRefused) {
   EXPECT_EQ(refused.verdict, AbVerdict::kRefused);
 }
 
+// The GPU trace labels the modes: four legs too few for the modes test, two kernel mixes in an
+// arm. Arms that ran the same mixes are compared mode by mode; other mixes, the arms whole.
+TEST(ModesRule, KernelMixesLabelTheModesAndSharedMixesCompareModeByMode) {
+  auto a = Arm("A", {260, 432, 280, 380}, {"132 k", "134 k", "132 k", "134 k"});
+  auto b = Arm("B", {240, 242, 243, 241.8}, {"148 k", "150 k", "148 k", "150 k"});
+  auto r = RuleOnModes("steps_per_s", a, b, Better::kHigher, kBand, 0.95, false, "compare");
+  ASSERT_EQ(r.found.size(), 2u);
+  EXPECT_NE(r.found[0].find("arm A's legs ran 2 kernel mixes (modes labelled by the GPU trace)"),
+            std::string::npos)
+      << r.found[0];
+  ASSERT_TRUE(r.by_rank) << r.rank_text;
+  EXPECT_EQ(r.verdict, AbVerdict::kBSlower);
+  EXPECT_NE(r.rank_text.find("the arms whole"), std::string::npos) << r.rank_text;
+  // An A/A of the same two mixes: mode by mode, and the legs of each mix overlap: refused.
+  auto aa = Arm("A", {261, 370, 272, 380}, {"132 k", "134 k", "132 k", "134 k"});
+  auto ab = Arm("B", {262, 373, 263, 350}, {"132 k", "134 k", "132 k", "134 k"});
+  auto same = RuleOnModes("steps_per_s", aa, ab, Better::kHigher, kBand, 0.95, false, "compare");
+  EXPECT_TRUE(same.refused);
+  EXPECT_NE(same.rank_text.find("mode by mode, over the 2 kernel mixes both arms ran"),
+            std::string::npos)
+      << same.rank_text;
+  // Mode by mode, each mix apart the same way: p = 2 x (1/6 x 1/6) at 2 + 2 legs a mix: not
+  // below 5 %; at 3 + 3 a mix, 2 x (1/20)^2 = 0.005 is.
+  auto a3 = Arm("A", {100, 200, 101, 201, 102, 202}, {"x", "y", "x", "y", "x", "y"});
+  auto b3 = Arm("B", {90, 180, 91, 181, 92, 182}, {"x", "y", "x", "y", "x", "y"});
+  auto by_mode = RuleOnModes("tok_s", a3, b3, Better::kHigher, kBand, 0.95, false, "compare");
+  ASSERT_TRUE(by_mode.by_rank) << by_mode.rank_text;
+  EXPECT_EQ(by_mode.verdict, AbVerdict::kBSlower);
+  EXPECT_NE(by_mode.rank_text.find("p = 0.005"), std::string::npos) << by_mode.rank_text;
+}
+
 TEST(ModesRule, NoModesNoRuling) {
   auto r = RuleOnModes("tok_s", Arm("A", {100, 101, 99, 100}), Arm("B", {90, 91, 89, 90}),
                        Better::kHigher, kBand, 0.95, false, "compare");

@@ -8,7 +8,7 @@ set -u
 : "${OUT:?}" "${VOUCH:?}"
 source tests/gpu/common.sh
 W=$(mktemp -d)
-AB=(ab --gpu-trace --pairs 4 --seed 34 --band 1)
+AB=(ab --gpu-trace --pairs 4 --seed 34 --band 1 --headline steps_per_s)
 step modes_ab 0 "$VOUCH" "${AB[@]}" --out "$OUT/modes_ab" --a-env MODE_COUNTER="$W/ca" \
   --b-env MODE_COUNTER="$W/cb" --b-env EXTRA=16 -- python3 tests/gpu/modes_ab.py
 step modes_ab_from 0 "$VOUCH" ab --from "$OUT/modes_ab/record.json"

@@ -17,6 +17,7 @@ kernels that profiler itself saw.
 
 import argparse
 import json
+import os
 import time
 
 import torch
@@ -28,8 +29,12 @@ def main():
     ap.add_argument("mode", choices=["none", "torch_profiler", "torch_late", "graph", "kineto_env"])
     ap.add_argument("--iters", type=int, default=100000)
     ap.add_argument("--sleep-s", type=float, default=0.0, help="host time between kernels")
+    ap.add_argument("--numel-log2", type=int,
+                    default=int(os.environ.get("PROFILER_LEG_NUMEL_LOG2", "22")),
+                    help="elements of the tensor each add touches, as a power of 2 (22: ~10 us "
+                         "a kernel; 25: ~90 us, so the GPU stays busy between launches)")
     a = ap.parse_args()
-    x = torch.zeros(1 << 22, device="cuda")  # about 10 us a kernel on an H100
+    x = torch.zeros(1 << a.numel_log2, device="cuda")  # 1 << 22: about 10 us a kernel on an H100
     for _ in range(50):  # warm-up, outside the region
         x.add_(1.0)
     torch.cuda.synchronize()
