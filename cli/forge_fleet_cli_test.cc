@@ -39,7 +39,9 @@ class ForgeFleetCli : public testing_util::ScratchDirTest {
   void Plan(const std::string& kind, int tasks, int blocks,
             const std::string& node_args = "[]") const {
     fs::create_directories(D("run/nodes"));
-    if (!fs::exists(D("run/fleet.key"))) ASSERT_TRUE(CreateFleetKey(D("run")));
+    if (!fs::exists(D("run/fleet.key"))) {
+      ASSERT_TRUE(CreateFleetKey(D("run")));
+    }
     std::ofstream out(D("run/fleet.json"));
     out << R"({"schema":"vouch.fleet.plan","version":1,"kind":")" << kind << R"(","node_args":)"
         << node_args << R"(,"command":["./leg.sh"],"nodes":)" << tasks << R"(,"pairs":)"

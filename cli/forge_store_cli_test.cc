@@ -62,9 +62,9 @@ TEST_F(ForgeStoreCli, AReadChangesNothing) {
   ASSERT_EQ(Sql("PRAGMA journal_mode=DELETE;"), "delete\n");
   const std::string before = Bytes("h.sqlite");
   ASSERT_EQ(before[18], 1);  // the header's write version: 1 rollback journal, 2 WAL
-  for (const std::string& read :
-       {"history list --store h.sqlite", "history show --store h.sqlite " + key.substr(0, 8),
-        "history trend --store h.sqlite tok_s"}) {
+  for (const std::string& read : {std::string("history list --store h.sqlite"),
+                                  "history show --store h.sqlite " + key.substr(0, 8),
+                                  std::string("history trend --store h.sqlite tok_s")}) {
     auto r = Vouch(read);
     EXPECT_EQ(r.rc, 0) << read << ": " << r.out;
   }
@@ -86,9 +86,9 @@ TEST_F(ForgeStoreCli, GeneratedColumnsAreRefusedLikeViews) {
   ASSERT_EQ(Sql("ALTER TABLE runs ADD COLUMN slow INTEGER GENERATED ALWAYS AS "
                 "(length(hex(zeroblob(1000)))) VIRTUAL;"),
             "");
-  for (const std::string& cmd :
-       {"history list --store h.sqlite", "history trend --store h.sqlite tok_s",
-        fmt::format("history add --store h.sqlite {}", kRunDir)}) {
+  for (const std::string& cmd : {std::string("history list --store h.sqlite"),
+                                 std::string("history trend --store h.sqlite tok_s"),
+                                 fmt::format("history add --store h.sqlite {}", kRunDir)}) {
     auto r = Vouch(cmd);
     EXPECT_EQ(r.rc, 1) << cmd << ": " << r.out;
     EXPECT_TRUE(Has(r.out,

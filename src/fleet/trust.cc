@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string UserName(uid_t uid) {
+std::string TrustUserName(uid_t uid) {
   struct passwd pw {};
   struct passwd* out = nullptr;
   char buf[4096];
@@ -30,9 +30,9 @@ std::string UserName(uid_t uid) {
   return "?";
 }
 
-std::string Mode(mode_t m) { return fmt::format("{:04o}", m & 07777); }
+std::string TrustMode(mode_t m) { return fmt::format("{:04o}", m & 07777); }
 
-std::string Hex(const unsigned char* p, size_t n) {
+std::string TrustHex(const unsigned char* p, size_t n) {
   static const char* digits = "0123456789abcdef";
   std::string out;
   for (size_t i = 0; i < n; ++i) {
@@ -43,7 +43,7 @@ std::string Hex(const unsigned char* p, size_t n) {
 }
 
 // HMAC-SHA256 under KEY of one evidence file's identity and digest.
-std::string Mac(const std::string& key, const AttemptIdentity& id, std::string_view file,
+std::string SealMac(const std::string& key, const AttemptIdentity& id, std::string_view file,
                 const std::string& sha256) {
   const std::string msg = fmt::format("vouch.fleet.seal/1\n{}\n{}\n{}\n{}\n{}", id.node, id.task,
                                       id.attempt, file, sha256);
@@ -52,15 +52,15 @@ std::string Mac(const std::string& key, const AttemptIdentity& id, std::string_v
   if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
             reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), out, &len))
     return "";
-  return Hex(out, len);
+  return TrustHex(out, len);
 }
 
 // The evidence file's lstat: a regular file (kRegular), absent (kAbsent), or something else.
-enum class Present { kAbsent, kRegular, kOther };
-Present Look(const std::string& path) {
+enum class TrustPresent { kAbsent, kRegular, kOther };
+TrustPresent TrustLook(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return Present::kAbsent;
-  return S_ISREG(st.st_mode) ? Present::kRegular : Present::kOther;
+  if (::lstat(path.c_str(), &st) != 0) return TrustPresent::kAbsent;
+  return S_ISREG(st.st_mode) ? TrustPresent::kRegular : TrustPresent::kOther;
 }
 
 }  // namespace
@@ -80,12 +80,12 @@ Status CheckOwnFile(const std::string& path, std::string_view what) {
     return MakeError(
         "{} ({}) is owned by {} (uid {}), not by you ({}, uid {}): vouch does not run or trust "
         "what another user wrote; check its content, then `chown {} {}`, or start anew",
-        path, what, UserName(st.st_uid), st.st_uid, UserName(me), me, UserName(me), path);
+        path, what, TrustUserName(st.st_uid), st.st_uid, TrustUserName(me), me, TrustUserName(me), path);
   if (st.st_mode & (S_IWGRP | S_IWOTH))
     return MakeError(
         "{} ({}) can be written by {} (mode {}): anyone there could have changed it; check its "
         "content, then `chmod go-w {}`",
-        path, what, (st.st_mode & S_IWOTH) ? "anyone" : "its group", Mode(st.st_mode), path);
+        path, what, (st.st_mode & S_IWOTH) ? "anyone" : "its group", TrustMode(st.st_mode), path);
   return CheckOwnFolder(fs::path(path).parent_path().string(), what);
 }
 
@@ -99,7 +99,7 @@ Status CheckOwnFolder(const std::string& dir, std::string_view what) {
         "{} (the folder of {}) can be written by anyone and has no sticky bit (mode {}): anyone "
         "could have replaced what is in it; `chmod o-w {}` after checking it, or use a folder of "
         "your own",
-        d, what, Mode(st.st_mode), d);
+        d, what, TrustMode(st.st_mode), d);
   return OkStatus();
 }
 
@@ -110,7 +110,7 @@ Status CreateFleetKey(const std::string& dir) {
   const std::string path = (fs::path(dir) / "fleet.key").string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return MakeError("{}: cannot create: {}", path, std::strerror(errno));
-  const std::string text = Hex(bytes, sizeof bytes) + "\n";
+  const std::string text = TrustHex(bytes, sizeof bytes) + "\n";
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
                   ::fsync(fd) == 0;
   ::close(fd);
@@ -120,7 +120,7 @@ Status CreateFleetKey(const std::string& dir) {
 
 Result<std::string> ReadFleetKey(const std::string& dir) {
   const std::string path = (fs::path(dir) / "fleet.key").string();
-  if (Look(path) == Present::kAbsent)
+  if (TrustLook(path) == TrustPresent::kAbsent)
     return MakeError(
         "{}: missing: the fleet's key seals every node's evidence, and without it none can be "
         "verified (a fleet directory written by a vouch before the seal, or its key removed); "
@@ -130,7 +130,7 @@ Result<std::string> ReadFleetKey(const std::string& dir) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)))
     return MakeError("{} (the fleet's key) can be read by others (mode {}): `chmod 600 {}`", path,
-                     Mode(st.st_mode), path);
+                     TrustMode(st.st_mode), path);
   auto text = ReadFile(path, 4096);
   if (!text) return text.error();
   std::string key = *text;
@@ -144,15 +144,15 @@ Status SealFleetAttempt(const std::string& key, const std::string& attempt_dir,
                         const AttemptIdentity& id) {
   const std::string seal_path = (fs::path(attempt_dir) / "seal.json").string();
   nlohmann::json old;
-  if (Look(seal_path) == Present::kRegular)
+  if (TrustLook(seal_path) == TrustPresent::kRegular)
     if (auto j = ReadJsonFile(seal_path, 1 << 20); j && j->is_object()) old = std::move(*j);
   nlohmann::json files = nlohmann::json::object();
   for (const char* f : kSealedFiles) {
     const std::string path = (fs::path(attempt_dir) / f).string();
-    if (Look(path) != Present::kRegular) continue;
+    if (TrustLook(path) != TrustPresent::kRegular) continue;
     auto sha = Sha256OfPath(path);
     if (!sha) return sha.error();
-    nlohmann::json now = {{"sha256", *sha}, {"mac", Mac(key, id, f, *sha)}};
+    nlohmann::json now = {{"sha256", *sha}, {"mac", SealMac(key, id, f, *sha)}};
     nlohmann::json list = nlohmann::json::array({now});
     // The seal before (the file's previous version), when it is another.
     if (old.contains("files") && old["files"].is_object() && old["files"].contains(f) &&
@@ -174,12 +174,12 @@ std::vector<std::string> VerifyFleetAttempt(const std::string& key, const std::s
   std::vector<std::string> out;
   const std::string who = fmt::format("node {}'s evidence", id.node);
   for (const std::string& d : {attempt_dir, (fs::path(attempt_dir) / "run").string()})
-    if (Look(d) != Present::kAbsent)
+    if (TrustLook(d) != TrustPresent::kAbsent)
       if (auto s = CheckOwnFolder(d, who); !s) out.push_back(s.error().message);
   std::vector<const char*> present;
   for (const char* f : kSealedFiles) {
     const std::string path = (fs::path(attempt_dir) / f).string();
-    if (Look(path) == Present::kAbsent) continue;
+    if (TrustLook(path) == TrustPresent::kAbsent) continue;
     if (auto s = CheckOwnFile(path, who); !s) {
       out.push_back(s.error().message);
       continue;
@@ -188,7 +188,7 @@ std::vector<std::string> VerifyFleetAttempt(const std::string& key, const std::s
   }
   if (present.empty()) return out;
   const std::string seal_path = (fs::path(attempt_dir) / "seal.json").string();
-  if (Look(seal_path) == Present::kAbsent) {
+  if (TrustLook(seal_path) == TrustPresent::kAbsent) {
     out.push_back(fmt::format(
         "{}: node {}'s evidence has no seal (seal.json): vouch did not write it (or a vouch "
         "before the seal did); it is not merged",
@@ -215,7 +215,7 @@ std::vector<std::string> VerifyFleetAttempt(const std::string& key, const std::s
       out.push_back(sha.error().message);
       continue;
     }
-    const std::string mac = Mac(key, id, f, *sha);
+    const std::string mac = SealMac(key, id, f, *sha);
     bool sealed = false;
     if (files->contains(f) && (*files)[f].is_array())
       for (const auto& e : (*files)[f])

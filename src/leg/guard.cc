@@ -17,7 +17,7 @@ namespace {
 
 // One message: 'W' (watch) or 'R' (release), then the group id. Five bytes, below PIPE_BUF:
 // each write is whole.
-struct Message {
+struct GuardMessage {
   char op;
   std::int32_t pgid;
 } __attribute__((packed));
@@ -44,7 +44,7 @@ std::atomic<pid_t> g_guard_pid{0};
   constexpr int kMost = 1024;  // groups held at once (a leg at a time: one, in practice)
   pid_t held[kMost];
   int n = 0;
-  Message m{};
+  GuardMessage m{};
   std::size_t have = 0;
   for (;;) {
     const ssize_t r = ::read(read_fd, reinterpret_cast<char*>(&m) + have, sizeof m - have);
@@ -68,10 +68,10 @@ std::atomic<pid_t> g_guard_pid{0};
   ::_exit(0);
 }
 
-void Send(char op, pid_t pgid) {
+void GuardSend(char op, pid_t pgid) {
   const int fd = g_write_fd.load();
   if (fd < 0 || pgid <= 1) return;
-  const Message m{op, static_cast<std::int32_t>(pgid)};
+  const GuardMessage m{op, static_cast<std::int32_t>(pgid)};
   for (;;) {
     const ssize_t w = ::write(fd, &m, sizeof m);
     if (w < 0 && errno == EINTR) continue;
@@ -109,7 +109,7 @@ void StartLegGuard() {
 }
 
 pid_t LegGuardPid() { return g_guard_pid.load(); }
-void LegGuardWatch(pid_t pgid) { Send('W', pgid); }
-void LegGuardRelease(pid_t pgid) { Send('R', pgid); }
+void LegGuardWatch(pid_t pgid) { GuardSend('W', pgid); }
+void LegGuardRelease(pid_t pgid) { GuardSend('R', pgid); }
 
 }  // namespace vouch::leg_detail

@@ -44,15 +44,15 @@ std::string SignalName(std::int64_t sig) {
 
 // What is wrong with OBJ's keys: one that appears twice, or more keys than a record has; ""
 // when nothing (the tracer writes ten keys at most: every pair is compared, no allocation).
-constexpr std::size_t kMostKeys = 64;
+constexpr std::size_t kMostRecordKeys = 64;
 std::string DuplicateKey(simdjson::dom::object obj) {
-  std::string_view keys[kMostKeys];
+  std::string_view keys[kMostRecordKeys];
   std::size_t n = 0;
   for (auto field : obj) {
     const std::string_view k = field.key;
     for (std::size_t i = 0; i < n; ++i)
       if (keys[i] == k) return fmt::format("the key \"{}\" appears twice in one record", k);
-    if (n == kMostKeys) return fmt::format("a record of more than {} keys", kMostKeys);
+    if (n == kMostRecordKeys) return fmt::format("a record of more than {} keys", kMostRecordKeys);
     keys[n++] = k;
   }
   return {};
