@@ -22,6 +22,8 @@
 #include "fleet/merge_runs.h"
 #include "fleet/plan.h"
 #include "fleet/slurm.h"
+#include "fleet/trust.h"
+#include "record/record_hook.h"
 #include "run_common.h"
 #include "telemetry/sim_builtin.h"
 #include "util/fs.h"
@@ -296,6 +298,7 @@ int Submit(FleetKind kind, const GlobalOptions& g, std::vector<std::string> args
                              FleetKindName(kind))),
              kExitUsage;
     plan = *p;
+    if (auto key = ReadFleetKey(dir); !key) return say(key.error().message), kExitError;
     if (!node_args.empty() || !cmd.empty())
       say(fmt::format("warning: --resume runs the plan's own command and options ({}); ignored: {}",
                       ShellJoin(plan.command), ShellJoin(args)));
@@ -383,6 +386,11 @@ int Submit(FleetKind kind, const GlobalOptions& g, std::vector<std::string> args
            kExitUsage;
   if (auto st = MakeDirs((fs::path(dir) / "nodes").string()); !st)
     return say(st.error().message), kExitError;
+  // The key every node seals its evidence with (fleet/trust.h); the folder must be one others
+  // cannot write.
+  if (auto st = CheckOwnFolder(dir, "the fleet directory"); !st)
+    return say(st.error().message), kExitError;
+  if (auto st = CreateFleetKey(dir); !st) return say(st.error().message), kExitError;
   if (auto st = WriteFleetPlan(dir, plan); !st) return say(st.error().message), kExitError;
   if (auto st = Submit(plan, dir, 0); !st) return say(st.error().message), kExitError;
   say(fmt::format("submitted job {} ({} tasks, one per node) into {}", plan.rounds[0].job_id, nodes,
@@ -435,6 +443,8 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
   auto say = [](const std::string& m) { fmt::print(stderr, "vouch fleet worker: {}\n", m); };
   auto plan = ReadFleetPlan(dir);
   if (!plan) return say(plan.error().message), kExitError;
+  auto key = ReadFleetKey(dir);
+  if (!key) return say(key.error().message), kExitError;
   if (!task_index) {
     auto t = Env("SLURM_ARRAY_TASK_ID");
     if (!t)
@@ -490,8 +500,21 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
        {"SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "SLURM_JOB_PARTITION", "SLURM_CLUSTER_NAME"})
     if (auto val = Env(v)) info["slurm_env"][v] = *val;
   std::string info_path = (fs::path(seg) / "node.json").string();
+  // Each evidence file is sealed as it is written (fleet/trust.h): node.json now and at the
+  // end, the record at every write (an A/B's after every block), the baseline at the end.
+  const AttemptIdentity ident{node, task->id, attempt};
+  auto seal = [&] {
+    if (auto st = SealFleetAttempt(*key, seg, ident); !st)
+      say(fmt::format("warning: {}: the merge will refuse this node's evidence",
+                      st.error().message));
+  };
+  struct HookReset {
+    ~HookReset() { SetRecordWrittenHook({}); }
+  } hook_reset;
+  SetRecordWrittenHook([&](const std::string&) { seal(); });
   if (auto st = WriteFileAtomic(info_path, DumpJson(info, 2) + "\n"); !st)
     return say(st.error().message), kExitError;
+  seal();
 
   // The command's own run directory inside the attempt's (node.json sits beside it).
   const std::string out = (fs::path(seg) / "run").string();
@@ -517,6 +540,7 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
         info["status"] = "failed";
         info["error"] = b.error().message;
         (void)WriteFileAtomic(info_path, DumpJson(info, 2) + "\n");
+        seal();
         return say(b.error().message), kExitError;
       }
       info["baseline"] = *b;
@@ -538,6 +562,7 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
   info["exit_code"] = rc;
   info["ended_unix_s"] = UnixNowSeconds();
   (void)WriteFileAtomic(info_path, DumpJson(info, 2) + "\n");
+  seal();
   if (status == "interrupted") return kExitInterrupted;
   // A verdict of any kind (or a gate that failed) is the task done; an error is not.
   return status == "complete" ? kExitOk : (rc == kExitOk ? kExitError : rc);

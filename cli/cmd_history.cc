@@ -35,6 +35,14 @@ Result<Opened> OpenStore(const std::string& flag, StoreAccess access) {
   if (!where) return where.error();
   auto s = Store::Open(where->url, access);
   if (!s) return s.error();
+  // A read opens the store read-only and changes nothing; one nothing was added to yet says
+  // so (and an empty file stays empty).
+  if (access == StoreAccess::kRead && (*s)->empty())
+    fmt::print(stderr,
+               "vouch history: history store {} is empty: nothing was added to it yet (vouch "
+               "history add RUN_DIR, or --store on run, baseline, gate or ab, adds to it); it was "
+               "left as it is\n",
+               RedactUrl(where->url));
   return Opened{std::move(*s), RedactUrl(where->url)};
 }
 

@@ -4,6 +4,7 @@
 // (tests/data/store/ab: B/A = 1.029 on its legs) and merges it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "fleet/trust.h"
 #include "test_util.h"
 
 namespace vouch {
@@ -22,6 +24,7 @@ namespace fs = std::filesystem;
 using testing_util::Has;
 using Res = testing_util::ShellResult;
 const std::string kAbRecord = VOUCH_SOURCE_DIR "/tests/data/store/ab/record.json";
+const std::string kBusy = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy.jsonl";
 
 class ForgeFleetCli : public testing_util::ScratchDirTest {
  protected:
@@ -31,12 +34,17 @@ class ForgeFleetCli : public testing_util::ScratchDirTest {
     record_ = nlohmann::json::parse(in);
     record_["writer"] = {{"pid", 4242}, {"host", "vm"}, {"boot_id", "boot-1"}, {"start_ticks", 77}};
   }
-  // fleet.json of KIND with TASKS tasks of BLOCKS blocks each, never submitted (no Slurm job).
-  void Plan(const std::string& kind, int tasks, int blocks) const {
+  // fleet.json of KIND with TASKS tasks of BLOCKS blocks each, never submitted (no Slurm job),
+  // the nodes' options NODE_ARGS (a JSON array), and the fleet's key (fleet/trust.h).
+  void Plan(const std::string& kind, int tasks, int blocks,
+            const std::string& node_args = "[]") const {
     fs::create_directories(D("run/nodes"));
+    if (!fs::exists(D("run/fleet.key"))) {
+      ASSERT_TRUE(CreateFleetKey(D("run")));
+    }
     std::ofstream out(D("run/fleet.json"));
-    out << R"({"schema":"vouch.fleet.plan","version":1,"kind":")" << kind
-        << R"(","node_args":[],"command":["./leg.sh"],"nodes":)" << tasks << R"(,"pairs":)"
+    out << R"({"schema":"vouch.fleet.plan","version":1,"kind":")" << kind << R"(","node_args":)"
+        << node_args << R"(,"command":["./leg.sh"],"nodes":)" << tasks << R"(,"pairs":)"
         << 2 * blocks * tasks
         << R"(,"seed":1,"baseline":"","vouch_binary":"vouch","global_args":[],"slurm":{},)"
         << R"("rounds":[{"job_id":"","submitted_unix_s":0,"tasks":[)";
@@ -58,7 +66,14 @@ class ForgeFleetCli : public testing_util::ScratchDirTest {
                            {"exit_code", 0}};
     std::ofstream(D(rel + "/node.json")) << info.dump(2);
     if (!rec.is_null()) std::ofstream(D(rel + "/run/record.json")) << rec.dump(2);
+    Seal(rel, node, task);
     return rel;
+  }
+  // Seals the attempt REL as the worker on NODE would have (the evidence is vouch's own).
+  void Seal(const std::string& rel, const std::string& node, const std::string& task) const {
+    auto key = ReadFleetKey(D("run"));
+    ASSERT_TRUE(key) << key.error().message;
+    ASSERT_TRUE(SealFleetAttempt(*key, D(rel), {node, task, 0}));
   }
   // The record measured again, later: every time stamp moved by SECONDS, another writer.
   nlohmann::json Later(double seconds) const {
@@ -186,7 +201,7 @@ TEST_F(ForgeFleetCli, EditedPairsAreFormedAgainFromTheLegs) {
 // could see (band plus the pooled interval's half width); an arm whose legs on one node form
 // two modes refuses the fleet verdict unless the nodes ran with --allow-modes.
 TEST_F(ForgeFleetCli, FleetVerdictSaysItsMdeAndRefusesModes) {
-  Plan("ab", 2, 2);
+  Plan("ab", 2, 2, R"(["--band", "5"])");
   auto wide = record_;
   wide["extra"]["verdict"]["band_log"] = std::log(1.05);  // B/A = 1.029: inside a 5 % band
   auto later = Later(1000);
@@ -232,7 +247,8 @@ TEST_F(ForgeFleetCli, FleetVerdictSaysItsMdeAndRefusesModes) {
 
 // The merged record, JSON and text, is byte for byte the one in tests/data/fleet (written by
 // the merge before its reading was made faster): pooled nodes, a node whose listed pairs were
-// edited, a node with no record and a folder that is not an attempt.
+// edited, a node with no record and a folder that is not an attempt. (Since issue 36 the band
+// is the plan's, vouch ab's 1 %, where these records say none: it was 0.)
 TEST_F(ForgeFleetCli, MergedRecordIsByteForByteTheKnownOne) {
   Plan("ab", 5, 2);
   Attempt("n1", "r0-t0", record_);
@@ -270,6 +286,179 @@ TEST_F(ForgeFleetCli, PlanOfTwoHundredThousandTasksMerges) {
   EXPECT_EQ(j["missing"].size(), static_cast<size_t>(tasks - 1));
   EXPECT_EQ(j["jobs"].size(), static_cast<size_t>(tasks));
   EXPECT_EQ(j["pairs_used"], 4);
+}
+
+// Issue 36, class 1: `vouch fleet` ran the command of a fleet.json another user owned, in a
+// folder anyone could write, as root. A plan that another user owns, that group or others can
+// write, or that lies in a folder anyone can write (no sticky bit) is refused by the worker
+// and the merge, naming the file and the fix; the command is not run.
+TEST_F(ForgeFleetCli, PlanAnotherUserCouldHaveWrittenIsNotRun) {
+  Plan("run", 1, 0);
+  Script("run/leg.sh", "touch ran\n");
+  auto worker = [&] {
+    return testing_util::Shell(fmt::format(
+        "cd {} && SLURMD_NODENAME=n1 VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} timeout 120 {} fleet "
+        "worker --dir {} --task 0 2>&1",
+        D("run"), D(), kBusy, VOUCH_BINARY, D("run")));
+  };
+  fs::permissions(D("run/fleet.json"), fs::perms(0666));
+  auto r = worker();
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(
+      Has(r.out, D("run/fleet.json") + " (the fleet plan) can be written by anyone (mode 0666)"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "chmod go-w " + D("run/fleet.json"))) << r.out;
+  EXPECT_FALSE(fs::exists(D("run/ran"))) << "the planted command ran";
+  auto m = Merge();
+  EXPECT_EQ(m.rc, 1) << m.out;
+  EXPECT_TRUE(Has(m.out, "(the fleet plan) can be written by anyone")) << m.out;
+  fs::permissions(D("run/fleet.json"), fs::perms(0620));
+  EXPECT_TRUE(Has(worker().out, "can be written by its group (mode 0620)"));
+  fs::permissions(D("run/fleet.json"), fs::perms(0644));
+  // Its folder writable by anyone, without the sticky bit: anyone could have replaced it.
+  fs::permissions(D("run"), fs::perms(0777));
+  r = worker();
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, D("run") + " (the folder of the fleet plan) can be written by anyone "
+                                    "and has no sticky bit (mode 0777)"))
+      << r.out;
+  EXPECT_FALSE(fs::exists(D("run/ran")));
+  // With the sticky bit (as /tmp) no one but its owner replaces the plan: accepted.
+  fs::permissions(D("run"), fs::perms(01777));
+  EXPECT_FALSE(Has(Merge().out, "sticky")) << Merge().out;
+  fs::permissions(D("run"), fs::perms(0755));
+  if (::geteuid() != 0) GTEST_SKIP() << "the owner check needs root to give the plan away";
+  // Owned by another user: refused even to root.
+  ASSERT_EQ(::chown(D("run/fleet.json").c_str(), 65534, 65534), 0);
+  r = worker();
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, D("run/fleet.json") + " (the fleet plan) is owned by ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "(uid 65534), not by you (root, uid 0)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "chown root " + D("run/fleet.json"))) << r.out;
+  EXPECT_FALSE(fs::exists(D("run/ran"))) << "the planted command ran";
+}
+
+// Every node's evidence is bound to what vouch wrote (a seal under the fleet's key): a node's
+// evidence copied under another with its writer dropped and each window moved by 1 us, or one
+// number edited (a band), is refused naming the node. Both were merged on 3cc89e2.
+TEST_F(ForgeFleetCli, EvidenceNotUnderItsSealIsRefusedNamingTheNode) {
+  Plan("ab", 2, 2);
+  std::string n1 = Attempt("n1", "r0-t0", record_);
+  std::string n2 = Attempt("n2", "r0-t1", Later(1000));
+  ASSERT_EQ(Merge().rc, 0);
+  // n1's folder copied under n2 (its seal too), its writer dropped, every window moved 1 us.
+  fs::remove_all(D(n2));
+  fs::copy(D(n1), D(n2), fs::copy_options::recursive);
+  auto copy = record_;
+  copy.erase("writer");
+  for (auto& l : copy["legs"])
+    for (const char* k : {"started_unix_s", "ended_unix_s"})
+      l["window"][k] = l["window"][k].get<double>() + 1e-6;
+  nlohmann::json info = Json(n2 + "/node.json");
+  info["node"] = "n2";
+  info["task"] = "r0-t1";
+  std::ofstream(D(n2 + "/node.json")) << info.dump(2);
+  std::ofstream(D(n2 + "/run/record.json")) << copy.dump(2);
+  auto r = Merge("--json");
+  EXPECT_EQ(r.rc, 3) << r.out;
+  auto j = Json("run/fleet-record.json");
+  EXPECT_EQ(j["verdict"], "refused") << j.dump(1);
+  std::string why = j["refusals"].dump();
+  EXPECT_TRUE(Has(why, D(n2 + "/run/record.json") + " is not what vouch wrote for node n2")) << why;
+  EXPECT_TRUE(Has(why, "node n2's evidence is refused")) << why;
+  EXPECT_FALSE(Has(why, D(n1))) << why;
+  // One number of n1's own record edited after vouch sealed it: its band.
+  Attempt("n2", "r0-t1", Later(1000));
+  auto edited = Json(n1 + "/run/record.json");
+  edited["extra"]["verdict"]["band_log"] = std::log(1.5);
+  std::ofstream(D(n1 + "/run/record.json")) << edited.dump(2);
+  r = Merge("--json");
+  EXPECT_EQ(r.rc, 3) << r.out;
+  why = Json("run/fleet-record.json")["refusals"].dump();
+  EXPECT_TRUE(Has(why, D(n1 + "/run/record.json") + " is not what vouch wrote for node n1 "
+                                                    "(task r0-t0, attempt 0)"))
+      << why;
+  // Evidence with no seal at all, and a fleet with no key.
+  Attempt("n1", "r0-t0", record_);
+  fs::remove(D(n1 + "/seal.json"));
+  EXPECT_TRUE(Has(Merge().out, D(n1) + ": node n1's evidence has no seal (seal.json)"));
+  Attempt("n1", "r0-t0", record_);
+  fs::remove(D("run/fleet.key"));
+  r = Merge();
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_TRUE(Has(r.out, D("run/fleet.key") + ": missing")) << r.out;
+  ASSERT_TRUE(CreateFleetKey(D("run")));
+  Attempt("n1", "r0-t0", record_);
+  Attempt("n2", "r0-t1", Later(1000));
+  ASSERT_EQ(Merge().rc, 0);
+  // A record its group can write, or in a folder anyone can write: refused with the fix.
+  fs::permissions(D(n2 + "/run/record.json"), fs::perms(0664));
+  r = Merge();
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_TRUE(Has(r.out, D(n2 + "/run/record.json") + " (node n2's evidence) can be written by "
+                                                      "its group (mode 0664)"))
+      << r.out;
+  fs::permissions(D(n2 + "/run/record.json"), fs::perms(0644));
+  fs::permissions(D(n2 + "/run"), fs::perms(0777));
+  EXPECT_TRUE(Has(Merge().out, D(n2 + "/run") + " (the folder of node n2's evidence) can be "
+                                                "written by anyone"));
+  fs::permissions(D(n2 + "/run"), fs::perms(0755));
+  if (::geteuid() != 0) GTEST_SKIP() << "the owner check needs root to give a record away";
+  ASSERT_EQ(::chown(D(n2 + "/run/record.json").c_str(), 65534, 65534), 0);
+  r = Merge();
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_TRUE(Has(r.out, D(n2 + "/run/record.json") + " (node n2's evidence) is owned by"))
+      << r.out;
+}
+
+// The plan's own parameters win over a record's: nodes asked for a 1 % band whose (sealed)
+// records say 50 % are judged with 1 % (on 3cc89e2 the records' 50 % made it `no change`).
+TEST_F(ForgeFleetCli, ThePlansBandWinsOverARecords) {
+  Plan("ab", 2, 2, R"(["--band", "1", "--confidence", "0.9"])");
+  auto wide = record_;
+  wide["extra"]["verdict"]["band_log"] = std::log(1.5);
+  auto later = Later(1000);
+  later["extra"]["verdict"]["band_log"] = std::log(1.5);
+  std::string n1 = Attempt("n1", "r0-t0", wide);
+  Attempt("n2", "r0-t1", later);
+  auto r = Merge("--json");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto j = Json("run/fleet-record.json");
+  EXPECT_EQ(j["verdict"], "B faster") << j.dump(1);
+  EXPECT_NEAR(j["band_pct"].get<double>(), 1.0, 1e-9) << j.dump(1);
+  EXPECT_NEAR(j["confidence"].get<double>(), 0.9, 1e-12) << j.dump(1);
+  EXPECT_TRUE(Has(j["problems"].dump(), D(n1) + ": its record says the band is +/- 50 %, the "
+                                                "plan asked +/- 1 %: the plan's is used"))
+      << j["problems"];
+}
+
+// The real worker seals what it writes: `fleet worker` on this machine (no Slurm) runs the
+// plan's command, and its evidence merges; one number of its record edited is refused.
+TEST_F(ForgeFleetCli, TheWorkerSealsWhatItWrites) {
+  Plan("run", 1, 0, R"(["--min-busy-readings", "5", "--warmup", "0", "--reps", "2"])");
+  Script("run/leg.sh", "sleep 0.3\n");
+  auto w = testing_util::Shell(fmt::format(
+      "cd {} && SLURMD_NODENAME=n1 VOUCH_LOCK_FILE={}/lock VOUCH_SIM={} timeout 120 {} fleet "
+      "worker --dir {} --task 0 2>&1",
+      D("run"), D(), kBusy, VOUCH_BINARY, D("run")));
+  const std::string a = "run/nodes/n1/r0-t0-a0";
+  ASSERT_TRUE(fs::exists(D(a + "/seal.json"))) << w.out;
+  auto seal = Json(a + "/seal.json");
+  EXPECT_EQ(seal["node"], "n1");
+  EXPECT_TRUE(seal["files"].contains("node.json")) << seal.dump(1);
+  EXPECT_TRUE(seal["files"].contains("run/record.json")) << seal.dump(1);
+  auto r = Merge("--json");
+  auto j = Json("run/fleet-record.json");
+  EXPECT_TRUE(j["refusals"].empty()) << j.dump(1) << r.out;
+  ASSERT_EQ(j["nodes"].size(), 1u) << j.dump(1);
+  auto rec = Json(a + "/run/record.json");
+  rec["legs"][0]["result"]["wall_ns"] = 1;
+  std::ofstream(D(a + "/run/record.json")) << rec.dump(2);
+  r = Merge("--json");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(Json("run/fleet-record.json")["refusals"].dump(),
+                  D(a + "/run/record.json") + " is not what vouch wrote for node n1"))
+      << r.out;
 }
 
 }  // namespace

@@ -148,6 +148,28 @@ TEST_F(ForgeWritesCli, TheLegDiesWithAVouchKilledBySigkill) {
   EXPECT_TRUE(gone) << "leg " << leg << " outlived the vouch that ran it";
 }
 
+// Nor its leg's children (issue 36, class 7): PR_SET_PDEATHSIG reaches the leg's main process
+// only, and a shell's `sleep` outlived the vouch killed by SIGKILL. The leg's process group
+// dies with vouch (src/leg/guard.h).
+TEST_F(ForgeWritesCli, TheLegsGrandchildDiesWithAVouchKilledBySigkill) {
+  Script("tree.sh", "sleep 300 &\necho $! > \"$PWD/grandchild.pid\"\nwait\n");
+  const int vouch = VouchInBackground(
+      fmt::format("run {} --warmup 0 --reps 1 --out r -- ./tree.sh", kFast), "lock", "v.log");
+  ASSERT_GT(vouch, 0);
+  ASSERT_TRUE(WaitFor("grandchild.pid")) << "the leg did not start";
+  const int grandchild = std::atoi(testing_util::Shell("cat " + D("grandchild.pid")).out.c_str());
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(Running(grandchild));
+  ASSERT_EQ(::kill(vouch, SIGKILL), 0);
+  bool gone = false;
+  for (int i = 0; i < 50 && !gone; ++i) {  // 5 s
+    gone = !Running(grandchild);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!gone) ::kill(grandchild, SIGKILL);  // leave nothing behind on failure
+  EXPECT_TRUE(gone) << "the leg's child " << grandchild << " outlived the vouch killed by SIGKILL";
+}
+
 // /bin/true read 134.7 MiB: Linux charged vouch's own memory to the exec'd child.
 TEST_F(ForgeWritesCli, TinyLegPeakRssIsTiny) {
   // Its window is too short to be valid (exit 1); its record is what is read here.

@@ -2,7 +2,8 @@
 // node's node.json and its record.json, each written by a job on another machine. The input
 // holds the three files, split by marker lines; they become DIR/fleet.json and
 // DIR/nodes/n1/r0-t0-a0/{node.json,run/record.json}, with the same attempt copied under n2 (the
-// copy check reads both), and DIR is read and merged as an A/B and as a run.
+// copy check reads both), each sealed under the fleet's key as the worker would, and DIR is
+// read and merged as an A/B and as a run.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "fleet/evidence.h"
 #include "fleet/merge.h"
 #include "fleet/merge_runs.h"
+#include "fleet/trust.h"
 #include "fuzz_util.h"
 
 namespace {
@@ -46,10 +48,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (::mkdtemp(dir.data()) == nullptr) std::abort();
   const std::filesystem::path d(dir);
   Write(d / "fleet.json", plan);
+  // The fleet's key, and each attempt sealed under it as the worker seals it (fleet/trust.h):
+  // the merge reads past the seal into the evidence, as it does a genuine node's.
+  if (!vouch::CreateFleetKey(dir)) std::abort();
+  auto key = vouch::ReadFleetKey(dir);
   for (const char* n : {"n1", "n2"}) {
-    const auto attempt = d / "nodes" / n / (std::string(n) == "n1" ? "r0-t0-a0" : "r0-t1-a0");
+    const std::string task = std::string(n) == "n1" ? "r0-t0" : "r0-t1";
+    const auto attempt = d / "nodes" / n / (task + "-a0");
     if (!node.empty()) Write(attempt / "node.json", node);
     if (!record.empty()) Write(attempt / "run" / "record.json", record);
+    if (key && (!node.empty() || !record.empty()))
+      (void)vouch::SealFleetAttempt(*key, attempt.string(), {n, task, 0});
   }
   auto ev = vouch::ReadFleetEvidence(dir, {});
   if (ev) {

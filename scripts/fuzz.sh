@@ -78,7 +78,9 @@ seed window $(find $d/store -name window.json | sort | head -6)
 seed baseline $d/gate/*.json
 head -200 tests/fixtures/nvml_h200_scenario.jsonl >"$seeds/samples/scenario_head.jsonl"
 seed samples $(find $d/store -name samples.jsonl | sort | head -3)
-seed cupti $d/trace/cupti_small.jsonl $d/trace/h200/*.jsonl
+# The tracer's lines with a key twice (in a record, in the header): refused by name.
+seed cupti $d/trace/cupti_small.jsonl $d/trace/h200/*.jsonl fuzz/seeds/cupti_dup_key.jsonl \
+  fuzz/seeds/cupti_dup_header.jsonl
 # The journal: a stored record made "running" again (as at a run's start), the marker line, then
 # its legs one per line, as the leg journal holds them; and the same with its last line torn.
 python3 - "$seeds/journal" $d/store/ab/record.json $d/store/gate/record.json <<'EOF'
@@ -114,7 +116,8 @@ put("edited", plan, node, edited)
 put("claims", plan, dict(node, node="n9"), rec)
 put("run", dict(plan, kind="run"), node, rec)
 EOF
-# The store's documents (runs.record_json): the stored records, small hand shapes (fuzz/seeds/
+# The store's documents (runs.record_json, windows.series_json, gates.gate_json): the stored
+# records, a series and a gate (right, of wrong types, nested 4000 deep), small hand shapes (fuzz/seeds/
 # store_doc: a string for the legs, an array, version 2^32 + 2, text where numbers go), and a
 # stored record bent into the shapes that crashed `history show`: legs not objects, a leg
 # index twice, a text median, no window.

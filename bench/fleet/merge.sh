@@ -17,10 +17,24 @@ trap 'rm -rf "$work"' EXIT
 echo "# $(date -u +%FT%TZ) $(uname -n) nproc=$(nproc) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 make_fleet() {  # DIR N
   python3 - "$1" "$2" "$root/tests/data/store/ab/record.json" <<'PY'
-import json, os, sys
+import hashlib, hmac, json, os, sys
 d, n, src = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rec = json.load(open(src))
 os.makedirs(f"{d}/nodes", exist_ok=True)
+# The fleet's key and each attempt's seal, as the submitter and the worker write them
+# (src/fleet/trust.h): HMAC-SHA256 of the node, task, attempt, file and the file's SHA-256.
+key = os.urandom(32).hex()
+fd = os.open(f"{d}/fleet.key", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+os.write(fd, (key + "\n").encode())
+os.close(fd)
+def seal(a, node, task):
+    files = {}
+    for f in ("node.json", "run/record.json"):
+        sha = hashlib.sha256(open(f"{a}/{f}", "rb").read()).hexdigest()
+        msg = f"vouch.fleet.seal/1\n{node}\n{task}\n0\n{f}\n{sha}".encode()
+        files[f] = [{"sha256": sha, "mac": hmac.new(key.encode(), msg, "sha256").hexdigest()}]
+    json.dump({"schema": "vouch.fleet.seal", "version": 1, "node": node, "task": task,
+               "attempt": 0, "files": files}, open(f"{a}/seal.json", "w"))
 tasks = [{"id": f"r0-t{i}", "blocks": 2, "seed": 0, "covers": ""} for i in range(n)]
 plan = {"schema": "vouch.fleet.plan", "version": 1, "kind": "ab", "node_args": [],
         "command": ["./leg.sh"], "nodes": n, "pairs": 4 * n, "seed": 1, "baseline": "",
@@ -41,6 +55,7 @@ for i in range(n):
         for k in ("started_unix_s", "ended_unix_s"):
             l["window"][k] += shift
     json.dump(r, open(f"{a}/run/record.json", "w"), indent=2)
+    seal(a, node, task)
 PY
 }
 py_load() {  # DIR

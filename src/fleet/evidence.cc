@@ -5,6 +5,7 @@
 #include <set>
 
 #include "fleet/ab_pairs.h"
+#include "fleet/trust.h"
 #include "record/record.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -322,6 +323,11 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
   fs::path nodes = fs::path(dir) / "nodes";
   std::error_code ec;
   if (!fs::is_directory(nodes, ec)) return ev;
+  // Every node's evidence is checked against the fleet's seal (fleet/trust.h).
+  auto key = ReadFleetKey(dir);
+  if (!key) ev.refusals.push_back(key.error().message);
+  if (auto s = CheckOwnFolder(nodes.string(), "the nodes' evidence"); !s)
+    ev.refusals.push_back(s.error().message);
   // Each folder's entries with their types, as its listing gives them: no stat of each.
   auto by_name = [](const DirEntry& x, const DirEntry& y) { return x.name < y.name; };
   std::vector<DirEntry> node_dirs;
@@ -340,6 +346,8 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       ev.problems.push_back(fmt::format("{}: not a node subtree (ignored)", nd.string()));
       continue;
     }
+    if (auto s = CheckOwnFolder(nd.string(), fmt::format("node {}'s evidence", node)); !s)
+      ev.refusals.push_back(s.error().message);
     std::vector<DirEntry> attempts;
     if (auto l = ListDir(nd.string(), false)) attempts = std::move(*l);
     std::sort(attempts.begin(), attempts.end(), by_name);
@@ -363,6 +371,17 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       a.dir = ad.string();
       const AttemptFiles files = CheckLinks(ad, ev.refusals);
       ReadAttempt(a, files, cross_boot);
+      // Evidence vouch did not write (or another user could have rewritten) is not read.
+      if (key)
+        if (auto wrong = VerifyFleetAttempt(*key, a.dir, {node, a.task_id, a.attempt});
+            !wrong.empty()) {
+          ev.refusals.insert(ev.refusals.end(), wrong.begin(), wrong.end());
+          a.problem = wrong.front();
+          a.record.reset();
+          a.pairs = nlohmann::json::array();
+          a.edits.clear();
+          a.band_log.reset();
+        }
       if (ev.plan.kind == FleetKind::kAb && a.record) SlimAbRecord(*a.record);
       // node.json says who ran it: a node, task or attempt other than its folder's is
       // another node's evidence under this name.

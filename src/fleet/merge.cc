@@ -185,9 +185,18 @@ std::vector<FleetGap> FleetGaps(const FleetEvidence& ev) {
 
 FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence) {
   FleetAbMerge m;
-  m.confidence = confidence;
   m.problems = ev.problems;
   m.gaps = FleetGaps(ev);
+  // The plan's own parameters win over a record's: the band and the confidence every node
+  // was asked for (a node's record saying another band is named, and not used).
+  auto asked = PlanAbParametersOf(ev.plan);
+  if (asked && PlanNodeOption(ev.plan, "--confidence")) confidence = asked->confidence;
+  m.confidence = confidence;
+  if (!asked) {
+    m.reasons = {asked.error().message};
+    m.verdict = AbVerdict::kRefused;
+    return m;
+  }
   if (!ev.refusals.empty()) {
     // Evidence that is not what it claims: no verdict from it, and each fault named.
     m.reasons = ev.refusals;
@@ -209,7 +218,16 @@ FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence) {
     n.attempts.push_back(a->dir);
     if (!a->headline.empty()) headlines.insert(a->headline);
     if (!a->better.empty()) betters.insert(a->better);
-    if (a->band_log) n.band_log = std::max(n.band_log, *a->band_log);
+    if (asked->band_log) {
+      n.band_log = *asked->band_log;
+      if (a->band_log && std::fabs(*a->band_log - *asked->band_log) > 1e-9 * *asked->band_log)
+        m.problems.push_back(fmt::format(
+            "{}: its record says the band is +/- {:.4g} %, the plan asked +/- {:.4g} %: the "
+            "plan's is used",
+            a->dir, LogPct(*a->band_log), LogPct(*asked->band_log)));
+    } else if (a->band_log) {
+      n.band_log = std::max(n.band_log, *a->band_log);
+    }
     if (a->record && a->record->contains("environment")) {
       const auto& env = (*a->record)["environment"];
       for (const auto& u : Strings(env, "gpus", "uuid")) AddUnique(n.gpus, u);

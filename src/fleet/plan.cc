@@ -1,10 +1,13 @@
 #include "fleet/plan.h"
 
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 
+#include "fleet/trust.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/number.h"
 
 namespace vouch {
 
@@ -131,6 +134,11 @@ Result<FleetPlan> FleetPlanFromJson(const nlohmann::json& j, const std::string& 
 
 Result<FleetPlan> ReadFleetPlan(const std::string& dir) {
   std::string path = (std::filesystem::path(dir) / "fleet.json").string();
+  // A plan is a command vouch runs on every node: only one this user wrote, that no one else
+  // could have rewritten (fleet/trust.h).
+  if (std::error_code ec;
+      std::filesystem::exists(path, ec) || std::filesystem::is_symlink(path, ec))
+    if (auto s = CheckOwnFile(path, "the fleet plan"); !s) return s.error();
   auto text = ReadFile(path, 16 << 20);
   if (!text) return text.error();
   auto j = ParseJson(*text, path);
@@ -152,6 +160,45 @@ Result<FleetTask> FindTask(const FleetPlan& p, const std::string& job_id, int in
   if (index < 0 || index >= static_cast<int>(r.tasks.size()))
     return MakeError("round {} has no array task {} ({} tasks)", round, index, r.tasks.size());
   return r.tasks[static_cast<size_t>(index)];
+}
+
+std::optional<std::string> PlanNodeOption(const FleetPlan& p, std::string_view flag) {
+  std::optional<std::string> out;
+  const auto& a = p.node_args;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == "--") break;
+    if (a[i] == flag && i + 1 < a.size())
+      out = a[++i];
+    else if (a[i].size() > flag.size() && a[i].compare(0, flag.size(), flag) == 0 &&
+             a[i][flag.size()] == '=')
+      out = a[i].substr(flag.size() + 1);
+  }
+  return out;
+}
+
+Result<PlanAbParameters> PlanAbParametersOf(const FleetPlan& p) {
+  PlanAbParameters out;
+  if (auto c = PlanNodeOption(p, "--confidence")) {
+    auto v = ParseFiniteDouble(*c, "the fleet plan's --confidence");
+    if (!v) return v.error();
+    if (!(*v > 0.5 && *v < 1))
+      return MakeError("the fleet plan's --confidence {}: not in (0.5, 1)", *c);
+    out.confidence = *v;
+  }
+  if (auto c = PlanNodeOption(p, "--calibrate")) {
+    auto v = ParseFiniteDouble(*c, "the fleet plan's --calibrate");
+    if (!v) return v.error();
+    if (*v > 0) return out;  // each node measured its own band
+  }
+  double pct = 1.0;  // vouch ab's default
+  if (auto b = PlanNodeOption(p, "--band")) {
+    auto v = ParseFiniteDouble(*b, "the fleet plan's --band");
+    if (!v) return v.error();
+    if (!(*v > 0)) return MakeError("the fleet plan's --band {}: not a positive percentage", *b);
+    pct = *v;
+  }
+  out.band_log = std::log1p(pct / 100.0);
+  return out;
 }
 
 bool SafeNodeName(const std::string& name) {

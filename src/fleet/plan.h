@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,18 @@ Status WriteFleetPlan(const std::string& dir, const FleetPlan& p);
 // The task of array index INDEX in the round whose job is JOB_ID (the worker's lookup);
 // an error naming the round and index when the plan has no such task.
 Result<FleetTask> FindTask(const FleetPlan& p, const std::string& job_id, int index, int round);
+
+// The value the plan's node options give FLAG ("--band 2" or "--band=2"; the last one, as
+// CLI11 takes it), or nullopt when they do not give it.
+std::optional<std::string> PlanNodeOption(const FleetPlan& p, std::string_view flag);
+// What the plan asked of every node's A/B, which wins over what a node's record says: the
+// noise band (log half width; nullopt when the nodes calibrate their own, --calibrate N), and
+// the confidence. An error names a value the plan's options cannot mean.
+struct PlanAbParameters {
+  std::optional<double> band_log;
+  double confidence = 0.95;
+};
+Result<PlanAbParameters> PlanAbParametersOf(const FleetPlan& p);
 
 // A node name safe as one path component (Slurm node names are; hostile values are not).
 bool SafeNodeName(const std::string& name);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "leg/executor.h"
+#include "leg/guard.h"
 #include "leg/interrupt.h"
 #include "leg/output_pump.h"
 #include "leg/proc_tree.h"
@@ -320,6 +321,7 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
   sigset_t all, old_mask;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);
+  leg_detail::StartLegGuard();
   const pid_t pid = leg_detail::StartChild(plan);
   const int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
@@ -356,6 +358,7 @@ Result<LegResult> LocalExecutor::Run(const LegSpec& spec, LegObserver* observer)
                      std::strerror(report.error));
   }
   result.pid = pid;
+  const leg_detail::LegGuardHold guard_hold(pid);  // the group dies with vouch (leg/guard.h)
   ::close(out_w.release());
   ::close(err_w.release());
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));

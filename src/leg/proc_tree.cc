@@ -15,6 +15,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "leg/guard.h"
 #include "util/number.h"
 
 namespace vouch::leg_detail {
@@ -380,6 +381,8 @@ void ProcTree::Scan(ScanScope scope) {
   // The environment is read once, and only for processes newer than the leg that no
   // cheaper rule claims.
   const int self = ::getpid();
+  const int guard = static_cast<int>(LegGuardPid());  // vouch's own child (leg/guard.h)
+  std::erase_if(candidates, [&](const ProcStat& s) { return guard != 0 && s.pid == guard; });
   std::vector<bool> marked(candidates.size(), false);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const ProcStat& s = candidates[i];

@@ -9,6 +9,7 @@
 
 #include "clock/window.h"
 #include "record/journal.h"
+#include "record/record_hook.h"
 #include "util/atomic_write.h"
 #include "util/bounded_file.h"
 #include "util/fs.h"
@@ -323,8 +324,31 @@ nlohmann::json ToJson(const RunRecord& r) {
           {"extra", r.extra}};
 }
 
+namespace {
+
+std::function<void(const std::string&)>& RecordWrittenHook() {
+  static std::function<void(const std::string&)> hook;
+  return hook;
+}
+
+Status WriteRecordFile(const std::string& path, const RunRecord& r);
+
+}  // namespace
+
+void SetRecordWrittenHook(std::function<void(const std::string& path)> hook) {
+  RecordWrittenHook() = std::move(hook);
+}
+
 Status WriteRecord(const std::string& dir, const RunRecord& r) {
   const std::string path = (std::filesystem::path(dir) / "record.json").string();
+  Status st = WriteRecordFile(path, r);
+  if (st && RecordWrittenHook()) RecordWrittenHook()(path);
+  return st;
+}
+
+namespace {
+
+Status WriteRecordFile(const std::string& path, const RunRecord& r) {
   if (r.spilled.legs == 0) return WriteFileAtomic(path, DumpJson(ToJson(r), 2) + "\n");
   // The legs written one at a time between the record's two halves, each as DumpJson(j, 2)
   // lays it out inside the record: the same file as when every leg was in memory.
@@ -359,5 +383,7 @@ Status WriteRecord(const std::string& dir, const RunRecord& r) {
     return put(std::string_view(text).substr(at + hole.size()));
   });
 }
+
+}  // namespace
 
 }  // namespace vouch

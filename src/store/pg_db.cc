@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <libpq-fe.h>
 
+#include <cmath>
 #include <limits>
 
 #include "store/sql.h"
@@ -92,7 +93,8 @@ class PgResult {
 
 class PostgresDb final : public SqlDb {
  public:
-  explicit PostgresDb(const std::string& url) : url_(url), where_(RedactUrl(url)) {}
+  PostgresDb(const std::string& url, bool read_only)
+      : url_(url), where_(RedactUrl(url)), read_only_(read_only) {}
   ~PostgresDb() override {
     if (conn_) Pq().PQfinish(conn_);
   }
@@ -112,6 +114,32 @@ class PostgresDb final : public SqlDb {
     // CREATE ... IF NOT EXISTS answers with NOTICEs that libpq would print on stderr.
     Pq().PQsetNoticeProcessor(
         conn_, [](void*, const char*) {}, nullptr);
+    // The statement budget (sql.h), and a read that cannot write.
+    const auto ms = static_cast<long long>(std::ceil(StoreStatementBudgetS() * 1000));
+    if (auto r = Run(fmt::format("SET statement_timeout = {}", ms), {}); !r) return r.error();
+    if (read_only_)
+      if (auto r = Run("SET default_transaction_read_only = on", {}); !r) return r.error();
+    // vouch's tables are plain tables with plain columns: a view in their place, or a
+    // GENERATED column, computes what a read returns. (Only tables of the store's names in the
+    // connection's schema are looked at; a store not created yet has none.)
+    const std::string ours =
+        "table_schema = current_schema() AND table_name IN ('schema_version', 'runs', 'legs', "
+        "'windows', 'metrics', 'summaries', 'ab_verdicts', 'gates', 'baselines')";
+    auto odd = Run("SELECT 'view', table_name, '' FROM information_schema.views WHERE " + ours +
+                       " UNION ALL SELECT 'generated column', column_name, table_name FROM "
+                       "information_schema.columns WHERE " +
+                       ours + " AND is_generated <> 'NEVER' LIMIT 1",
+                   {});
+    if (!odd) return odd.error();
+    if (Pq().PQntuples((*odd)->get()) > 0) {
+      PGresult* r = (*odd)->get();
+      const std::string table = Pq().PQgetvalue(r, 0, 2);
+      return MakeError(
+          "history store {}: it holds a {} named '{}'{}, and a vouch store has plain tables and "
+          "columns only: not a vouch store, or a tampered one; refused",
+          where_, Pq().PQgetvalue(r, 0, 0), Pq().PQgetvalue(r, 0, 1),
+          table.empty() ? "" : fmt::format(" of table '{}'", table));
+    }
     return OkStatus();
   }
 
@@ -209,6 +237,12 @@ class PostgresDb final : public SqlDb {
       while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
       if (m.empty()) m = Pq().PQerrorMessage(conn_);
       std::string head(sql.substr(0, 60));
+      if (m.find("statement timeout") != std::string::npos)
+        return MakeError(
+            "history store {}: a statement ran past the store's statement budget of {} s and "
+            "was stopped (in '{}{}'): a store this slow to read is damaged or not vouch's "
+            "(VOUCH_STORE_STATEMENT_BUDGET_S sets the budget)",
+            where_, StoreStatementBudgetS(), head, sql.size() > 60 ? "..." : "");
       return MakeError("history store {}: {} (in '{}{}')", where_, m, head,
                        sql.size() > 60 ? "..." : "");
     }
@@ -216,13 +250,14 @@ class PostgresDb final : public SqlDb {
   }
 
   std::string url_, where_;
+  bool read_only_ = false;
   PGconn* conn_ = nullptr;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<SqlDb>> OpenPostgresDb(const std::string& url) {
-  auto db = std::make_unique<PostgresDb>(url);
+Result<std::unique_ptr<SqlDb>> OpenPostgresDb(const std::string& url, bool read_only) {
+  auto db = std::make_unique<PostgresDb>(url, read_only);
   if (auto s = db->Open(); !s) return s.error();
   return std::unique_ptr<SqlDb>(std::move(db));
 }

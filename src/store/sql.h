@@ -71,11 +71,21 @@ class SqlDb {
   virtual std::size_t MaxParams() const = 0;
 };
 
+// Every statement of the store runs under one budget of wall time, on both engines (SQLite: a
+// progress handler; PostgreSQL: statement_timeout): a store that makes a statement run on is
+// refused by name, never waited on. VOUCH_STORE_STATEMENT_BUDGET_S (seconds, > 0) sets it.
+inline constexpr double kStoreStatementBudgetS = 60;
+double StoreStatementBudgetS();
+
 // SQLite: WAL journal, a 30 s busy timeout, foreign keys on. Creates the file and its
-// directory.
-Result<std::unique_ptr<SqlDb>> OpenSqliteDb(const std::string& path);
+// directory. READ_ONLY: opens the file read-only, creates nothing and changes nothing (its
+// journal mode is left as it is). Either way a store holding a view, a trigger, a virtual
+// table or a GENERATED column is refused.
+Result<std::unique_ptr<SqlDb>> OpenSqliteDb(const std::string& path, bool read_only = false);
 // PostgreSQL: URL is a libpq connection string (postgresql://user@host:port/db?...).
-Result<std::unique_ptr<SqlDb>> OpenPostgresDb(const std::string& url);
+// READ_ONLY: every transaction of the session is read-only. A vouch table that is a view, or
+// that has a GENERATED column, is refused.
+Result<std::unique_ptr<SqlDb>> OpenPostgresDb(const std::string& url, bool read_only = false);
 
 // Rolls back on scope exit unless committed.
 class SqlTransaction {

@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <unordered_map>
 
@@ -64,7 +66,7 @@ namespace {
 
 class SqliteDb final : public SqlDb {
  public:
-  explicit SqliteDb(std::string path) : path_(std::move(path)) {}
+  SqliteDb(std::string path, bool read_only) : path_(std::move(path)), read_only_(read_only) {}
   ~SqliteDb() override {
     for (auto& [_, st] : cache_) sqlite3_finalize(st);
     if (db_) sqlite3_close(db_);
@@ -73,15 +75,19 @@ class SqliteDb final : public SqlDb {
   Status Open() {
     std::error_code ec;
     auto parent = std::filesystem::path(path_).parent_path();
-    if (!parent.empty() && !std::filesystem::exists(parent, ec))
+    if (!read_only_ && !parent.empty() && !std::filesystem::exists(parent, ec))
       if (auto s = MakeDirs(parent.string()); !s) return s;
     // A FIFO, a device or a directory there is no store: said so, not "disk I/O error".
     if (struct stat st{}; ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
       return MakeError("history store {}: is {}; give a SQLite file or a postgresql:// address",
                        path_, DescribeFileKind(st.st_mode));
-    int rc =
-        sqlite3_open_v2(path_.c_str(), &db_,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    // A read opens the file read-only: it never changes it (no header into an empty file, no
+    // journal mode turned to WAL).
+    int rc = sqlite3_open_v2(
+        path_.c_str(), &db_,
+        (read_only_ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+            SQLITE_OPEN_NOMUTEX,
+        nullptr);
     if (rc != SQLITE_OK)
       return MakeError("history store {}: cannot open: {}", path_,
                        db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
@@ -92,17 +98,34 @@ class SqliteDb final : public SqlDb {
     sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
     sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
     sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-    auto odd = Query("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')", {});
+    // Every statement runs under the budget (sql.h): SQLite calls this every 1,000 virtual
+    // machine instructions, and a statement past its deadline is interrupted.
+    sqlite3_progress_handler(db_, 1000, &SqliteDb::Progress, this);
+    // Nor a virtual table or a GENERATED column (stored or virtual): each computes what a read
+    // returns (a generated column made `history list` run 32 s).
+    auto odd = Query(
+        "SELECT type, name, '' FROM sqlite_master WHERE type IN ('view', 'trigger') OR (type = "
+        "'table' AND sql LIKE 'CREATE VIRTUAL TABLE%') UNION ALL SELECT 'generated column', "
+        "x.name, m.name FROM sqlite_master m, pragma_table_xinfo(m.name) x WHERE m.type = "
+        "'table' AND m.sql NOT LIKE 'CREATE VIRTUAL TABLE%' AND x.hidden <> 0 LIMIT 1",
+        {});
     if (!odd) return odd.error();
-    if (!odd->rows.empty())
+    if (!odd->rows.empty()) {
+      const auto& r = odd->rows[0];
+      const std::string in =
+          AsText(r[2]).empty() ? "" : fmt::format(" of table '{}'", AsText(r[2]));
       return MakeError(
-          "history store {}: it holds a {} named '{}', and a vouch store has tables only: not a "
-          "vouch store, or a tampered one; refused",
-          path_, AsText(odd->rows[0][0]), AsText(odd->rows[0][1]));
+          "history store {}: it holds a {} named '{}'{}, and a vouch store has plain tables and "
+          "columns only: not a vouch store, or a tampered one; refused",
+          path_, AsText(r[0]) == "table" ? "virtual table" : AsText(r[0]), AsText(r[1]), in);
+    }
     // WAL: readers see the last commit while a writer works; NORMAL sync is safe in WAL (a
-    // crash loses no committed transaction of a surviving disk).
+    // crash loses no committed transaction of a surviving disk). A read leaves the file's
+    // journal mode as it is.
     for (const char* p :
          {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
+      if (read_only_ && std::string_view(p).find("journal_mode") != std::string_view::npos)
+        continue;
       auto r = Query(p, {});
       if (!r) return r.error();
     }
@@ -171,6 +194,10 @@ class SqliteDb final : public SqlDb {
 
  private:
   Status Simple(const char* sql) {
+    // BEGIN IMMEDIATE may wait the busy timeout (30 s) for another writer first.
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(StoreStatementBudgetS() + 30));
     char* err = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
       std::string m = err ? err : sqlite3_errmsg(db_);
@@ -207,8 +234,30 @@ class SqliteDb final : public SqlDb {
 
   Result<std::int64_t> Fail(std::string_view sql) {
     std::string head(sql.substr(0, 60));
+    if (over_budget_) {
+      over_budget_ = false;
+      return MakeError(
+          "history store {}: a statement ran past the store's statement budget of {} s and was "
+          "stopped (in '{}{}'): a store this slow to read is damaged or not vouch's (VOUCH_STORE_"
+          "STATEMENT_BUDGET_S sets the budget)",
+          path_, StoreStatementBudgetS(), head, sql.size() > 60 ? "..." : "");
+    }
     return MakeError("history store {}: {} (in '{}{}')", path_, sqlite3_errmsg(db_), head,
                      sql.size() > 60 ? "..." : "");
+  }
+
+  static int Progress(void* self) {
+    auto* db = static_cast<SqliteDb*>(self);
+    if (std::chrono::steady_clock::now() < db->deadline_) return 0;
+    db->over_budget_ = true;
+    return 1;
+  }
+  // Each statement's deadline starts when it is bound (Prepare).
+  void StartBudget() {
+    over_budget_ = false;
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(StoreStatementBudgetS()));
   }
 
   // Statements are prepared once per text and kept: ingesting a record runs the same few
@@ -229,6 +278,7 @@ class SqliteDb final : public SqlDb {
       cache_.emplace(std::move(key), st);
     }
     sqlite3_clear_bindings(st);
+    StartBudget();
     if (static_cast<int>(params.size()) != sqlite3_bind_parameter_count(st))
       return MakeError("history store {}: statement wants {} parameters, got {}", path_,
                        sqlite3_bind_parameter_count(st), params.size());
@@ -249,14 +299,27 @@ class SqliteDb final : public SqlDb {
   }
 
   std::string path_;
+  bool read_only_ = false;
+  bool over_budget_ = false;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   sqlite3* db_ = nullptr;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<SqlDb>> OpenSqliteDb(const std::string& path) {
-  auto db = std::make_unique<SqliteDb>(path);
+double StoreStatementBudgetS() {
+  static const double budget = [] {
+    const char* v = std::getenv("VOUCH_STORE_STATEMENT_BUDGET_S");
+    if (!v || !*v) return kStoreStatementBudgetS;
+    auto d = ParseFiniteDouble(v, "");
+    return d && *d > 0 && *d <= 86400 ? *d : kStoreStatementBudgetS;
+  }();
+  return budget;
+}
+
+Result<std::unique_ptr<SqlDb>> OpenSqliteDb(const std::string& path, bool read_only) {
+  auto db = std::make_unique<SqliteDb>(path, read_only);
   if (auto s = db->Open(); !s) return s.error();
   return std::unique_ptr<SqlDb>(std::move(db));
 }

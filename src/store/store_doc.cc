@@ -28,6 +28,75 @@ Result<nlohmann::json> ParseStoredRecord(std::string_view text, std::string_view
 
 namespace {
 
+constexpr std::string_view kEditedTail =
+    " (the store was edited or damaged, or written by another tool); nothing is read from it";
+
+// Parsed with nesting bounded to DEPTH, then checked against SCHEMA.
+Result<nlohmann::json> ParseStoredDoc(std::string_view text, std::string_view where, int depth,
+                                      const JsonSchema& schema) {
+  auto doc = ParseJson(text, where, depth);
+  if (!doc) return MakeError("{}{}", doc.error().message, kEditedTail);
+  if (!doc->is_object()) return MakeError("{}: not a JSON object{}", where, kEditedTail);
+  if (auto s = schema.Check(*doc, where); !s)
+    return MakeError("{}{}", s.error().message, kEditedTail);
+  return std::move(*doc);
+}
+
+}  // namespace
+
+Result<nlohmann::json> ParseStoredSeries(std::string_view text, std::string_view where) {
+  static const JsonSchema kSeries = JsonSchema::Object({
+      Must("t0_unix_s", JsonSchema::Number()),
+      Must("t_s", JsonSchema::Array(JsonSchema::Number())),
+      Must("sm_mhz", JsonSchema::Array(JsonSchema::Number().OrNull())),
+      Must("power_w", JsonSchema::Array(JsonSchema::Number().OrNull())),
+      May("busy", JsonSchema::Array(JsonSchema::Number().OrNull())),
+      May("gpu", JsonSchema::Integer(0, 1023)),
+  });
+  auto doc = ParseStoredDoc(text, where, 8, kSeries);
+  if (!doc) return doc;
+  const size_t n = (*doc)["t_s"].size();
+  for (const char* k : {"sm_mhz", "power_w", "busy"})
+    if (doc->contains(k) && (*doc)[k].size() != n)
+      return MakeError("{}: '{}' has {} points and 't_s' {}{}", where, k, (*doc)[k].size(), n,
+                       kEditedTail);
+  return doc;
+}
+
+Result<nlohmann::json> ParseStoredGate(std::string_view text, std::string_view where) {
+  static const JsonSchema kGate = JsonSchema::Object({
+      May("schema", JsonSchema::String()),
+      May("overall", JsonSchema::String()),
+      May("clock_attributed", JsonSchema::Bool()),
+      May("simulated", JsonSchema::Bool()),
+      May("caveats", JsonSchema::Array(JsonSchema::Object({May("code", JsonSchema::String()),
+                                                           May("message", JsonSchema::String())}))),
+      May("rows",
+          JsonSchema::Array(JsonSchema::Object({
+              May("metric", JsonSchema::String()),
+              May("unit", JsonSchema::String()),
+              May("verdict", JsonSchema::String()),
+              May("threshold", JsonSchema::String()),
+              May("note", JsonSchema::String()),
+              May("noise_note", JsonSchema::String()),
+              May("baseline", JsonSchema::Number().OrNull()),
+              May("now", JsonSchema::Number().OrNull()),
+              May("change_pct", JsonSchema::Number().OrNull()),
+              May("interval", JsonSchema::Object({May("lo_pct", JsonSchema::Number()),
+                                                  May("hi_pct", JsonSchema::Number()),
+                                                  May("alpha_one_sided", JsonSchema::Number())})
+                                  .OrNull()),
+          }))),
+  });
+  auto doc = ParseStoredDoc(text, where, 16, kGate);
+  if (!doc) return doc;
+  if (doc->contains("schema") && (*doc)["schema"] != "vouch.gate")
+    return MakeError("{}: not a 'vouch.gate' document{}", where, kEditedTail);
+  return doc;
+}
+
+namespace {
+
 Error NotANumber(const SqlValue& v, std::string_view where, std::string_view what) {
   constexpr std::string_view kTail = ": the store was edited or damaged; nothing is read from it";
   if (const auto* s = std::get_if<std::string>(&v)) {

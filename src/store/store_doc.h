@@ -22,6 +22,14 @@ namespace vouch {
 // (CheckRecordShape). WHERE names the store and the row; every error starts with it.
 Result<nlohmann::json> ParseStoredRecord(std::string_view text, std::string_view where);
 
+// A leg's stored clock and power series (windows.series_json, LegSeries' shape: t0_unix_s and
+// the arrays t_s, sm_mhz, power_w and busy, one entry per point) and a stored gate
+// (gates.gate_json: a 'vouch.gate' object, every field a reader uses of its type). JSON
+// nested deeper than such a document is (8 levels) is refused before it is read; an error
+// starts with WHERE and names the field.
+Result<nlohmann::json> ParseStoredSeries(std::string_view text, std::string_view where);
+Result<nlohmann::json> ParseStoredGate(std::string_view text, std::string_view where);
+
 // A cell where a number is required. An integer, or a real that is a whole number in range
 // (StoredInt); a finite number (StoredReal); NULL allowed (StoredOptReal). Text, NULL or a
 // non-finite value is an error "WHERE is text ('abc'), not a number ...".

@@ -115,15 +115,22 @@ Result<nlohmann::json> Store::RunDocument(const std::string& run_key) {
       "NULL ORDER BY leg_index, gpu",
       {run_key});
   if (!w) return w.error();
+  // Every stored document passes its shape check before it is used (store_doc.h): a series
+  // or gate of the wrong types, or nested too deep, is an error naming its row.
   std::map<std::int64_t, nlohmann::json> by_leg;
   for (const auto& r : w->rows) {
-    auto s = nlohmann::json::parse(AsText(r[2]), nullptr, false);
-    if (s.is_discarded()) continue;
-    s["gpu"] = AsInt(r[1]);
-    by_leg[AsInt(r[0])].push_back(std::move(s));
+    auto s = ParseStoredSeries(AsText(r[2]),
+                               fmt::format("history store {}: windows row (run {}, leg {}, GPU {}) "
+                                           "(series_json)",
+                                           db_->Where(), run_key, AsText(r[0]), AsText(r[1])));
+    if (!s) return s.error();
+    (*s)["gpu"] = AsInt(r[1]);
+    by_leg[AsInt(r[0])].push_back(std::move(*s));
   }
   for (auto& l : doc["legs"]) {
-    auto it = by_leg.find(l.value("index", -1));
+    const auto index = l.find("index");
+    auto it = by_leg.find(
+        index != l.end() && index->is_number_integer() ? index->get<std::int64_t>() : -1);
     if (it != by_leg.end()) l["series"] = it->second;
   }
   auto g = db_->Query(
@@ -132,14 +139,11 @@ Result<nlohmann::json> Store::RunDocument(const std::string& run_key) {
   if (!g) return g.error();
   nlohmann::json gates = nlohmann::json::array();
   for (const auto& r : g->rows) {
-    auto j = nlohmann::json::parse(AsText(r[0]), nullptr, false);
-    if (j.is_discarded()) continue;
-    if (!j.is_object())
-      return MakeError(
-          "history store {}: a gates row of run {} holds a gate that is not a JSON object (the "
-          "store was edited or damaged)",
-          db_->Where(), run_key);
-    gates.push_back({{"gate", j}, {"baseline_path", AsText(r[1])}});
+    auto j = ParseStoredGate(AsText(r[0]), fmt::format("history store {}: a gates row of run {} "
+                                                       "(gate_json)",
+                                                       db_->Where(), run_key));
+    if (!j) return j.error();
+    gates.push_back({{"gate", std::move(*j)}, {"baseline_path", AsText(r[1])}});
   }
   doc["stored"] = {{"run_key", run_key}, {"source", AsText(q->rows[0][1])}, {"gates", gates}};
   return std::move(doc);

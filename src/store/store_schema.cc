@@ -166,7 +166,8 @@ Result<StoreLocation> ResolveStore(const std::string& flag) {
 Result<std::unique_ptr<Store>> Store::Open(const std::string& url, StoreAccess access) {
   // A read creates nothing: a mistyped --store is an error, not a new empty store (SQLite
   // would create the file, and the store its folder, on open).
-  if (access == StoreAccess::kRead && !IsPostgresUrl(url)) {
+  const bool read = access == StoreAccess::kRead;
+  if (read && !IsPostgresUrl(url)) {
     std::error_code ec;
     if (!std::filesystem::exists(url, ec))
       return MakeError(
@@ -174,7 +175,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& url, StoreAccess a
           "RUN_DIR, or --store on run, baseline, gate or ab, creates it)",
           url);
   }
-  Result<std::unique_ptr<SqlDb>> db = IsPostgresUrl(url) ? OpenPostgresDb(url) : OpenSqliteDb(url);
+  Result<std::unique_ptr<SqlDb>> db =
+      IsPostgresUrl(url) ? OpenPostgresDb(url, read) : OpenSqliteDb(url, read);
   if (!db) return db.error();
   return OpenDb(std::move(*db), StoreSchemaVersion(), access);
 }

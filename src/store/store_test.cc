@@ -535,3 +535,52 @@ TEST(StorePostgres, AnUnreachableServerIsAClearError) {
 
 }  // namespace
 }  // namespace vouch
+
+namespace vouch {
+namespace {
+
+// Issue 36, class 2, on both engines: a read can write nothing, runs under the statement
+// budget, and a GENERATED column in a vouch table is refused as a view is.
+TEST_P(StoreTest, AReadWritesNothingAndAGeneratedColumnIsRefused) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->AddRecord(RunOf(1, "c1", 100), "one").ok());
+  }
+  {
+    auto r = Store::Open(url_, StoreAccess::kRead);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    auto del = (*r)->db().Exec("DELETE FROM runs");
+    ASSERT_FALSE(del.ok()) << "a read deleted the runs";
+    EXPECT_NE(del.error().message.find(GetParam() == "sqlite" ? "readonly" : "read-only"),
+              std::string::npos)
+        << del.error().message;
+    EXPECT_EQ((*r)->ListRuns({})->size(), 1u);
+    if (GetParam() == "postgresql") {
+      auto t = (*r)->db().Query("SHOW statement_timeout");
+      ASSERT_TRUE(t.ok()) << t.error().message;
+      EXPECT_EQ(AsText(t->rows[0][0]), "1min");  // the 60 s budget
+    }
+  }
+  {
+    auto s = Open();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->db()
+                    .Exec(GetParam() == "sqlite"
+                              ? "ALTER TABLE runs ADD COLUMN slow INTEGER GENERATED ALWAYS AS "
+                                "(length(kind)) VIRTUAL"
+                              : "ALTER TABLE runs ADD COLUMN slow BIGINT GENERATED ALWAYS AS "
+                                "(length(kind)) STORED")
+                    .ok());
+  }
+  for (StoreAccess access : {StoreAccess::kRead, StoreAccess::kWrite}) {
+    auto r = Store::Open(url_, access);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("it holds a generated column named 'slow' of table 'runs'"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace vouch

@@ -463,6 +463,10 @@ bool IsProcessLine(std::string_view line) {
 
 Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::string& path) {
   std::vector<Sample> out;
+  struct Stamp {
+    double t_s = 0, unix_s = 0;
+  };
+  std::vector<std::optional<Stamp>> last;  // per GPU index (0..1023, the reader's range)
   LineReader lines(text);
   LineReader::Line l;
   while (lines.Next(&l)) {
@@ -477,9 +481,22 @@ Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::
       return MakeError(
           "{}{}", s.error().message,
           l.terminated ? "" : " (the last line is cut short: the stream was truncated)");
-    if (!out.empty() && s->gpu == out.back().gpu && s->t_s < out.back().t_s)
-      return MakeError("{}:{}: t_s goes backwards ({} after {})", path, l.number, s->t_s,
-                       out.back().t_s);
+    // Each GPU's own timeline, on both clocks: a unix_s that steps back would put the polls
+    // of two moments into one window (`clock replay --from --to` counted 399 polls in 2 s).
+    // A stream without unix_s (0) has the t_s timeline only.
+    if (last.size() <= static_cast<size_t>(s->gpu)) last.resize(static_cast<size_t>(s->gpu) + 1);
+    if (auto& prev = last[static_cast<size_t>(s->gpu)]) {
+      if (s->t_s < prev->t_s)
+        return MakeError("{}:{}: t_s goes backwards ({} after {}, GPU {})", path, l.number, s->t_s,
+                         prev->t_s, s->gpu);
+      if (s->unix_s > 0 && prev->unix_s > 0 && s->unix_s < prev->unix_s)
+        return MakeError(
+            "{}:{}: unix_s steps back ({:.6f} after {:.6f}, GPU {}): the wall clock was set back "
+            "while the stream was recorded, or the stream was spliced; its times are not one "
+            "timeline, so no window can be cut from it",
+            path, l.number, s->unix_s, prev->unix_s, s->gpu);
+    }
+    last[static_cast<size_t>(s->gpu)] = Stamp{s->t_s, s->unix_s};
     out.push_back(std::move(*s));
   }
   if (out.empty()) return MakeError("telemetry stream {} holds no samples (empty file?)", path);

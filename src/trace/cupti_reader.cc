@@ -43,6 +43,22 @@ std::string SignalName(std::int64_t sig) {
   }
 }
 
+// What is wrong with OBJ's keys: one that appears twice, or more keys than a record has; ""
+// when nothing (the tracer writes ten keys at most: every pair is compared, no allocation).
+constexpr std::size_t kMostRecordKeys = 64;
+std::string DuplicateKey(simdjson::dom::object obj) {
+  std::string_view keys[kMostRecordKeys];
+  std::size_t n = 0;
+  for (auto field : obj) {
+    const std::string_view k = field.key;
+    for (std::size_t i = 0; i < n; ++i)
+      if (keys[i] == k) return fmt::format("the key \"{}\" appears twice in one record", k);
+    if (n == kMostRecordKeys) return fmt::format("a record of more than {} keys", kMostRecordKeys);
+    keys[n++] = k;
+  }
+  return {};
+}
+
 class Parser {
  public:
   Parser(const std::string& label, Trace* t) : label_(label), t_(t), names_(&t->names) {}
@@ -373,6 +389,13 @@ Status Parser::Run(std::string_view text) {
       return MakeError("{}:{}: malformed JSON line ({})", label_, line_,
                        simdjson::error_message(err));
     }
+    // A key twice in one record: simdjson's lookup finds its first value, every other JSON
+    // reader (Python's, jq, nlohmann) its last, so the line means two things. Refused by name.
+    if (auto dup = DuplicateKey(rec.get_object().value_unsafe()); !dup.empty())
+      return MakeError(
+          "{}:{}: {} (one JSON reader takes a key's first value, another its last): not a line "
+          "the tracer writes; refused",
+          label_, line_, dup);
     if (!header) {
       if (auto st = Header(rec); !st) return st;
       header = true;

@@ -213,13 +213,37 @@ std::vector<ChangePoint> ExactSearch(const std::vector<double>& series, const ED
 }  // namespace
 
 std::vector<ChangePoint> EDivisive(const std::vector<double>& series, const EDivisiveOptions& o) {
-  for (double v : series)
+  double most = 0;
+  for (double v : series) {
     if (!std::isfinite(v)) return {};  // no statistic over a non-finite value
-  if (static_cast<long>(series.size()) <= std::max(o.exact_max_points, 0))
-    return ExactSearch(series, o, o.seed);
-  StepTracker tracker(o);
-  for (double v : series) tracker.Append(v);
-  return tracker.Steps();
+    most = std::max(most, std::fabs(v));
+  }
+  // Values near DBL_MAX: their differences, sums and squares overflow to infinity (and
+  // infinity less infinity is NaN), so the search saw no step, or one anywhere. Every
+  // statistic here is unchanged by scaling the series (the energy statistic and the Welch t
+  // scale with it, the permutation p and the split do not), so a series beyond 2^400 is
+  // scaled by a power of two (exact) to 2^400 at most, and q scaled back (capped at DBL_MAX).
+  int exponent = 0;
+  if (most > std::ldexp(1.0, 400)) (void)std::frexp(most, &exponent);
+  exponent = exponent > 400 ? exponent - 400 : 0;
+  std::vector<double> scaled;
+  if (exponent > 0) {
+    scaled.reserve(series.size());
+    for (double v : series) scaled.push_back(std::ldexp(v, -exponent));
+  }
+  const std::vector<double>& z = exponent > 0 ? scaled : series;
+  std::vector<ChangePoint> out;
+  if (static_cast<long>(z.size()) <= std::max(o.exact_max_points, 0)) {
+    out = ExactSearch(z, o, o.seed);
+  } else {
+    StepTracker tracker(o);
+    for (double v : z) tracker.Append(v);
+    out = tracker.Steps();
+  }
+  if (exponent > 0)
+    for (auto& c : out)
+      c.q = std::min(std::ldexp(c.q, exponent), std::numeric_limits<double>::max());
+  return out;
 }
 
 StepTracker::StepTracker(const EDivisiveOptions& options)

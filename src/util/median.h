@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -13,7 +14,11 @@ inline std::optional<double> Median(std::vector<double> v) {
   if (v.empty()) return std::nullopt;
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+  if (n % 2 == 1) return v[n / 2];
+  // Two values near DBL_MAX sum to infinity; halved first, they do not (the same bits
+  // otherwise: halving is exact, so the sum's one rounding is the same).
+  const double a = v[n / 2 - 1], b = v[n / 2], sum = a + b;
+  return std::isfinite(sum) ? sum / 2.0 : a / 2.0 + b / 2.0;
 }
 
 // For a V known to be non-empty; 0 for an empty one.
