@@ -127,6 +127,6 @@ in_root cmake -S /src/vouch -B /build/vouch -G Ninja -DCMAKE_BUILD_TYPE=Release 
   -DVOUCH_TESTS=OFF -DVOUCH_BENCH=OFF -DVOUCH_WERROR=OFF -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" \
   -DCMAKE_PREFIX_PATH=/opt/deps -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_UNITY_BUILD=ON \
   -DCMAKE_CXX_FLAGS="-include /src/vouch/scripts/release/gcc10_compat.h" >/dev/null
-in_root env CCACHE_DIR=/root/.ccache nice ninja -C /build/vouch vouch \
+in_root env CCACHE_DIR=/root/.ccache nice ninja -k 0 -C /build/vouch vouch \
   $(grep -q '^VOUCH_CUPTI_LIBRARY:FILEPATH=/' "$root/build/vouch/CMakeCache.txt" && echo vouch_cupti)
 VOUCH_RELEASE_ROOT=$root bash scripts/release.sh --from /build/vouch

@@ -1,12 +1,20 @@
 // Force-included (-include) only by the old-glibc release build (scripts/release_bullseye.sh):
 // Debian 11's GCC 10 and its libstdc++ lack two C++20/C++17 library pieces vouch uses, both
-// added in GCC 11. Nothing here is compiled by the normal build (GCC 12, Debian 12).
+// added in GCC 11, and its SQLite (3.34) one type name. Nothing here is compiled by the normal
+// build (GCC 12, SQLite 3.40, Debian 12).
 //   std::make_unique_for_overwrite   (P1020R1)
 //   std::from_chars for double       (P0067R5, floating point)
+//   sqlite3_filename                 (SQLite 3.40: the xOpen name's type, a const char*)
 // The from_chars below reads with strtod in the "C" locale, as libstdc++ 11 does, with
 // from_chars' own rules: no leading whitespace or '+', no "0x" prefix (hex is read as "0"),
 // result_out_of_range (value untouched) when the value overflows or underflows.
 #pragma once
+#if __has_include(<sqlite3.h>)
+#include <sqlite3.h>
+#if SQLITE_VERSION_NUMBER < 3040000
+typedef const char* sqlite3_filename;
+#endif
+#endif
 #if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 11
 #include <charconv>
 #include <cerrno>
