@@ -13,7 +13,7 @@ work=$(mktemp -d /tmp/vouch-release-check.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/home"
 fail() { echo "release check: $*" >&2; exit 1; }
-clean() { env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+clean() { env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"; }
 one() { # one GLOB: the single file it names
   local f=( $1 )
   [ ${#f[@]} -eq 1 ] && [ -e "${f[0]}" ] || fail "expected one file $1, found: ${f[*]}"

@@ -52,7 +52,7 @@ for _ in range(40):
         time.sleep(0.1)
 vouch.metric("steps_per_s", 10.0, "1/s", "higher")
 PY
-in_root() { chroot "$r" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+in_root() { chroot "$r" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"; }
 glibc=$(in_root ldd --version | awk 'NR==1 {print $NF}')
 [ "$glibc" = 2.31 ] || fail "the root's glibc is $glibc, not Debian 11's 2.31"
 leg() { # leg NAME VOUCH PYTHON [ENV...]: a simulated run of bench.py, valid, region marked

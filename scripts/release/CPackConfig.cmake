@@ -1,7 +1,7 @@
 # CPack configuration for vouch's .deb (scripts/release.sh runs `cpack --config` on it with
 # -D VOUCH_TREE=<the staged release tree> -D CPACK_PACKAGE_VERSION=<version>). The package holds
 # that tree under /opt/vouch and a link /usr/bin/vouch; it bundles every library but glibc's, so
-# its only dependency is libc6 (>= the newest glibc symbol it needs: 2.31 when built on Debian 11
+# its only dependency is libc6 (>= the newest glibc symbol it needs: 2.30 when built on Debian 11
 # by scripts/release_bullseye.sh, 2.36 on Debian 12).
 if(NOT VOUCH_TREE)
   message(FATAL_ERROR "VOUCH_TREE is not set")
