@@ -36,6 +36,10 @@ mirror=${VOUCH_DEBIAN_MIRROR:-$(grep -rhoE 'https?://[^[:space:]]+/debian/?([[:s
 mirror=${mirror%/}
 mirror=${mirror:-http://deb.debian.org/debian}
 log() { echo "release_bullseye: $*"; }
+# One run per root at a time (two would share its build folder and mounts).
+mkdir -p "$(dirname "$root")"
+exec 9>"$root.lock"
+flock -n 9 || { echo "release_bullseye: another run is using $root" >&2; exit 1; }
 
 if [ ! -f "$root/.vouch-debootstrap" ]; then
   log "debootstrap bullseye into $root from $mirror"
@@ -49,7 +53,7 @@ EOF
   touch "$root/.vouch-debootstrap"
 fi
 
-# Mounts for the build, undone on exit (in reverse order).
+# Mounts for the build (a killed run's leftovers included), undone on exit in reverse order.
 mounts=()
 cleanup() {
   local i
@@ -58,13 +62,14 @@ cleanup() {
 trap cleanup EXIT
 bind() { # bind FROM TO [ro]
   mkdir -p "$2"
+  mounts+=("$2")
   mountpoint -q "$2" && return 0
   mount --bind "$1" "$2"
-  mounts+=("$2")
   [ "${3:-}" = ro ] && mount -o remount,ro,bind "$2"
   return 0
 }
-mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc" && mounts+=("$root/proc"); }
+mounts+=("$root/proc")
+mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
 bind /dev "$root/dev"
 bind "$src" "$root/src/vouch" ro
 [ -f /usr/local/cuda/include/cupti.h ] && bind "$(realpath /usr/local/cuda)" "$root/usr/local/cuda" ro
