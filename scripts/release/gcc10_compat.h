@@ -16,11 +16,12 @@ typedef const char* sqlite3_filename;
 #endif
 #endif
 #if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 11
-#include <charconv>
+#include <locale.h>
+
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <locale.h>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -29,13 +30,9 @@ typedef const char* sqlite3_filename;
 namespace std {
 
 template <class T>
-  requires(!is_array_v<T>)
-unique_ptr<T> make_unique_for_overwrite() {
-  return unique_ptr<T>(new T);
-}
+requires(!is_array_v<T>) unique_ptr<T> make_unique_for_overwrite() { return unique_ptr<T>(new T); }
 template <class T>
-  requires is_unbounded_array_v<T>
-unique_ptr<T> make_unique_for_overwrite(size_t n) {
+requires is_unbounded_array_v<T> unique_ptr<T> make_unique_for_overwrite(size_t n) {
   return unique_ptr<T>(new remove_extent_t<T>[n]);
 }
 
@@ -43,8 +40,8 @@ inline from_chars_result from_chars(const char* first, const char* last, double&
                                     chars_format = chars_format::general) noexcept {
   const char* p = first;
   if (p != last && *p == '-') ++p;
-  if (p == last || *p == '+' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
-      *p == '\f' || *p == '\v')
+  if (p == last || *p == '+' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
+      *p == '\v')
     return {first, errc::invalid_argument};
   // "0x..." is not a hex float to from_chars: it is the number 0 followed by 'x'.
   if (last - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
