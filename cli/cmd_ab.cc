@@ -6,6 +6,7 @@
 // legs into the record and maps the verdict to an exit code.
 #include <fmt/format.h>
 
+#include <optional>
 #include <random>
 
 #include "ab/arms.h"
@@ -13,14 +14,116 @@
 #include "ab/protocol.h"
 #include "ab_verdict.h"
 #include "gputrace/compare.h"
-#include "gputrace/host_noise.h"
-#include "modes_check.h"
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/shell_words.h"
+#include "verdict/ab_record.h"
 
 namespace vouch::cli {
+
+namespace {
+
+void Say(const std::string& m) { fmt::print(stderr, "vouch ab: {}\n", m); }
+
+// The text of the arms as the flags give them.
+struct AbArmFlags {
+  std::string a_cmd, b_cmd, a_name = "A", b_name = "B";
+  std::vector<std::string> a_env, b_env, controls, sources;
+};
+
+// Step 1: the two arms from the flags (commands, environments, names). An exit code when the
+// flags do not make two arms.
+std::optional<int> BuildArms(const RunFlags& f, const AbArmFlags& x,
+                             const std::vector<std::string>& cmd, Arm& a, Arm& b) {
+  a.name = x.a_name;
+  b.name = x.b_name;
+  auto common_env = ParseEnv(f.env);
+  auto ae = ParseEnv(x.a_env);
+  auto be = ParseEnv(x.b_env);
+  if (!common_env || !ae || !be)
+    return Say((!common_env ? common_env : !ae ? ae : be).error().message), kExitUsage;
+  if (!cmd.empty()) {
+    if (!x.a_cmd.empty() || !x.b_cmd.empty())
+      return Say("give either --a/--b or one command after --, not both"), kExitUsage;
+    a.argv = b.argv = cmd;
+  } else if (f.shell) {
+    // /bin/sh -c gets each string as it was written.
+    if (!x.a_cmd.empty()) a.argv = {x.a_cmd};
+    if (!x.b_cmd.empty()) b.argv = {x.b_cmd};
+  } else {
+    auto wa = SplitShellWords(x.a_cmd), wb = SplitShellWords(x.b_cmd);
+    if (!wa || !wb)
+      return Say(fmt::format("--{}: {}", !wa ? "a" : "b", (!wa ? wa : wb).error().message)),
+             kExitUsage;
+    a.argv = *wa;
+    b.argv = *wb;
+  }
+  if (a.argv.empty() || b.argv.empty())
+    return Say("no command: give --a and --b, or -- CMD with --a-env/--b-env"), kExitUsage;
+  if (x.a_name == x.b_name) return Say("the two arms need different names"), kExitUsage;
+  a.env = *common_env;
+  b.env = *common_env;
+  a.env.insert(a.env.end(), ae->begin(), ae->end());
+  b.env.insert(b.env.end(), be->begin(), be->end());
+  a.cwd = b.cwd = f.cwd;
+  a.shell = b.shell = f.shell;
+  return std::nullopt;
+}
+
+// Step 2: two arms must be two arms: the artifacts and controls given (vouch arms), else the
+// arms' own files, hashed. An exit code when they are not shown to be two.
+std::optional<int> CheckTwoArms(const RunFlags& f, const AbArmFlags& x, const Arm& a, const Arm& b,
+                                ArmInput& arms_a, ArmInput& arms_b, nlohmann::json& arms_json,
+                                nlohmann::json& arms_files_json) {
+  const auto& controls = x.controls;
+  const auto& sources = x.sources;
+  for (size_t i = 0; i + 2 < controls.size(); i += 3) {
+    arms_a.behavioural[controls[i]] = controls[i + 1];
+    arms_b.behavioural[controls[i]] = controls[i + 2];
+  }
+  for (size_t i = 0; i + 2 < sources.size(); i += 3) {
+    arms_a.sources.push_back({sources[i], sources[i + 1]});
+    arms_b.sources.push_back({sources[i], sources[i + 2]});
+  }
+  if (!arms_a.artifacts.empty() || !arms_b.artifacts.empty() || !controls.empty() ||
+      !sources.empty()) {
+    auto rep = CheckArms(arms_a, arms_b);
+    if (!rep) return Say(rep.error().message), kExitError;
+    arms_json = nlohmann::json::parse(RenderArmsJson(*rep));
+    // With --gpu-trace the kernel multiset is a behavioural control measured by the legs
+    // themselves: "no control (yet)" does not stop them; a fatal finding (one artifact) does.
+    bool gpu_control = f.gpu_trace || !f.gpu_trace_lib.empty();
+    bool blocked = std::any_of(rep->findings.begin(), rep->findings.end(), [&](const auto& y) {
+      bool refuse = y.severity == ArmsSeverity::kFatal || y.severity == ArmsSeverity::kRefuse;
+      return refuse && !(gpu_control && (y.code == "hash_only" || y.code == "no_control_moved"));
+    });
+    if (blocked) {
+      fmt::print("{}", RenderArmsText(*rep));
+      Say("refused: the two arms are not shown to be two arms (see above); no leg was run");
+      return kAbRefused;
+    }
+  }
+  // Without --artifact-a/-b, the arms' own files (executable, interpreter script), hashed.
+  if (arms_a.artifacts.empty() && arms_b.artifacts.empty() &&
+      !(a.argv == b.argv && a.env == b.env)) {
+    auto files = CheckCommandArms(a, b);
+    if (!files) return Say(files.error().message), kExitError;
+    for (const auto& y : files->findings)
+      Say(fmt::format(
+          "arms: {}{}",
+          y.severity == ArmsSeverity::kInfo ? "" : std::string(ArmsSeverityName(y.severity)) + ": ",
+          y.message));
+    arms_files_json = nlohmann::json::parse(RenderCommandArmsJson(*files));
+    if (files->fatal) {
+      Say("refused: the two arms are one artifact (see above); no leg was run");
+      return kAbRefused;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   auto [opts, cmd] = SplitAtDoubleDash(args);
@@ -70,7 +173,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_flag("--allow-cross-boot", cross_boot,
                "pair legs across boots (waives the boot id only; a caveat)");
   app.add_flag("--allow-modes", allow_modes,
-               "give a verdict even when an arm's legs form two modes (by default refused)");
+               "give a verdict over the medians even when an arm's legs form two modes (by "
+               "default refused, unless every leg of B is beyond every leg of A: then an exact "
+               "rank test decides the direction)");
   app.add_option("--fail-on", fail_on, "'slower': exit 5 when the verdict is B slower (for CI)")
       ->check(CLI::IsMember({"slower"}));
   AddMarkdownOption(app, markdown, "the verdict");
@@ -100,88 +205,12 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                            kDefaultMinPairs)),
            kExitUsage;
 
-  // The arms.
+  // Steps 1 and 2: the arms, and that they are two.
+  AbArmFlags x{a_cmd, b_cmd, a_name, b_name, a_env, b_env, controls, sources};
   Arm a, b;
-  a.name = a_name;
-  b.name = b_name;
-  auto common_env = ParseEnv(f.env);
-  auto ae = ParseEnv(a_env);
-  auto be = ParseEnv(b_env);
-  if (!common_env || !ae || !be)
-    return say((!common_env ? common_env : !ae ? ae : be).error().message), kExitUsage;
-  if (!cmd.empty()) {
-    if (!a_cmd.empty() || !b_cmd.empty())
-      return say("give either --a/--b or one command after --, not both"), kExitUsage;
-    a.argv = b.argv = cmd;
-  } else {
-    if (f.shell) {
-      // /bin/sh -c gets each string as it was written.
-      if (!a_cmd.empty()) a.argv = {a_cmd};
-      if (!b_cmd.empty()) b.argv = {b_cmd};
-    } else {
-      auto wa = SplitShellWords(a_cmd), wb = SplitShellWords(b_cmd);
-      if (!wa || !wb)
-        return say(fmt::format("--{}: {}", !wa ? "a" : "b", (!wa ? wa : wb).error().message)),
-               kExitUsage;
-      a.argv = *wa;
-      b.argv = *wb;
-    }
-  }
-  if (a.argv.empty() || b.argv.empty())
-    return say("no command: give --a and --b, or -- CMD with --a-env/--b-env"), kExitUsage;
-  if (a_name == b_name) return say("the two arms need different names"), kExitUsage;
-  a.env = *common_env;
-  b.env = *common_env;
-  a.env.insert(a.env.end(), ae->begin(), ae->end());
-  b.env.insert(b.env.end(), be->begin(), be->end());
-  a.cwd = b.cwd = f.cwd;
-  a.shell = b.shell = f.shell;
-
-  // Two arms must be two arms.
+  if (auto rc = BuildArms(f, x, cmd, a, b)) return *rc;
   nlohmann::json arms_json, arms_files_json;
-  for (size_t i = 0; i + 2 < controls.size(); i += 3) {
-    arms_a.behavioural[controls[i]] = controls[i + 1];
-    arms_b.behavioural[controls[i]] = controls[i + 2];
-  }
-  for (size_t i = 0; i + 2 < sources.size(); i += 3) {
-    arms_a.sources.push_back({sources[i], sources[i + 1]});
-    arms_b.sources.push_back({sources[i], sources[i + 2]});
-  }
-  if (!arms_a.artifacts.empty() || !arms_b.artifacts.empty() || !controls.empty() ||
-      !sources.empty()) {
-    auto rep = CheckArms(arms_a, arms_b);
-    if (!rep) return say(rep.error().message), kExitError;
-    arms_json = nlohmann::json::parse(RenderArmsJson(*rep));
-    // With --gpu-trace the kernel multiset is a behavioural control measured by the legs
-    // themselves: "no control (yet)" does not stop them; a fatal finding (one artifact) does.
-    bool gpu_control = f.gpu_trace || !f.gpu_trace_lib.empty();
-    bool blocked = std::any_of(rep->findings.begin(), rep->findings.end(), [&](const auto& x) {
-      bool refuse = x.severity == ArmsSeverity::kFatal || x.severity == ArmsSeverity::kRefuse;
-      return refuse && !(gpu_control && (x.code == "hash_only" || x.code == "no_control_moved"));
-    });
-    if (blocked) {
-      fmt::print("{}", RenderArmsText(*rep));
-      say("refused: the two arms are not shown to be two arms (see above); no leg was run");
-      return kAbRefused;
-    }
-  }
-
-  // Without --artifact-a/-b, the arms' own files (executable, interpreter script), hashed.
-  if (arms_a.artifacts.empty() && arms_b.artifacts.empty() &&
-      !(a.argv == b.argv && a.env == b.env)) {
-    auto files = CheckCommandArms(a, b);
-    if (!files) return say(files.error().message), kExitError;
-    for (const auto& x : files->findings)
-      say(fmt::format(
-          "arms: {}{}",
-          x.severity == ArmsSeverity::kInfo ? "" : std::string(ArmsSeverityName(x.severity)) + ": ",
-          x.message));
-    arms_files_json = nlohmann::json::parse(RenderCommandArmsJson(*files));
-    if (files->fatal) {
-      say("refused: the two arms are one artifact (see above); no leg was run");
-      return kAbRefused;
-    }
-  }
+  if (auto rc = CheckTwoArms(f, x, a, b, arms_a, arms_b, arms_json, arms_files_json)) return *rc;
 
   if (a.argv == b.argv && a.env == b.env)
     return say("arms A and B are one arm: the same command with the same environment; an A/B of "
@@ -218,7 +247,8 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   ctx.record.extra["seed"] = plan.seed;
   ctx.record.extra["arms_check"] = arms_json;
   ctx.record.extra["arms_files"] = arms_files_json;
-  ctx.record.extra["ab_plan"] = AbPlanJson(plan, not_on_gpu, a_env, b_env);
+  verdict::AbRules rules{not_on_gpu, allow_modes};
+  ctx.record.extra["ab_plan"] = verdict::AbPlanJson(plan, rules, a_env, b_env);
 
   // The legs run here, into the record; the protocol sees each one as it was recorded.
   LegRunner run_leg = [&](const Arm& arm, const std::string& role) {
@@ -271,46 +301,12 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
         out.looks, out.pairs.size(), ctx.record.planned_legs - run, ctx.record.planned_legs);
     ctx.record.planned_legs = run;
   }
-  // What ran on the GPU: the arms' kernel multisets and the per-kernel diff (--gpu-trace).
-  AbGpu gpu;
-  if (!ctx.config.gpu_trace_lib.empty()) {
-    nlohmann::json check;
-    gpu = CompareAbGpu(out, plan, arms_a, arms_b, not_on_gpu, ctx.record.caveats, &check);
-    if (!check.is_null()) ctx.record.extra["arms_check_gpu"] = check;
-  }
-  // Modes across process spawns: a ratio of medians over them is no process's ratio.
-  if (auto modes = ArmModes(out.legs, out.headline, {a.name, b.name}); !modes.empty()) {
-    if (allow_modes) {
-      for (const auto& m : modes) out.decision.reasons.push_back("modes allowed: " + m);
-    } else if (out.decision.verdict != AbVerdict::kRefused) {
-      out.decision.reasons.insert(out.decision.reasons.begin(), ModesRefusal("compare"));
-      for (auto it = modes.rbegin(); it != modes.rend(); ++it)
-        out.decision.reasons.insert(out.decision.reasons.begin(), "refused: " + *it);
-      out.decision.verdict = AbVerdict::kRefused;
-    }
-  }
-  // Host noise: a wall-clock headline against the traced legs' GPU time (issue 23 item 5).
-  nlohmann::json host_noise;
-  {
-    nlohmann::json legs = nlohmann::json::array();
-    for (const auto& l : out.legs) legs.push_back(ToJson(l));
-    auto hn = gputrace::AssessHostNoise(legs, out.headline);
-    if (hn) {
-      host_noise = hn->ToJson();
-      if (hn->host_bound) out.decision.reasons.push_back(hn->text);
-      auto ow = gputrace::OppositeWays(legs, *hn, a.name, b.name, out.better == Better::kHigher);
-      if (ow) {
-        out.decision.reasons.push_back(*ow);
-        host_noise["opposite_ways"] = *ow;
-      } else if (!hn->traced && out.decision.verdict == AbVerdict::kInconclusive) {
-        out.decision.reasons.push_back(gputrace::HostNoiseAdvice(std::nullopt));
-      }
-    }
-  }
-  nlohmann::json v = AbVerdictJson(plan, out, ctx.record.caveats);
-  if (!host_noise.is_null()) v["host_noise"] = host_noise;
-  if (gpu.gpu) v["gpu"] = AbGpuJson(gpu, not_on_gpu);
-  ctx.record.extra["verdict"] = v;
+  // The verdict's rules (GPU identity, modes, host noise): src/verdict/ab.h, as --from.
+  verdict::AbFinal fin = verdict::FinishAb(plan, out, rules, ctx.record.caveats);
+  ctx.record.caveats = fin.caveats;
+  if (auto check = ArmsCheckWithGpu(fin.gpu, arms_a, arms_b); !check.is_null())
+    ctx.record.extra["arms_check_gpu"] = check;
+  ctx.record.extra["verdict"] = fin.verdict;
   int rc = FinishRun(ctx, false);
   if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
 
@@ -320,9 +316,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   report.caveats = ctx.record.caveats;
   report.a_env = a_env;
   report.b_env = b_env;
-  if (!PrintAbVerdict(plan, out, v, report, gpu, f.json, markdown)) return kExitError;
+  if (!PrintAbVerdict(plan, out, fin, report, f.json, markdown)) return kExitError;
   if (!StoreResult(f.store, "ab", ctx.dir)) return kExitError;
-  return AbExitCode(out.decision.verdict, fail_on);
+  return AbExitCode(out.decision.verdict, fail_on == "slower");
 }
 
 }  // namespace vouch::cli

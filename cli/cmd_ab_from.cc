@@ -12,6 +12,7 @@
 #include "record/leg_json.h"
 #include "record/record.h"
 #include "util/strings.h"
+#include "verdict/ab_record.h"
 
 namespace vouch::cli {
 
@@ -20,7 +21,7 @@ int AbFromRecord(const std::string& record, const std::string& headline, bool js
   auto say = [](const std::string& m) { fmt::print(stderr, "vouch ab: {}\n", m); };
   auto rec = ReadRecordJson(record);
   if (!rec) return say(rec.error().message), kExitError;
-  auto recorded = AbPlanFromRecord(*rec, record);
+  auto recorded = verdict::AbPlanFromRecord(*rec, record);
   if (!recorded) return say(recorded.error().message), kExitError;
   AbPlan plan = recorded->plan;
   if (!headline.empty()) plan.headline = headline;
@@ -58,28 +59,27 @@ int AbFromRecord(const std::string& record, const std::string& headline, bool js
   if (out.end == AbOutcome::End::kCalibrationFailed) return say(out.error), kAbRefused;
   if (out.end == AbOutcome::End::kDesignFailed) return say(out.error), kExitError;
 
-  std::vector<std::string> caveats = (*rec)["caveats"].get<std::vector<std::string>>();
+  std::vector<std::string> caveats;
+  if (auto c = rec->find("caveats"); c != rec->end() && c->is_array())
+    for (const auto& x : *c)
+      if (x.is_string()) caveats.push_back(x.get<std::string>());
   if (ran_out)
     caveats.push_back(fmt::format(
         "the record ends after leg {} of {} planned: the verdict is on the pairs its legs make",
         legs.size(), (*rec).value("planned_legs", 0)));
-  AbGpu gpu;
-  bool traced = false;
-  for (const auto& l : legs) traced |= !l.gpu_trace.is_null();
-  if (traced) gpu = CompareAbGpu(out, plan, {}, {}, recorded->change_not_on_gpu, caveats, nullptr);
-  nlohmann::json v = AbVerdictJson(plan, out, caveats);
-  if (gpu.gpu) v["gpu"] = AbGpuJson(gpu, recorded->change_not_on_gpu);
+  // The same rules as the live run, in the same place (src/verdict/ab.h).
+  verdict::AbFinal f = verdict::FinishAb(plan, out, recorded->rules, std::move(caveats));
 
   AbReportContext report;
   report.simulated = (*rec)["environment"].value("simulated", false);
-  report.caveats = caveats;
+  report.caveats = f.caveats;
   report.a_env = recorded->a_env;
   report.b_env = recorded->b_env;
   if (!json && markdown != "-")
     fmt::print("recomputed from the {} legs of {} (no leg run; the record is unchanged)\n",
                legs.size(), record);
-  if (!PrintAbVerdict(plan, out, v, report, gpu, json, markdown)) return kExitError;
-  return AbExitCode(out.decision.verdict, fail_on);
+  if (!PrintAbVerdict(plan, out, f, report, json, markdown)) return kExitError;
+  return AbExitCode(out.decision.verdict, fail_on == "slower");
 }
 
 std::string AbRecomputeHint(const nlohmann::json& rec, const std::string& path) {

@@ -3,16 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
 #include "gate/gate.h"
 #include "gputrace/host_noise.h"
 #include "metrics/headline.h"
-#include "modes_check.h"
 #include "run_common.h"
 #include "stats/modes.h"
+#include "util/escape.h"
 #include "util/fs.h"
+#include "verdict/gate.h"
 
 namespace vouch::cli {
 namespace {
@@ -25,8 +27,6 @@ bool Gateable(const MetricSummary& s) {
 
 // The legs a gate runs by default (RunFlags::reps): the baseline's noise warning assumes it.
 constexpr int kGateDefaultLegs = 3;
-// The gate refused: a metric's legs or the baseline's trials form two modes.
-constexpr int kGateExitModes = 3;
 
 // Per metric of the record's valid measured legs: the median, unit, every leg's value and the
 // configuration that produced it.
@@ -47,6 +47,11 @@ Result<std::map<std::string, CurrentMetric>> RunMetrics(const nlohmann::json& re
       auto it = now.find(m.value("name", ""));
       if (it == now.end()) continue;
       it->second.values.push_back(m["value"].get<double>());
+      if (auto sm = m.find("samples");
+          it->second.values.size() == 1 && sm != m.end() && sm->is_array())
+        for (const auto& x : *sm)
+          if (x.is_number() && std::isfinite(x.get<double>()))
+            it->second.samples.push_back(x.get<double>());
       if (auto c = m.find("config"); c != m.end() && c->is_object() && it->second.config.empty())
         for (const auto& [k, v] : c->items())
           if (v.is_string()) it->second.config[k] = v.get<std::string>();
@@ -85,6 +90,7 @@ Result<Baseline> BaselineFromLegs(const RunContext& ctx, std::string headline,
         inputs.push_back({m.name, m.unit, m.better, {}, m.config});
       }
       inputs[at[m.name]].values.push_back(m.value);
+      if (inputs[at[m.name]].values.size() == 1) inputs[at[m.name]].samples = m.samples;
     }
   }
   if (inputs.empty()) return MakeError("no metric with a direction to pin; give --metric");
@@ -271,6 +277,12 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
                "the gate refuses it (exit 3)");
   ThresholdPolicy thresholds;
   AddThresholdFlags(app, &threshold_specs, &thresholds.fail_pct_all);
+  GateOptions gate_options;
+  app.add_option("--fail-count", gate_options.fail_count,
+                 "a count metric (vllm's failed requests, errors, preemptions) fails when it grows "
+                 "by more than N. A count pinned at 0 has no percentage change: 0 -> 0 passes, "
+                 "any increase warns, and one of more than N fails")
+      ->check(CLI::Range(0.0, 1e15));
   f.Add(app, true);
   if (int rc = Parse(app, opts); rc >= 0) return rc;
   auto overrides = ParseThresholdSpecs(threshold_specs);
@@ -353,7 +365,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
       auto m = RunMetrics(ToJson(ctx.record), "this run");
       if (!m) break;
       GateReport look = CompareToBaseline(*base, *m, RecordClockState(ToJson(ctx.record), "run"),
-                                          ProcessEnv(), look_at());
+                                          ProcessEnv(), look_at(), gate_options);
       if (!GateUndecided(look)) break;
       const int block =
           static_cast<int>(std::min(design->plan.legs_per_look, design->plan.max_legs - legs_run));
@@ -375,31 +387,31 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     return fmt::print(stderr, "vouch gate: {}\n", run_metrics.error().message), kExitError;
   std::map<std::string, CurrentMetric> now = std::move(*run_metrics);
   ClockState clock = RecordClockState(rec, "run");
-  GateReport report = CompareToBaseline(*base, now, clock, ProcessEnv(), look_at());
-  // Modes across process spawns: a median over them is no process's number.
-  // Only a metric that can fail the gate is refused over its modes (a warn-only one is warned).
-  const auto [modes, warn_only_modes] = GateModes(report, *base, now);
-  for (const auto& m : warn_only_modes)
-    fmt::print(stderr, "vouch gate: warning: {} (warn-only: the gate goes on)\n", m);
-  for (const auto& m : modes)
-    fmt::print(stderr, "vouch gate: {}{}\n", allow_modes ? "warning: " : "", m);
-  if (!modes.empty() && !allow_modes) {
-    fmt::print(stderr, "vouch gate: {}\n", ModesRefusal("gate"));
+  // The verdict's rules (thresholds and noise, modes, host noise): src/verdict/gate.h, the
+  // same for a live gate and a RECORD.
+  verdict::GateFinal fin =
+      verdict::DecideGate(*base, now, clock, ProcessEnv(), look_at(),
+                          rec.value("legs", nlohmann::json::array()), {allow_modes, gate_options});
+  const GateReport& report = fin.report;
+  // Metric names are the leg's: escaped for the terminal (util/escape.h).
+  for (const auto& m : fin.modes.warn)
+    fmt::print(stderr, "vouch gate: warning: {} (warn-only: the gate goes on)\n", TerminalSafe(m));
+  if (!f.json)
+    for (const auto& m : fin.modes.unchecked)
+      fmt::print(stderr, "vouch gate: note: {}\n", TerminalSafe(m));
+  for (const auto& m : fin.modes.refuse)
+    fmt::print(stderr, "vouch gate: {}{}\n", allow_modes ? "warning: " : "", TerminalSafe(m));
+  if (fin.refused) {
+    fmt::print(stderr, "vouch gate: {}\n", verdict::GateModesRefusal());
     if (record_path.empty()) {
-      ctx.record.extra["gate_refused"] = {{"modes", modes}};
+      ctx.record.extra["gate_refused"] = {{"modes", fin.modes.refuse}};
+      ctx.record.extra["gate"] = fin.json;
       if (auto s = WriteRecord(ctx.dir, ctx.record); !s)
         return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitError;
     }
-    return kGateExitModes;
+    return fin.exit_code;
   }
-  // An undecided wall-clock metric: where a quieter figure is (issue 22 item 9).
-  std::optional<gputrace::HostNoise> host_noise;
-  for (const auto& row : report.rows)
-    if (row.verdict == GateVerdict::kInconclusive && row.metric.rfind("gpu.", 0) != 0) {
-      host_noise =
-          gputrace::AssessHostNoise(rec.value("legs", nlohmann::json::array()), row.metric);
-      if (host_noise) break;
-    }
+  const auto& host_noise = fin.host_noise;
   if (f.json)
     fmt::print("{}\n", RenderGateJson(report));
   else if (markdown == "-")
@@ -428,9 +440,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   }
   // The gate table goes with its record: into record.json when the gate ran the legs, and
   // into the history store with --store.
-  nlohmann::json gate_json = nlohmann::json::parse(RenderGateJson(report));
-  if (!modes.empty()) gate_json["modes_allowed"] = modes;
-  if (host_noise) gate_json["host_noise"] = host_noise->ToJson();
+  const nlohmann::json& gate_json = fin.json;
   if (record_path.empty()) {
     ctx.record.extra["gate"] = gate_json;
     ctx.record.extra["baseline_path"] = baseline_path;
@@ -440,7 +450,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   } else if (!StoreResult(f.store, "gate", record_path, &gate_json, baseline_path)) {
     return kExitError;
   }
-  return GateExitCode(report);
+  return fin.exit_code;
 }
 
 }  // namespace vouch::cli

@@ -225,7 +225,7 @@ TEST_F(ForgeFleetCli, FleetVerdictSaysItsMdeAndRefusesModes) {
   EXPECT_EQ(r.rc, 3) << r.out;
   j = Json("run/fleet-record.json");
   EXPECT_EQ(j["verdict"], "refused") << j.dump(1);
-  EXPECT_TRUE(Has(j["modes"].dump(), "node n1: arm A's legs show two modes")) << j["modes"];
+  EXPECT_TRUE(Has(j["modes"].dump(), "node n1: tok_s: arm A's legs show two modes")) << j["modes"];
   EXPECT_TRUE(Has(j["reasons"].dump(), "--allow-modes")) << j["reasons"];
   EXPECT_FALSE(Has(j["modes"].dump(), "node n2")) << j["modes"];
 }

@@ -142,7 +142,7 @@ TEST_F(GpuTraceCli, IdenticalKernelsRefuseAVerdictUnlessTheChangeIsNotOnTheGpu) 
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_TRUE(Has(r.out, "A/B verdict: refused")) << r.out;
   EXPECT_TRUE(Has(r.out,
-                  "refused: the statistics said 'B slower', but identity: arms A and B ran "
+                  "refused: the statistics gave a direction, but identity: arms A and B ran "
                   "the same kernels"))
       << r.out;
   auto ok = Vouch("ab", "--change-not-on-gpu --out s " + arms);

@@ -29,8 +29,9 @@ class ModesCli : public testing_util::ScratchDirTest {
     Script("leg.sh",
            "sleep 0.7\n"
            "c=count_${ARM:-run}; n=$(cat $c 2>/dev/null | wc -l); echo x >> $c\n"
-           "v=$(awk -v n=$n -v b=\"${BIMODAL:-}\" "
-           "'BEGIN{m=33; if (b != \"\" && n % 2 == 1) m=26; printf \"%.3f\", m+(n%3)*0.05}')\n"
+           "v=$(awk -v n=$n -v b=\"${BIMODAL:-}\" -v base=\"${BASE:-33}\" "
+           "'BEGIN{m=base; if (b != \"\" && n % 2 == 1) m=26; printf \"%.3f\", "
+           "m+(n%3)*0.05}')\n"
            "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"unit\\\":\\\"tok/s\\\","
            "\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
   }
@@ -110,6 +111,52 @@ TEST_F(ModesCli, AbRefusesAnArmWithTwoModesUnlessAllowed) {
   auto ok = Vouch(ab + " --allow-modes --out s -- ./leg.sh");
   EXPECT_NE(ok.rc, 3) << ok.out;
   EXPECT_TRUE(Has(ok.out, "modes allowed: tok_s: arm A's legs show two modes")) << ok.out;
+  // One record, one verdict: --from applies the same rules (issue 34), the record's JSON says
+  // the same, and a refused verdict carries no direction word anywhere.
+  auto again = Vouch("ab --from r/record.json");
+  EXPECT_EQ(again.rc, 3) << again.out;
+  EXPECT_TRUE(Has(again.out, "refused: tok_s: arm A's legs show two modes: ")) << again.out;
+  for (const char* word : {"B faster", "B slower"}) {
+    EXPECT_FALSE(Has(r.out, word)) << word << "\n" << r.out;
+    EXPECT_FALSE(Has(again.out, word)) << word << "\n" << again.out;
+  }
+  auto j = Vouch("ab --from r/record.json --json");
+  EXPECT_EQ(j.rc, 3);
+  auto v = nlohmann::json::parse(j.out.substr(j.out.find('{')));
+  auto rec = Json("r/record.json")["extra"]["verdict"];
+  for (const auto& x : {v, rec}) {
+    EXPECT_EQ(x["verdict"], "refused");
+    EXPECT_EQ(x["decision"]["verdict"], "refused");
+    EXPECT_EQ(x["clock_normalised"]["verdict"], "refused");
+    EXPECT_FALSE(x["decision"]["b_over_a"].contains("reads")) << x.dump();
+  }
+  // The allowed run keeps --allow-modes in its plan: --from gives its verdict again.
+  auto allowed_again = Vouch("ab --from s/record.json");
+  EXPECT_EQ(allowed_again.rc, ok.rc) << allowed_again.out;
+  EXPECT_EQ(Json("s/record.json")["extra"]["verdict"]["verdict"],
+            Json("s/record.json")["extra"]["verdict"]["decision"]["verdict"]);
+}
+
+// Modes that do not stop a verdict the legs can give: arm A alternates 33 and 26 tok/s, arm B
+// runs at 20, so every B leg is below every A leg. An exact rank test decides B slower (p =
+// 2 / C(8, 4) = 0.029) without averaging A's modes, live and from the record alike.
+TEST_F(ModesCli, AbArmsApartAreDecidedByRankDespiteModes) {
+  const std::string ab = fmt::format(
+      "ab {} --a-env ARM=a --a-env BIMODAL=1 --b-env ARM=b --b-env BASE=20 --pairs 4 --seed 3 "
+      "--band 1",
+      kFast);
+  auto r = Vouch(ab + " --out r -- ./leg.sh");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "A/B verdict: B slower")) << r.out;
+  EXPECT_TRUE(Has(r.out, "decided by rank, not by the medians over modes")) << r.out;
+  EXPECT_TRUE(Has(r.out, "p = 2 / C(8, 4) = 0.0286")) << r.out;
+  auto again = Vouch("ab --from r/record.json --json --fail-on slower");
+  EXPECT_EQ(again.rc, 5) << again.out;
+  auto v = nlohmann::json::parse(again.out.substr(again.out.find('{')));
+  EXPECT_EQ(v["verdict"], "B slower");
+  EXPECT_EQ(v["decided_by"], "rank (modes)");
+  EXPECT_EQ(v["modes"]["ruling"], "decided by rank");
+  EXPECT_EQ(Json("r/record.json")["extra"]["verdict"]["verdict"], "B slower");
 }
 
 TEST_F(ModesCli, ServingPercentileFromTooFewRequestsIsFlagged) {
@@ -123,10 +170,16 @@ TEST_F(ModesCli, ServingPercentileFromTooFewRequestsIsFlagged) {
       "./serve.sh",
       kFast));
   EXPECT_EQ(r.rc, 0) << r.out;
-  EXPECT_TRUE(Has(r.out, "p99 (p99_e2el_ms, p99_ttft_ms) from 50 completed requests is not a p99"))
+  EXPECT_TRUE(Has(r.out,
+                  "serving (leg 1): p99 of 50 completed requests is not a figure "
+                  "(p99_e2el_ms, p99_ttft_ms not quoted): a p99 at 99 % confidence needs at least "
+                  "459 requests; the slowest of 50 bounds p91.2 at 99 % (and the p99 at only "
+                  "39.5 %)"))
       << r.out;
-  EXPECT_TRUE(Has(r.out, "needs at least 459 requests per leg")) << r.out;
-  EXPECT_TRUE(Has(r.out, "leg 1 completed fewer requests than --min-requests 100 (fewest: 50)"))
+  EXPECT_FALSE(Has(r.out, "extreme of")) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "leg 1 completed fewer requests than --min-requests 100 (fewest: 50); their "
+                  "percentiles are not quoted"))
       << r.out;
   // In the record too, for gate, ab and the report.
   auto rec = Json("r/record.json");
@@ -134,6 +187,13 @@ TEST_F(ModesCli, ServingPercentileFromTooFewRequestsIsFlagged) {
   for (const auto& c : rec["caveats"])
     found = found || Has(c.get<std::string>(), "needs at least 459 requests");
   EXPECT_TRUE(found) << rec["caveats"].dump();
+  // Not a figure anywhere: the leg's metrics hold no p99, the median stays.
+  for (const auto& m : rec["legs"][0]["metrics"])
+    EXPECT_NE(m["name"].get<std::string>().substr(0, 4), "p99_") << m.dump();
+  EXPECT_TRUE(
+      Has(rec["legs"][0]["result"]["notes"].dump(), "serving: p99 of 50 completed requests"))
+      << rec["legs"][0].dump();
+  EXPECT_TRUE(Has(rec["legs"][0]["metrics"].dump(), "median_ttft_ms"));
 }
 
 }  // namespace

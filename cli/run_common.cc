@@ -19,6 +19,8 @@
 #include "leg_notes.h"
 #include "modes_check.h"
 #include "record/preflight.h"
+#include "stats/percentiles.h"
+#include "stats/serving_load.h"
 #include "telemetry/sim_builtin.h"
 #include "terminal_guard.h"
 #include "util/fs.h"
@@ -37,8 +39,9 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   }
   app.add_option(
       "--metric", metric_specs,
-      "metric source (repeatable): channel, llama-bench, vllm:FILE, gbench:FILE, nvbench:FILE, "
-      "hyperfine:FILE, pytest-benchmark:FILE, "
+      "metric source (repeatable): channel, llama-bench, vllm:FILE (vllm bench serve, SGLang "
+      "bench_serving or GuideLLM results), gbench:FILE, nvbench:FILE, hyperfine:FILE, "
+      "pytest-benchmark:FILE, "
       "regex:NAME:UNIT:higher|lower:PATTERN, json:NAME:UNIT:higher|lower:/POINTER "
       "(`vouch help metrics`)");
   app.add_option("--expect-equal", expect_equal,
@@ -57,8 +60,9 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_flag("--allow-busy", allow_busy,
                "run even if another compute process is on the GPU (recorded)");
   app.add_option("--min-requests", min_requests,
-                 "a serving leg (vllm bench serve) that completed fewer requests is flagged; its "
-                 "percentiles are quoted only when the count supports them at 99 % confidence")
+                 "a serving leg (vllm bench serve, SGLang, GuideLLM) that completed fewer "
+                 "requests is flagged and gives no percentile as a figure; with or without it, "
+                 "a percentile is a figure only when the count supports it at 99 % confidence")
       ->check(CLI::Range(1LL, 1LL << 40));
   app.add_flag("--tee", tee, "show the command's output on the terminal");
   app.add_flag("--shell", shell, "run the command through /bin/sh -c");
@@ -468,6 +472,13 @@ int FinishRun(RunContext& ctx, bool print_summary) {
   r.ended_unix_s = UnixNowSeconds();
   std::vector<int> gpus = ctx.config.window.gpus;
   r.contention["end"] = CaptureContention(*ctx.device, gpus);
+  // --min-requests: a serving leg that completed fewer gives no percentile as a figure, even
+  // one its count supports (the legs already dropped those it cannot).
+  if (ctx.min_requests)
+    for (auto& l : r.legs)
+      if (l.role == "measured" && l.valid)
+        for (auto& line : RefuseUnsupportedPercentiles(&l.metrics, ctx.min_requests))
+          l.result.notes.push_back(kServingNotePrefix + line);
   for (const auto& w : LegPercentileWarnings(r.legs, ctx.min_requests)) {
     fmt::print(stderr, "vouch {}: warning: {}\n", ctx.name, w);
     r.caveats.push_back(w);

@@ -2,7 +2,7 @@
 # Builds vouch for the GPU machines (Ubuntu 24.04, no SQLite/simdjson headers there):
 # libstdc++/libgcc linked statically, the few shared libraries it needs copied beside it.
 # Result: .carry/bin (vouch and the bench programs) and .carry/lib (those libraries, and the
-# CUPTI tracer libvouch_cupti.so with the libcupti it was built against, where this machine
+# CUPTI tracer libvouch_cupti.so with the libcupti it was built against (its fallback), where this machine
 # has a CUDA toolkit with CUPTI: VOUCH_CUPTI=AUTO; set VOUCH_CUPTI=ON to require it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +21,11 @@ done
 for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3|libre2'); do
   cp -L "$lib" .carry/lib/
 done
-if [ -f .carry/lib/libvouch_cupti.so ]; then
-  # Its RUNPATH holds $ORIGIN: a process without its own libcupti.so.13 (PyTorch brings one,
-  # and the loader then uses that) finds this copy.
-  cp -L "$(ldd .carry/lib/libvouch_cupti.so | awk '/libcupti/ {print $3}')" .carry/lib/
+cupti=$(sed -n 's/^VOUCH_CUPTI_LIBRARY:FILEPATH=//p' build-portable/CMakeCache.txt)
+if [ -f .carry/lib/libvouch_cupti.so ] && [ -f "$cupti" ]; then
+  # The tracer links no libcupti: it loads the process's own (PyTorch's, the toolkit's) and
+  # falls back to this copy, beside it under its soname, where it fits the driver.
+  soname=$(objdump -p "$cupti" | awk '/SONAME/ {print $2}')
+  cp -L "$cupti" ".carry/lib/${soname:-libcupti.so.13}"
 fi
 ls -la .carry/bin .carry/lib

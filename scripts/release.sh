@@ -52,11 +52,17 @@ tree=$stage/vouch-$version
 itree=${tree#"$rootfs"} # the same folder as the build's side sees it
 in_build cmake --install "$build" --prefix "$itree" --strip >/dev/null
 # Every shared library but glibc's (and the dynamic loader), resolved from the binary and the
-# tracer, copied beside them; the tracer's libcupti comes along (a process without its own finds it).
+# tracer, copied beside them. The tracer links no libcupti (it loads the process's own, see
+# docs/gpu-trace.md "Which CUPTI"): the one it was built against comes along under its soname,
+# the fallback for a process without one that fits.
 glibc='^(linux-vdso|libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux(-x86-64)?)\.so'
 mapfile -t libs < <(in_build ldd "$itree/bin/vouch" | awk '/=> \// {print $3}')
-[ -f "$tree/lib/libvouch_cupti.so" ] &&
-  mapfile -t -O "${#libs[@]}" libs < <(in_build ldd "$itree/lib/libvouch_cupti.so" | awk '/libcupti/ {print $3}')
+cupti=$(sed -n 's/^VOUCH_CUPTI_LIBRARY:FILEPATH=//p' "$rootfs$build/CMakeCache.txt")
+if [ -f "$tree/lib/libvouch_cupti.so" ] && [ -n "$cupti" ] && [ -f "$rootfs$cupti" ]; then
+  soname=$(objdump -p "$rootfs$cupti" | awk '/SONAME/ {print $2}')
+  cp -L "$rootfs$cupti" "$tree/lib/${soname:-libcupti.so.13}"
+  chmod 0644 "$tree/lib/${soname:-libcupti.so.13}"
+fi
 for lib in "${libs[@]}"; do
   base=$(basename "$lib")
   [[ $base =~ $glibc ]] && continue

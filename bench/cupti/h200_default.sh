@@ -38,7 +38,7 @@ note() { echo "$*" | tee -a "$OUT/status.txt"; }
 B=$OUT/build
 mkdir -p "$B"
 nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$B/libvouch_cupti.so" \
-  "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" -I"$CUDA_HOME/include" \
+  "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" "$ROOT/src/cupti/loader.cc" "$ROOT/src/cupti/select.cc" "$ROOT/src/cupti/counter.cc" -I"$CUDA_HOME/include" \
   -I"$CUDA_HOME/extras/CUPTI/include" -L"$CUDA_HOME/lib64" -L"$CUDA_HOME/extras/CUPTI/lib64" \
   -lcupti -ldl -Xlinker -rpath,"$CUDA_HOME/lib64" \
   -Xlinker --version-script="$ROOT/src/cupti/exports.map" > "$B/nvcc.log" 2>&1

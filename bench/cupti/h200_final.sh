@@ -11,7 +11,7 @@ CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 W=${FINAL_WORK:-$(mktemp -d)}
 mkdir -p "$W/final"
 nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$W/libvouch_cupti.so" \
-  "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" -I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" \
+  "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" "$ROOT/src/cupti/loader.cc" "$ROOT/src/cupti/select.cc" "$ROOT/src/cupti/counter.cc" -I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" \
   -L"$CUDA_HOME/lib64" -L"$CUDA_HOME/extras/CUPTI/lib64" -lcupti -ldl -Xlinker -rpath,"$CUDA_HOME/lib64" \
   -Xlinker --version-script="$ROOT/src/cupti/exports.map" || exit 1
 export VOUCH_CUPTI_LIB=$W/libvouch_cupti.so

@@ -25,7 +25,7 @@ LIBS="-L$CUDA_HOME/lib64 -L$CUDA_HOME/extras/CUPTI/lib64 -lcupti -ldl"
 DEFS=""
 build_lib() {  # OUTPUT EXTRA_FLAGS
   nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden $DEFS $2 -o "$1" \
-    "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" $INC $LIBS -Xlinker -rpath,"$CUDA_HOME/lib64" \
+    "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" "$ROOT/src/cupti/loader.cc" "$ROOT/src/cupti/select.cc" "$ROOT/src/cupti/counter.cc" $INC $LIBS -Xlinker -rpath,"$CUDA_HOME/lib64" \
     -Xlinker --version-script="$ROOT/src/cupti/exports.map"
 }
 build_lib "$OUT/libvouch_cupti.so" ""

@@ -24,6 +24,7 @@ class Channel(unittest.TestCase):
         self.dir.cleanup()
 
     def lines(self):
+        vouch.flush()
         with open(self.path, encoding="utf-8") as f:
             return [json.loads(line) for line in f]
 
@@ -73,6 +74,7 @@ class Channel(unittest.TestCase):
             vouch.metric("x", True)
         with self.assertRaises(ValueError):
             vouch.metric("x", 1.0, better="faster")
+        vouch.flush()
         self.assertFalse(os.path.exists(self.path))
 
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gputrace/call_stat.h"
 #include "util/result.h"
 
 namespace vouch {
@@ -21,12 +22,6 @@ namespace vouch {
 struct SourceControl {
   std::string name;  // e.g. "conv.cu"
   std::string path;  // this arm's copy
-};
-
-// Calls of one instrumented op and their total time, for the identity check.
-struct CallStat {
-  std::int64_t calls = 0;
-  double time_ns = 0;
 };
 
 struct ArmInput {

@@ -84,10 +84,13 @@ nlohmann::json DecisionJson(const AbDecision& d, Better better, const std::strin
 }
 
 // "B/A time 1.1070 (95 % CI 1.0900 .. 1.1200; B slower)".
-std::string RatioText(const AbDecision& d, Better better, const std::string& unit) {
+// REFUSED: the A/B is refused, so the ratio is a figure with no direction word (a refused
+// verdict says nowhere that B is faster or slower).
+std::string RatioText(const AbDecision& d, Better better, const std::string& unit,
+                      bool refused = false) {
   auto p = BOverA(d, better);
   if (!p) return "n/a";
-  std::string_view word = RatioWord(p->value, better, unit);
+  std::string_view word = refused ? "" : RatioWord(p->value, better, unit);
   return fmt::format("B/A {} {:.4f} ({:.0f} % CI {:.4f} .. {:.4f}{})", QuantityOf(unit), p->value,
                      100 * d.interval->confidence, p->lo, p->hi,
                      word.empty()     ? ""
@@ -158,6 +161,14 @@ nlohmann::json AbVerdictJson(const AbPlan& plan, const AbOutcome& o,
       // vouch fleet's pooling over nodes.
       {"pairs", AbPairsJson(o)["pairs"]},
       {"band_log", o.band.half_width_log}};
+  if (decision.verdict == AbVerdict::kRefused) {
+    // A refused A/B has no direction: no field may read as one.
+    for (const char* k : {"decision", "clock_normalised"}) {
+      v[k]["verdict"] = ToString(AbVerdict::kRefused);
+      if (v[k].contains("b_over_a")) v[k]["b_over_a"].erase("reads");
+      if (v[k].contains("ratio")) v[k]["ratio"].erase("reads");
+    }
+  }
   if (o.sequential && o.last_step)
     v["sequential"] = {{"looks", o.looks}, {"nominal_confidence", o.last_step->nominal_confidence}};
   return v;
@@ -217,12 +228,16 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
   text += fmt::format("  pairs     {} used, {} refused ({} mode, seed {}, blocks {})\n",
                       o.pairs_used, o.refused.size(), o.sequential ? "sequential" : "fixed",
                       plan.seed, fmt::join(o.orientations, " "));
-  text += fmt::format("  ratio     {}\n", TerminalSafe(RatioText(decision, o.better, unit)));
-  text += fmt::format(
-      "  clock-normalised {}{}\n", TerminalSafe(RatioText(cmp.clock_normalised, o.better, unit)),
-      cmp.clock_explained_log ? fmt::format("; the clock explains {:+.3f} %",
-                                            100 * (std::exp(*cmp.clock_explained_log) - 1))
-                              : "");
+  const bool refused = decision.verdict == AbVerdict::kRefused;
+  text +=
+      fmt::format("  ratio     {}{}\n", TerminalSafe(RatioText(decision, o.better, unit, refused)),
+                  refused ? " (not a verdict: the A/B is refused)" : "");
+  text += fmt::format("  clock-normalised {}{}\n",
+                      TerminalSafe(RatioText(cmp.clock_normalised, o.better, unit, refused)),
+                      cmp.clock_explained_log
+                          ? fmt::format("; the clock explains {:+.3f} %",
+                                        100 * (std::exp(*cmp.clock_explained_log) - 1))
+                          : "");
   text +=
       fmt::format("  band      +/- {:.3f} % ({})\n", decision.band.Percent(),
                   decision.band.source == NoiseBand::Source::kCalibrated
@@ -249,14 +264,15 @@ std::string RenderAbText(const AbPlan& plan, const AbOutcome& o, const AbReportC
 
 std::string RenderAbMarkdown(const AbOutcome& o, const std::vector<std::string>& caveats) {
   const AbDecision& decision = o.decision;
+  const bool refused = decision.verdict == AbVerdict::kRefused;
   const std::string unit = HeadlineUnit(o);
   std::string md = fmt::format(
       "### vouch A/B: **{}**\n\n| | |\n|---|---|\n| headline | {} ({} is better) |\n"
       "| pairs | {} used, {} refused |\n| ratio | {} |\n| clock-normalised | {} |\n"
       "| band | ±{:.3f} % |\n| SM clock A / B (mean) | {:.1f} / {:.1f} MHz |\n",
       ToString(decision.verdict), MarkdownCode(o.headline), BetterName(o.better), o.pairs_used,
-      o.refused.size(), MarkdownCell(RatioText(decision, o.better, unit)),
-      MarkdownCell(RatioText(o.comparison.clock_normalised, o.better, unit)),
+      o.refused.size(), MarkdownCell(RatioText(decision, o.better, unit, refused)),
+      MarkdownCell(RatioText(o.comparison.clock_normalised, o.better, unit, refused)),
       decision.band.Percent(), o.clock_a.mean_mhz, o.clock_b.mean_mhz);
   const bool undirected =
       decision.verdict == AbVerdict::kNoChange || decision.verdict == AbVerdict::kInconclusive;

@@ -89,6 +89,17 @@ Options ReadOptions(pid_t pid) {
   // cost the traced process 1-2 % at 5,000 launches/s (evidence/2026-12-01-h200-tracer-cost).
   if (const char* f = std::getenv("VOUCH_GPU_TRACE_FLUSH_MS"))
     o.flush_ms = std::strtol(f, nullptr, 10);
+  if (const char* c = std::getenv("VOUCH_GPU_TRACE_COUNT"); c && *c) {
+    o.count_from = "VOUCH_GPU_TRACE_COUNT";
+    if (std::strcmp(c, "off") == 0)
+      o.count = false;
+    else if (std::strcmp(c, "on") != 0)
+      std::fprintf(stderr, "vouch_cupti: VOUCH_GPU_TRACE_COUNT=%s is not on or off: on\n", c);
+  }
+  if (const char* m = std::getenv("VOUCH_GPU_TRACE_COUNT_MS")) {
+    long v = std::strtol(m, nullptr, 10);
+    if (v >= 10 && v <= 60000) o.count_ms = v;
+  }
   return o;
 }
 

@@ -22,6 +22,13 @@ struct Options {
   const char* api_from = "default";  // "default" or "VOUCH_GPU_TRACE_API"
   bool timestamp_callback = true;    // VOUCH_GPU_TRACE_CLOCK=cupti: off
   long flush_ms = 0;                 // VOUCH_GPU_TRACE_FLUSH_MS: a forced flush every N ms
+  // The tracer's own kernel-launch count (counter.h), how a second CUPTI client is found: on by
+  // default; VOUCH_GPU_TRACE_COUNT=off turns it off (the leg's gpu.* figures are then judged by
+  // the sampler's rule alone). Its count lines come every count_ms
+  // (VOUCH_GPU_TRACE_COUNT_MS, 10..60000, default 100) while launches go on.
+  bool count = true;
+  const char* count_from = "default";  // "default" or "VOUCH_GPU_TRACE_COUNT"
+  long count_ms = 100;
 };
 
 // Reads the switches; an unknown value of VOUCH_GPU_TRACE_API is said on stderr and left at

@@ -66,6 +66,32 @@ TEST(CuptiOptions, OtherSwitchesAndThePath) {
   EXPECT_EQ(o.flush_ms, 250);
 }
 
+TEST(CuptiOptions, TheLaunchCountIsOnUnlessTurnedOff) {
+  {
+    ScopedEnv c("VOUCH_GPU_TRACE_COUNT", nullptr);
+    ScopedEnv m("VOUCH_GPU_TRACE_COUNT_MS", nullptr);
+    Options o = ReadOptions(getpid());
+    EXPECT_TRUE(o.count);
+    EXPECT_STREQ(o.count_from, "default");
+    EXPECT_EQ(o.count_ms, 100);
+  }
+  {
+    ScopedEnv c("VOUCH_GPU_TRACE_COUNT", "off");
+    ScopedEnv m("VOUCH_GPU_TRACE_COUNT_MS", "250");
+    Options o = ReadOptions(getpid());
+    EXPECT_FALSE(o.count);
+    EXPECT_STREQ(o.count_from, "VOUCH_GPU_TRACE_COUNT");
+    EXPECT_EQ(o.count_ms, 250);
+  }
+  for (const char* odd : {"yes", "0"}) {  // unknown words leave it on
+    ScopedEnv c("VOUCH_GPU_TRACE_COUNT", odd);
+    ScopedEnv m("VOUCH_GPU_TRACE_COUNT_MS", "5");  // below 10 ms: the default
+    Options o = ReadOptions(getpid());
+    EXPECT_TRUE(o.count) << odd;
+    EXPECT_EQ(o.count_ms, 100);
+  }
+}
+
 TEST(CuptiOptions, AppendEscapedWritesAJsonString) {
   std::string s;
   AppendEscaped(&s, "a\"b\\c\n");

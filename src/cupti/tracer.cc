@@ -39,12 +39,15 @@
 #include <thread>
 #include <unordered_map>
 
+#include "counter.h"
+#include "loader.h"
 #include "options.h"
 
 #define VOUCH_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
+using vouch_cupti::Api;
 using vouch_cupti::AppendEscaped;
 
 constexpr int kFormatVersion = 1;
@@ -60,6 +63,7 @@ std::uint64_t CUPTIAPI TimestampCallback() { return RealtimeNs(); }
 
 struct Counts {
   std::uint64_t kernels = 0, graph_kernels = 0, memcpys = 0, memsets = 0, api = 0, markers = 0;
+  std::uint64_t kernels_incomplete = 0;  // kernel records CUPTI could not time (in incomplete)
   std::uint64_t incomplete = 0, other = 0, dropped = 0, buffers = 0;
 };
 
@@ -92,6 +96,7 @@ class Writer {
 };
 
 Writer* g_writer = nullptr;
+bool g_counting = false;  // the launch counter runs (counter.h): the footer carries its counts
 pid_t g_pid = 0;
 std::atomic<bool> g_finished{false};
 // 2 MiB: CUPTI hands a full buffer back from its own worker thread, so a process that is
@@ -141,6 +146,7 @@ void Writer::WriteOut() {
 
 void Writer::Line(const std::string& s) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return;  // the heartbeat's last line, racing the footer
   out_ += s;
   out_ += '\n';
   WriteOut();
@@ -173,6 +179,7 @@ void Writer::Record(const CUpti_Activity* rec) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       if (k->end < k->start || k->start == 0) {
         ++counts_.incomplete;
+        if (k->graphId == 0) ++counts_.kernels_incomplete;
         return;
       }
       std::uint32_t n = NameId(k->name, true);
@@ -242,8 +249,8 @@ void Writer::Record(const CUpti_Activity* rec) {
       const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
       bool driver = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
       const char* name = nullptr;
-      cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
-                           a->cbid, &name);
+      Api().cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 a->cbid, &name);
       std::uint32_t n = NameId(name ? name : "?", false);
       int len = std::snprintf(buf, sizeof buf,
                               "{\"t\":\"a\",\"s\":%" PRIu64 ",\"e\":%" PRIu64
@@ -312,7 +319,7 @@ void Writer::Buffer(CUcontext ctx, std::uint32_t stream, std::uint8_t* buf, std:
   if (closed_) return;  // a buffer CUPTI delivers during teardown, after the clean exit's footer
   ++counts_.buffers;
   CUpti_Activity* rec = nullptr;
-  while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+  while (Api().cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
     if (kDiscard) {
       ++counts_.other;
       continue;
@@ -321,7 +328,8 @@ void Writer::Buffer(CUcontext ctx, std::uint32_t stream, std::uint8_t* buf, std:
     if (out_.size() > (1u << 20)) WriteOut();
   }
   std::size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+  if (Api().cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS &&
+      dropped > 0) {
     counts_.dropped += dropped;
     out_ += "{\"t\":\"drop\",\"n\":" + std::to_string(dropped) + "}\n";
   }
@@ -336,10 +344,21 @@ void Writer::Footer() {
                 "{\"type\":\"footer\",\"end_unix_ns\":%" PRIu64 ",\"kernels\":%" PRIu64
                 ",\"graph_kernels\":%" PRIu64 ",\"memcpys\":%" PRIu64 ",\"memsets\":%" PRIu64
                 ",\"api\":%" PRIu64 ",\"markers\":%" PRIu64 ",\"incomplete\":%" PRIu64
-                ",\"other\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"buffers\":%" PRIu64 "}\n",
+                ",\"other\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"buffers\":%" PRIu64,
                 RealtimeNs(), c.kernels, c.graph_kernels, c.memcpys, c.memsets, c.api, c.markers,
                 c.incomplete, c.other, c.dropped, c.buffers);
   out_ += buf;
+  if (g_counting) {
+    // The launches the tracer counted and the records of those kernels it received: fewer
+    // records means another CUPTI client took them (gputrace/trust.h).
+    std::snprintf(buf, sizeof buf,
+                  ",\"kernel_launches\":%" PRIu64 ",\"graph_launches\":%" PRIu64
+                  ",\"kernel_records\":%" PRIu64,
+                  vouch_cupti::KernelLaunches(), vouch_cupti::GraphLaunches(),
+                  c.kernels - c.graph_kernels + c.kernels_incomplete);
+    out_ += buf;
+  }
+  out_ += "}\n";
   WriteOut();
   closed_ = true;  // in the same critical section: no buffer lands after the footer
 }
@@ -368,15 +387,20 @@ void Flusher(long period_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));
     std::lock_guard<std::mutex> lock(g_flush_mu);
     if (g_finished.load() || getpid() != g_pid) return;
-    cuptiActivityFlushAll(0);
+    Api().cuptiActivityFlushAll(0);
   }
+}
+
+void HeartbeatLine(const std::string& line) {
+  if (g_writer && getpid() == g_pid) g_writer->Line(line);
 }
 
 void Finish() {
   if (!g_writer || getpid() != g_pid) return;  // a forked child never writes the parent's file
+  vouch_cupti::StopHeartbeat();
   std::lock_guard<std::mutex> lock(g_flush_mu);
   if (g_finished.exchange(true)) return;
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  Api().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_writer->Footer();
 }
 
@@ -398,7 +422,7 @@ void OnSignal(int sig, siginfo_t* info, void* uctx) {
     sigaction(SIGALRM, &dfl, nullptr);
     alarm(3);
     g_writer->Line("{\"t\":\"signal\",\"sig\":" + std::to_string(sig) + "}");
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    Api().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     alarm(0);
   }
   if (old.sa_flags & SA_SIGINFO) {
@@ -426,38 +450,25 @@ void InstallSignalHandlers() {
   }
 }
 
-// Launch APIs only (not every runtime/driver call): the launch count and the link from a kernel
-// to its launch, at a small fraction of full API tracing's cost.
-bool IsLaunchName(const char* n) {
-  return n && (std::strstr(n, "LaunchKernel") || std::strstr(n, "LaunchCooperativeKernel") ||
-               std::strstr(n, "GraphLaunch"));
-}
-
-int EnableLaunchApis() {
-  int enabled = 0;
-  for (CUpti_CallbackId cb = 1; cb < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cb) {
-    const char* n = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cb, &n) == CUPTI_SUCCESS &&
-        IsLaunchName(n) && cuptiActivityEnableRuntimeApi(cb, 1) == CUPTI_SUCCESS)
-      ++enabled;
-  }
-  for (CUpti_CallbackId cb = 1; cb < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cb) {
-    const char* n = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cb, &n) == CUPTI_SUCCESS &&
-        IsLaunchName(n) && cuptiActivityEnableDriverApi(cb, 1) == CUPTI_SUCCESS)
-      ++enabled;
-  }
-  return enabled;
-}
-
 void AtForkChild() { g_writer = nullptr; }
 
 bool Check(CUptiResult r, const char* what) {
   if (r == CUPTI_SUCCESS) return true;
   const char* s = nullptr;
-  cuptiGetResultString(r, &s);
+  Api().cuptiGetResultString(r, &s);
   std::fprintf(stderr, "vouch_cupti: %s failed: %s\n", what, s ? s : "?");
   return false;
+}
+
+// Loads the CUPTI of the process once (loader.h), for whichever entry comes first: the driver's
+// InitializeInjection or NVTX's.
+bool EnsureCupti(std::string* error) {
+  static std::once_flag once;
+  static bool loaded = false;
+  static std::string why;
+  std::call_once(once, [] { loaded = vouch_cupti::LoadCupti(&why); });
+  *error = why;
+  return loaded;
 }
 
 }  // namespace
@@ -468,38 +479,77 @@ VOUCH_EXPORT int InitializeInjection(void) {
   g_pid = getpid();
   const vouch_cupti::Options opt = vouch_cupti::ReadOptions(g_pid);
   g_buffer_bytes = opt.buffer_bytes;
-  std::uint32_t version = 0;
-  cuptiGetVersion(&version);
   auto* w = new Writer();
   if (!w->Open(opt.path)) {
     delete w;
     return 0;
   }
+  std::string cupti_error;
+  if (!EnsureCupti(&cupti_error)) {
+    // No CUPTI that fits: a header that says so (ok false, the reason); the reader refuses the
+    // file with it, and the leg's gpu.* figures are never written.
+    std::string h = "{\"type\":\"header\",\"format\":\"vouch-gpu-trace\",\"version\":" +
+                    std::to_string(kFormatVersion) + ",\"pid\":" + std::to_string(g_pid) +
+                    ",\"cmdline\":" + vouch_cupti::CommandLineJson() + ",\"error\":";
+    AppendEscaped(&h, cupti_error.c_str());
+    w->Line(h + ",\"ok\":false}");
+    std::fprintf(stderr, "vouch_cupti: not tracing: %s\n", cupti_error.c_str());
+    return 0;
+  }
+  const std::uint32_t version = Api().version;
   // Launch-API records only with VOUCH_GPU_TRACE_API=on: without them the reader counts
   // launches by the kernels' correlation ids and attributes kernels to ranges by when they ran.
   bool want_api = opt.api;
   bool want_ts_cb = opt.timestamp_callback;
   // The clock first (before any kind is enabled, as CUPTI requires).
-  bool ts_cb = want_ts_cb && Check(cuptiActivityRegisterTimestampCallback(TimestampCallback),
-                                   "cuptiActivityRegisterTimestampCallback");
+  bool ts_cb = want_ts_cb && Api().cuptiActivityRegisterTimestampCallback &&
+               Check(Api().cuptiActivityRegisterTimestampCallback(TimestampCallback),
+                     "cuptiActivityRegisterTimestampCallback");
   std::uint64_t r0 = RealtimeNs(), cts = 0;
-  cuptiGetTimestamp(&cts);
+  Api().cuptiGetTimestamp(&cts);
   std::uint64_t r1 = RealtimeNs();
   auto measured = static_cast<std::int64_t>(cts) - static_cast<std::int64_t>(r0 + (r1 - r0) / 2);
   // With the callback the records are on CLOCK_REALTIME by construction; without it they are
   // on CUPTI's own clock and the reader subtracts the measured offset.
   std::int64_t offset = ts_cb ? 0 : measured;
 
-  bool ok = Check(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+  bool ok = Check(Api().cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
                   "cuptiActivityRegisterCallbacks");
-  ok = ok && Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+  ok = ok && Check(Api().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
                    "enable CONCURRENT_KERNEL");
-  ok = ok && Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable MEMCPY");
-  ok = ok && Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable MEMSET");
-  bool markers = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable MARKER");
-  bool devices = Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "enable DEVICE");
-  int launch_apis = ok && want_api ? EnableLaunchApis() : 0;
+  ok = ok && Check(Api().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable MEMCPY");
+  ok = ok && Check(Api().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable MEMSET");
+  bool markers = Check(Api().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable MARKER");
+  bool devices = Check(Api().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "enable DEVICE");
+  int launch_apis = ok && want_api ? vouch_cupti::EnableLaunchApiRecords() : 0;
   long flush_ms = opt.flush_ms;
+  // The tracer's own launch count (counter.h): how a second CUPTI client is found.
+  vouch_cupti::CounterStatus counter;
+  if (ok && opt.count) counter = vouch_cupti::StartLaunchCounter();
+  g_counting = counter.on;
+  std::string count_fields = std::string(",\"launch_count\":") +
+                             (counter.on                         ? "\"on\""
+                              : !counter.subscribe_error.empty() ? "\"failed\""
+                                                                 : "\"off\"") +
+                             ",\"launch_count_from\":\"" + opt.count_from + "\"";
+  if (!counter.subscribe_error.empty()) {
+    count_fields += ",\"subscribe_error\":";
+    AppendEscaped(&count_fields, counter.subscribe_error.c_str());
+    count_fields += ",\"other_subscriber\":";
+    AppendEscaped(&count_fields, counter.other_subscriber.c_str());
+    std::fprintf(stderr,
+                 "vouch_cupti: another CUPTI client holds this process (%s%s%s): its gpu.* "
+                 "figures will be refused\n",
+                 counter.subscribe_error.c_str(), counter.other_subscriber.empty() ? "" : ", ",
+                 counter.other_subscriber.c_str());
+  }
+  // Which CUPTI, and why (select.h).
+  std::string cupti_fields = ",\"cupti_path\":";
+  AppendEscaped(&cupti_fields, Api().path.c_str());
+  cupti_fields += ",\"cupti_choice\":";
+  AppendEscaped(&cupti_fields, Api().choice.c_str());
+  cupti_fields += ",\"cupti_loaded_version\":\"" +
+                  (Api().major > 0 ? std::to_string(Api().major) : std::string("?")) + "\"";
 
   std::string h =
       "{\"type\":\"header\",\"format\":\"vouch-gpu-trace\",\"version\":" +
@@ -509,7 +559,7 @@ VOUCH_EXPORT int InitializeInjection(void) {
       ",\"timestamp_offset_ns\":" + std::to_string(offset) +
       ",\"measured_offset_ns\":" + std::to_string(measured) +
       ",\"start_unix_ns\":" + std::to_string(r0) + ",\"cupti_version\":" + std::to_string(version) +
-      ",\"cupti_api_built\":" + std::to_string(CUPTI_API_VERSION) +
+      ",\"cupti_api_built\":" + std::to_string(CUPTI_API_VERSION) + cupti_fields + count_fields +
       ",\"kinds\":[\"CONCURRENT_KERNEL\",\"MEMCPY\",\"MEMSET\"" + (markers ? ",\"MARKER\"" : "") +
       (devices ? ",\"DEVICE\"" : "") + "],\"launch_apis\":" + std::to_string(launch_apis) +
       ",\"flush_period_ms\":" + std::to_string(flush_ms) +
@@ -528,16 +578,17 @@ VOUCH_EXPORT int InitializeInjection(void) {
   std::atexit(Finish);
   InstallSignalHandlers();
   if (flush_ms > 0) std::thread(Flusher, flush_ms).detach();
+  if (counter.on) vouch_cupti::StartHeartbeat(HeartbeatLine, g_pid, opt.count_ms);
   return 1;
 }
 
 // NVTX_INJECTION64_PATH may name this library: CUPTI implements the NVTX injection (it turns
 // push/pop and start/end into MARKER records), so hand the call to libcupti's own entry.
+// NVTX may come before the driver (a range pushed before cuInit): the CUPTI is chosen here then.
 VOUCH_EXPORT int InitializeInjectionNvtx2(const void* get_export_table) {
-  void* cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-  if (!cupti) cupti = dlopen("libcupti.so", RTLD_NOW | RTLD_NOLOAD);
-  if (!cupti) return 0;
+  std::string error;
+  if (!EnsureCupti(&error)) return 0;
   using Fn = int (*)(const void*);
-  auto fn = reinterpret_cast<Fn>(dlsym(cupti, "InitializeInjectionNvtx2"));
+  auto fn = reinterpret_cast<Fn>(dlsym(Api().handle, "InitializeInjectionNvtx2"));
   return fn ? fn(get_export_table) : 0;
 }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "stats/modes.h"
+#include "verdict/modes_rule.h"
 
 namespace vouch {
 namespace {
@@ -265,20 +266,35 @@ FleetAbMerge MergeFleetAb(const FleetEvidence& ev, double confidence) {
     for (const auto& st : strata)
       if (n.stratum && st.name == n.node) n.stratum = st;
   // Modes: each leg is one process, so a node's arm whose legs form two modes has no one
-  // speed; each node's `ab` refuses it, and so does the fleet (unless --allow-modes).
+  // speed. The rule is the one of every A/B (verdict/modes_rule.h), per node: refused unless
+  // --allow-modes, or decided by rank where the node's arms do not overlap. The fleet takes a
+  // rank verdict only when every node gave one (its arms apart), all pointing the same way.
   const bool allow_modes = std::find(ev.plan.node_args.begin(), ev.plan.node_args.end(),
                                      "--allow-modes") != ev.plan.node_args.end();
-  for (const auto& n : m.nodes)
-    for (const auto& [arm, values] : {std::pair{"A", &n.a}, std::pair{"B", &n.b}})
-      if (auto modes = DetectModes(*values); modes.found)
-        m.modes.push_back(
-            fmt::format("node {}: arm {}'s legs show {}", n.node, arm, DescribeModes(modes, "")));
+  std::set<AbVerdict> rank_verdicts;
+  bool modes_refused = false;
+  std::vector<std::string> rank_texts;
+  for (const auto& n : m.nodes) {
+    verdict::ArmLegValues va{"A", "", n.a, {}}, vb{"B", "", n.b, {}};
+    auto r = verdict::RuleOnModes(m.headline.empty() ? "headline" : m.headline, va, vb,
+                                  m.better == "lower" ? Better::kLower : Better::kHigher,
+                                  n.band_log, confidence, allow_modes, "run the fleet");
+    if (!r.any()) continue;
+    for (const auto& f : r.found) m.modes.push_back(fmt::format("node {}: {}", n.node, f));
+    if (r.by_rank) {
+      rank_verdicts.insert(r.verdict);
+      rank_texts.push_back(fmt::format("node {}: {}", n.node, r.rank_text));
+    }
+    modes_refused |= r.refused;
+  }
   if (!m.modes.empty() && !allow_modes) {
     m.reasons = m.modes;
-    m.reasons.push_back(
-        "refused: a ratio over two modes is no process's ratio (each leg is one process, and its "
-        "mode is fixed for its life); find what picks the mode, or run the fleet with "
-        "--allow-modes");
+    if (!modes_refused && rank_verdicts.size() == 1 && rank_texts.size() == m.nodes.size()) {
+      m.reasons.insert(m.reasons.end(), rank_texts.begin(), rank_texts.end());
+      m.verdict = *rank_verdicts.begin();
+      return m;
+    }
+    m.reasons.push_back(verdict::ModesRefusal("run the fleet"));
     m.verdict = AbVerdict::kRefused;
     return m;
   }

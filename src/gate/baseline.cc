@@ -174,6 +174,18 @@ Result<BaselineMetric> ParseMetric(const Reader& r, const json& obj, const std::
       m.trials.push_back(t.get<double>());
     }
   }
+  const json* samples = nullptr;
+  VOUCH_TRY_ASSIGN(samples, r.Field(obj, path, "samples", false));
+  if (samples != nullptr) {
+    if (!samples->is_array())
+      return r.Bad(path + ".samples", fmt::format("expected an array, got {}", TypeName(*samples)));
+    for (size_t i = 0; i < samples->size(); ++i) {
+      const json& t = (*samples)[i];
+      if (!t.is_number() || !std::isfinite(t.get<double>()))
+        return r.Bad(fmt::format("{}.samples[{}]", path, i), "expected a finite number");
+      m.samples.push_back(t.get<double>());
+    }
+  }
   const json* config = nullptr;
   VOUCH_TRY_ASSIGN(config, r.Field(obj, path, "config", false));
   if (config != nullptr) {
@@ -339,6 +351,7 @@ Result<Baseline> MakeBaseline(const std::vector<BaselineInput>& inputs, const st
     m.better = in.better;
     m.value = *Median(in.values);
     m.trials = in.values;
+    if (in.values.size() == 1) m.samples = in.samples;
     m.config = in.config;
     if (in.name == headline) {
       m.fail_pct = options.headline_fail_pct;
@@ -499,6 +512,7 @@ std::string BaselineToJson(const Baseline& b) {
     o["warn_pct"] = OptionalNumber(m.warn_pct);
     o["skip_env"] = m.skip_env;
     o["trials"] = m.trials;
+    if (!m.samples.empty()) o["samples"] = m.samples;
     if (!m.config.empty()) o["config"] = m.config;
     ms.push_back(std::move(o));
   }

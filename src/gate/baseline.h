@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clock/clock_state.h"
 #include "metrics/metric.h"
 #include "util/median.h"
 #include "util/result.h"
@@ -19,18 +20,6 @@ inline constexpr std::string_view kBaselineSchema = "vouch.baseline";
 inline constexpr int kBaselineSchemaVersion = 1;
 
 // Better, BetterName and ParseBetter come from metrics/metric.h (kNone is refused here).
-
-// The clock state a figure was taken at. valid=false means no clock window attributes it
-// (then every comparison that uses it is unattributed).
-struct ClockState {
-  std::string gpu_uuid;
-  std::string boot_id;
-  std::string driver;
-  double sm_median_mhz = 0;
-  double sm_mean_mhz = 0;
-  bool valid = false;
-  bool simulated = false;  // the clocks are a replay of a simulated device, not a measurement
-};
 
 struct BaselineMetric {
   std::string name;
@@ -46,6 +35,10 @@ struct BaselineMetric {
   // Every trial's value, in trial order: the gate judges the noise from them. Empty in a file
   // written before vouch kept them (then the gate cannot judge noise and says so).
   std::vector<double> trials;
+  // With one trial: the tool's own per-run values inside it (hyperfine times, Google
+  // Benchmark repetitions, llama-bench samples), the within-process noise a gate of one value
+  // a side uses. Empty otherwise.
+  std::vector<double> samples;
   // The configuration that produced it (llama-bench: model, n_batch, ...); empty when the
   // source reports none. A gate refuses a run whose configuration differs.
   std::map<std::string, std::string> config;
@@ -76,6 +69,7 @@ struct BaselineInput {
   Better better = Better::kHigher;
   std::vector<double> values;  // one per trial
   std::map<std::string, std::string> config = {};
+  std::vector<double> samples = {};  // the tool's per-run values, kept with one trial
 };
 
 // A per-metric override of the default thresholds; unset fields keep the default.

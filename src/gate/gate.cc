@@ -11,6 +11,7 @@
 #include <set>
 
 #include "gate/advice.h"
+#include "gate/gate_count.h"
 #include "metrics/ratio.h"
 #include "util/escape.h"
 #include "util/json_io.h"
@@ -82,15 +83,23 @@ void Decide(const BaselineMetric& m, double bad, const std::vector<double>& now_
 
 // Thresholds in the metric's natural sense: a higher-is-better metric fails below -X %,
 // a lower-is-better one above +X %.
-std::string ThresholdText(const BaselineMetric& m) {
+std::string ThresholdText(const BaselineMetric& m, std::optional<double> fail_count) {
   const char* op = m.better == Better::kHigher ? "<" : ">";
   const char* sign = m.better == Better::kHigher ? "-" : "+";
   std::string out;
+  if (m.value == 0 && IsCountMetric(m.name, m.unit)) {
+    if (!m.fail_pct && !m.warn_pct && !fail_count) return "none";
+    out = fmt::format("count: warn {} {}0", op, sign);
+    if (fail_count) out += fmt::format(", fail {} {}{:g}", op, sign, *fail_count);
+    return out;
+  }
   if (m.fail_pct) out += fmt::format("fail {} {}{:g}%", op, sign, *m.fail_pct);
   if (m.warn_pct) {
     if (!out.empty()) out += ", ";
     out += fmt::format("warn {} {}{:g}%", op, sign, *m.warn_pct);
   }
+  if (fail_count && IsCountMetric(m.name, m.unit))
+    out += fmt::format("{}fail {} {}{:g} (count)", out.empty() ? "" : ", ", op, sign, *fail_count);
   return out.empty() ? "none" : out;
 }
 
@@ -197,6 +206,8 @@ std::string RatioCell(const GateRow& r) {
 
 std::string IntervalCell(const GateRow& r) {
   if (!r.interval) return "-";
+  // Every value equal on both sides: no noise to see through, the change is the interval.
+  if (r.interval->method == "exact") return "exact";
   return fmt::format("{:+.2f}% .. {:+.2f}%", r.interval->lo_pct, r.interval->hi_pct);
 }
 
@@ -256,7 +267,8 @@ std::vector<std::string> Cells(const GateRow& r) {
           r.unit,
           FormatValue(r.baseline, r.unit),
           r.now ? FormatValue(*r.now, r.unit) : "-",
-          FormatChange(r.change_pct),
+          r.change_count && !r.change_pct ? CountChangeText(*r.change_count)
+                                          : FormatChange(r.change_pct),
           IntervalCell(r),
           RatioCell(r),
           r.threshold,
@@ -376,6 +388,13 @@ GateReport CompareToBaseline(const Baseline& baseline,
                              const std::map<std::string, CurrentMetric>& current,
                              const ClockState& current_clock, const EnvLookup& env,
                              const std::optional<GateLook>& look) {
+  return CompareToBaseline(baseline, current, current_clock, env, look, GateOptions{});
+}
+
+GateReport CompareToBaseline(const Baseline& baseline,
+                             const std::map<std::string, CurrentMetric>& current,
+                             const ClockState& current_clock, const EnvLookup& env,
+                             const std::optional<GateLook>& look, const GateOptions& options) {
   GateReport report;
   report.alpha_per_metric = look ? look->nominal_alpha : GateAlphaPerMetric(baseline, env);
   report.sequential = look;
@@ -391,7 +410,7 @@ GateReport CompareToBaseline(const Baseline& baseline,
     row.fail_pct = m.fail_pct;
     row.warn_pct = m.warn_pct;
     row.baseline = m.value;
-    row.threshold = ThresholdText(m);
+    row.threshold = ThresholdText(m, options.fail_count);
     auto it = current.find(m.name);
     if (it != current.end()) row.now = it->second.value;
 
@@ -415,6 +434,13 @@ GateReport CompareToBaseline(const Baseline& baseline,
     } else if (!std::isfinite(it->second.value)) {
       row.verdict = GateVerdict::kError;
       row.note = "the run's value is not a finite number";
+    } else if (m.value == 0 && IsCountMetric(m.name, m.unit)) {
+      DecideZeroBaselineCount(m, it->second.value, options.fail_count, &row);
+    } else if (m.value == 0 && !m.fail_pct) {
+      // hyperfine's "system": 0.0 of a short command: a warn-only figure that cannot fail the
+      // gate is not compared, rather than failing the gate as an error.
+      row.verdict = GateVerdict::kSkipped;
+      row.note = "the baseline value is 0: a percentage change is undefined (warn-only: not compared)";
     } else if (m.value == 0) {
       row.verdict = GateVerdict::kError;
       row.note = "the baseline value is 0: a percentage change is undefined; re-pin the baseline";
@@ -436,8 +462,33 @@ GateReport CompareToBaseline(const Baseline& baseline,
         row.interval =
             ChangeIntervalOf(m.trials, now_values, report.alpha_per_metric, &why,
                              static_cast<std::size_t>(std::max(0, baseline.first_stage_trials)));
-      if (!row.interval) row.noise_note = "noise not judged (" + why + "): medians compared";
-      Decide(m, bad, now_values, &row);
+      const bool one_a_side = !row.interval && m.trials.size() == 1 && now_values.size() == 1;
+      if (one_a_side && m.samples.size() >= 2 && it->second.samples.size() >= 2) {
+        // One value a side, but the tool timed every run inside it: the noise is there to use.
+        std::string why2;
+        row.interval =
+            ChangeIntervalOf(m.samples, it->second.samples, report.alpha_per_metric, &why2, 0);
+        if (row.interval)
+          row.noise_note = fmt::format(
+              "one trial and one leg: the noise is the tool's own per-run values ({} and {}), "
+              "within one process each",
+              m.samples.size(), it->second.samples.size());
+      }
+      if (!row.interval && one_a_side && m.fail_pct) {
+        // No FAIL and no pass on one value a side with no noise estimate at all.
+        row.verdict = GateVerdict::kInconclusive;
+        row.noise_note = "noise not judged (" + why + ")";
+        row.note = fmt::format(
+            "one value on each side and no per-run values inside them: no noise estimate, so "
+            "the change of {:+.2f}% can neither fail nor pass the {:g}% threshold; run 2 or "
+            "more legs (--reps) against a baseline of 2 or more trials, or a tool format that "
+            "keeps every run (hyperfine, Google Benchmark repetitions)",
+            change, *m.fail_pct);
+      } else {
+        if (!row.interval) row.noise_note = "noise not judged (" + why + "): medians compared";
+        Decide(m, bad, now_values, &row);
+      }
+      if (IsCountMetric(m.name, m.unit)) ApplyCountThreshold(m, now, options.fail_count, &row);
     }
     // Show the plain change of a skipped metric too, when both sides have it.
     if (row.verdict == GateVerdict::kSkipped && row.now && m.value != 0 &&

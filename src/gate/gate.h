@@ -21,6 +21,7 @@ struct CurrentMetric {
   std::string unit;
   std::vector<double> values = {};  // one per valid leg: the gate judges noise from them
   std::map<std::string, std::string> config = {};  // see Metric::config
+  std::vector<double> samples = {};  // with one leg: the tool's per-run values inside it
 };
 
 // Looks up an environment variable; nullopt when unset.
@@ -39,12 +40,16 @@ struct GateRow {
   Better better = Better::kHigher;
   std::optional<double> fail_pct;  // copied from the baseline, for machine readers
   std::optional<double> warn_pct;
+  std::optional<double> fail_count;  // a count metric's count threshold (gate/gate_count.h)
   double baseline = 0;
   std::optional<double> now;  // nullopt when the run lacks the metric
   // Signed plain change (now - baseline) / |baseline| in percent: latency up 4 % is +4.
   std::optional<double> change_pct;
   // The same change, positive when worse (a higher-is-better metric down 4 % is +4).
   std::optional<double> change_in_bad_direction_pct;
+  // A count metric's plain change now - baseline (failed requests 0 -> 2 is +2): a count from
+  // 0 has no percentage change and is decided on this (gate/gate_count.h).
+  std::optional<double> change_count;
   // now / baseline of the plain values, and how it reads ("now/baseline time 1.1070 (now
   // slower)"): a ratio is never printed without saying which way it reads.
   std::optional<double> ratio;
@@ -91,11 +96,16 @@ inline constexpr double kClockOffsetPct = 1.0;
 
 // A change in the bad direction strictly beyond fail_pct fails; strictly beyond warn_pct
 // warns. With the noise known (gate/noise.h) "beyond" means the whole interval is beyond it;
-// an interval across the fail threshold is inconclusive. Without it (one value a side, a
-// baseline without trials) the medians are compared and the row says noise was not judged.
+// an interval across the fail threshold is inconclusive. With one value a side, the tool's own
+// per-run values inside each (Metric::samples) are the noise when both sides have them; with
+// none, a metric that can fail is inconclusive (never a FAIL or a pass on one value a side).
+// Without trials (a baseline from before vouch kept them) the medians are compared and the row
+// says noise was not judged.
 // Two figures of different configurations (llama-bench n_batch 256 and 512) are an error row
 // naming every property that differs. A metric whose skip_env is "1" is skipped (even if absent). A
-// metric the run lacks is missing (fails the gate). A unit mismatch, a baseline of 0 or a
+// metric the run lacks is missing (fails the gate). A count metric (failed requests) whose
+// baseline is 0 is compared as a count (gate/gate_count.h): 0 -> 0 passes, an increase warns,
+// one beyond its fail_count fails. A unit mismatch, a baseline of 0 of any other metric or a
 // non-finite value is an error row (fails the gate): no comparison is made.
 GateReport CompareToBaseline(const Baseline& baseline,
                              const std::map<std::string, CurrentMetric>& current,
@@ -106,6 +116,16 @@ GateReport CompareToBaseline(const Baseline& baseline,
                              const std::map<std::string, CurrentMetric>& current,
                              const ClockState& current_clock, const EnvLookup& env,
                              const std::optional<GateLook>& look);
+// Thresholds given when gating that a baseline file does not hold.
+struct GateOptions {
+  // A count metric (gate/gate_count.h: failed requests) whose increase is beyond this many
+  // fails (`vouch gate --fail-count N`); nullopt: a count pinned at 0 only warns on increase.
+  std::optional<double> fail_count;
+};
+GateReport CompareToBaseline(const Baseline& baseline,
+                             const std::map<std::string, CurrentMetric>& current,
+                             const ClockState& current_clock, const EnvLookup& env,
+                             const std::optional<GateLook>& look, const GateOptions& options);
 // The one-sided per-metric level of the fixed design: kGateFalseFailRate over the metrics
 // that can fail (those with a fail threshold that are not skipped).
 double GateAlphaPerMetric(const Baseline& baseline, const EnvLookup& env);

@@ -187,6 +187,8 @@ std::string RenderGateJson(const GateReport& report) {
     o["now"] = opt(r.now);
     o["change_pct"] = opt(r.change_pct);
     o["change_in_bad_direction_pct"] = opt(r.change_in_bad_direction_pct);
+    if (r.change_count) o["change_count"] = *r.change_count;
+    if (r.fail_count) o["fail_count"] = *r.fail_count;
     o["ratio_now_over_baseline"] = opt(r.ratio);
     o["ratio_reads"] = r.ratio_reads;
     o["fail_pct"] = opt(r.fail_pct);

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <random>
 
 #include "stats/sequential.h"
+#include "stats/welch.h"
 
 namespace vouch {
 namespace {
@@ -50,11 +50,8 @@ double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<dou
       }
       const double nn = static_cast<double>(n), mn = s / nn;
       const double vn = std::max((ss - nn * mn * mn) / (nn - 1), 1e-300);
-      const double qb = vb / static_cast<double>(m), qn = vn / nn;
-      const double df = (qb + qn) * (qb + qn) / (qb * qb / (m1 - 1.0) + qn * qn / (nn - 1));
-      const double t = (mn - mb) / std::sqrt(qb + qn);
-      p[i * looks + k] = static_cast<float>(boost::math::cdf(
-          boost::math::complement(boost::math::students_t_distribution<double>(df), t)));
+      const WelchT w = Welch({mb, vb, static_cast<double>(m), m1 - 1.0}, {mn, vn, nn, nn - 1});
+      p[i * looks + k] = static_cast<float>(StudentTUpper(w.df, w.t));
     }
   }
   auto level = [&](double lambda) {

@@ -22,7 +22,9 @@ BaselineMetric M(std::string name, double value, std::string unit, Better better
   m.fail_pct = fail;
   m.warn_pct = warn;
   m.skip_env = std::move(skip);
-  m.trials = {value};  // one trial: the noise is not judged, the medians decide
+  // Two equal trials: no noise at all ("exact"), so the medians decide. (One trial against one
+  // leg has no noise estimate: a metric that can fail is then inconclusive.)
+  m.trials = {value, value};
   return m;
 }
 
@@ -81,6 +83,7 @@ TEST(GateTest, HeadlineBoundaryIsStrict) {
   // A baseline whose 3 % is not exact in binary still passes at exactly -3 %.
   Baseline b = SeedBaseline();
   b.metrics[0].value = 123.4;
+  b.metrics[0].trials = {123.4, 123.4};
   auto r = CompareToBaseline(b, Now(123.4 * 0.97), Clock(), NoEnv());
   EXPECT_EQ(Row(r, "decode_tok_s").verdict, GateVerdict::kPass);
   r = CompareToBaseline(b, Now(123.4 * 0.9699), Clock(), NoEnv());
@@ -304,8 +307,9 @@ TEST(GateTest, RenderersShowRowsCaveatsAndVerdict) {
       std::string::npos);
   EXPECT_NE(
       // '<' as an entity (util/escape.h MarkdownCell): GitHub shows "fail < -3%".
-      md.find("| decode_tok_s | tok/s | 100 | 96 | -4.00% | - | 0.9600 (slower) | fail &lt; -3% | "
-              "**FAIL** |"),
+      md.find(
+          "| decode_tok_s | tok/s | 100 | 96 | -4.00% | exact | 0.9600 (slower) | fail &lt; -3% | "
+          "**FAIL** |"),
       std::string::npos)
       << md;
   EXPECT_NE(md.find("\nCaveats:\n- taken under different clock states"), std::string::npos);
@@ -324,7 +328,7 @@ TEST(GateTest, RatioSaysWhichWayItReads) {
   EXPECT_NEAR(*row.ratio, 1.107, 1e-12);
   EXPECT_EQ(row.ratio_reads, "now/baseline time 1.1070 (now slower)");
   EXPECT_NE(RenderGateText(r).find("1.1070 (slower)"), std::string::npos) << RenderGateText(r);
-  EXPECT_NE(RenderGateMarkdown(r).find("| +10.70% | - | 1.1070 (slower) |"), std::string::npos);
+  EXPECT_NE(RenderGateMarkdown(r).find("| +10.70% | exact | 1.1070 (slower) |"), std::string::npos);
   EXPECT_NE(RenderGateJson(r).find("\"ratio_reads\": \"now/baseline time 1.1070 (now slower)\""),
             std::string::npos);
   const auto& up = Row(r, "decode_tok_s");
@@ -349,7 +353,9 @@ GateReport GateFiles(const std::string& base_file, const std::string& now_file) 
   std::vector<BaselineInput> in;
   std::string headline;
   for (const auto& m : LlamaFile(base_file)) {
-    in.push_back({m.name, m.unit, m.better, {m.value}, m.config});
+    // Two equal trials: no noise at all, so the medians decide (one trial against one leg has
+    // no noise estimate, and a metric that can fail is then inconclusive).
+    in.push_back({m.name, m.unit, m.better, {m.value, m.value}, m.config});
     if (headline.empty() && m.name.rfind("tg", 0) == 0) headline = m.name;
   }
   auto b = MakeBaseline(in, headline, Clock());
@@ -390,7 +396,7 @@ SuitePair CompareSuite() {
   SuitePair p;
   std::vector<BaselineInput> in;
   for (const auto& m : GbenchFile("gbench_compare_test1_run1.json"))
-    in.push_back({m.name, m.unit, m.better, {m.value}});
+    in.push_back({m.name, m.unit, m.better, {m.value, m.value}});  // no noise: see GateFiles
   auto b = MakeBaseline(in, "BM_SameTimes.real_time", Clock());
   EXPECT_TRUE(b.ok()) << b.error().message;
   if (b.ok()) p.base = *b;

@@ -1,16 +1,13 @@
 #include "gate/noise.h"
 
 #include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <vector>
 
+#include "stats/welch.h"
+
 namespace vouch {
 namespace {
-
-double TQuantile(double df, double p) {
-  return boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
-}
 
 bool AllPositive(std::span<const double> x) {
   for (double v : x)
@@ -76,10 +73,10 @@ std::optional<ChangeInterval> ChangeIntervalOf(std::span<const double> base,
   ci.alpha = alpha;
   double se = 0;
   if (b.n >= 2 && n.n >= 2) {
-    const double vb = b.var / nb, vn = n.var / nn;
-    se = std::sqrt(vb + vn);
+    const WelchT w = Welch({b.mean, b.var, nb, b_df}, {n.mean, n.var, nn, nn - 1});
+    se = w.se;
     ci.method = stein ? "welch (Stein)" : "welch";
-    if (se > 0) ci.df = (vb + vn) * (vb + vn) / (vb * vb / b_df + vn * vn / (nn - 1));
+    ci.df = w.df;
   } else if (b.n >= 2) {
     se = std::sqrt(b.var * (1 / nb + 1 / nn));
     ci.method = "pooled (baseline's noise)";
@@ -92,7 +89,7 @@ std::optional<ChangeInterval> ChangeIntervalOf(std::span<const double> base,
   const double d = n.mean - b.mean;
   double half = 0;
   if (se > 0 && ci.df > 0) {
-    half = TQuantile(ci.df, 1 - alpha) * se;
+    half = StudentTQuantile(ci.df, 1 - alpha) * se;
   } else {
     ci.method = "exact";  // every value equal on both sides: no noise to see through
     ci.df = 0;
@@ -110,7 +107,7 @@ bool Resolves(double sd_log, int m, int n, double threshold_pct, double alpha) {
   const double tau = std::min(std::log1p(threshold_pct / 100.0),
                               threshold_pct < 100 ? -std::log1p(-threshold_pct / 100.0) : 1e9);
   const double se = sd_log * std::sqrt(1.0 / m + 1.0 / n);
-  const double t = TQuantile(m + n - 2, 1 - alpha);
+  const double t = StudentTQuantile(m + n - 2, 1 - alpha);
   const double z =
       boost::math::quantile(boost::math::normal_distribution<double>(), kGateResolutionPower);
   return (t + z) * se <= tau;

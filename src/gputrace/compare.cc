@@ -24,6 +24,9 @@ struct ArmBasis {
   std::vector<std::string> odd;  // legs whose first or last instances ran another mix
   std::map<std::string, KernelMean> per_kernel;
   double active_ns = 0;
+  // On a range basis: the kernel mixes of all its legs' instances, with their instance counts.
+  std::map<KernelMultiset, std::int64_t> mixes;
+  std::int64_t instances = 0;
 };
 
 ArmBasis Fold(const std::vector<LegGpuTrace>& legs, const std::string& range,
@@ -45,6 +48,8 @@ ArmBasis Fold(const std::vector<LegGpuTrace>& legs, const std::string& range,
         out.per_kernel[k].ns += m.ns;
       }
       active.push_back(r->median_ns);
+      out.instances += r->instances;
+      for (const auto& m : r->mixes) out.mixes[m.kernels] += m.instances;
       if (r->odd_instances > 0) {
         std::vector<std::string> odd;
         for (const auto& o : r->odd)
@@ -128,7 +133,34 @@ std::string RowCount(const GpuComparison& c, const KernelDiffRow& r, bool b) {
   const KernelMultiset& ms = b ? c.b_multiset : c.a_multiset;
   if (!c.basis_range.empty() && !c.a_multiset.empty() && !c.b_multiset.empty())
     return fmt::format("{}", ms.count(r.name) ? ms.at(r.name) : 0);
+  const auto& by_mix = b ? r.b_counts_by_mix : r.a_counts_by_mix;
+  if (!by_mix.empty()) return by_mix;
   return Count(b ? r.b_count : r.a_count);
+}
+
+// A kernel's count per instance as the integers its arm's mixes hold, each with its share of
+// the instances, most common first ("10 (85 %), 0 (15 %)"); "" when the arm has no mixes, or
+// when the mixes kept do not cover 95 % of its instances (then the mean is shown).
+std::string CountsByMix(const ArmBasis& a, const std::string& kernel) {
+  if (a.mixes.empty() || a.instances <= 0) return "";
+  std::map<std::int64_t, std::int64_t> by_count;  // count -> instances
+  std::int64_t covered = 0;
+  for (const auto& [ms, n] : a.mixes) {
+    if (n <= 0) continue;
+    auto it = ms.find(kernel);
+    by_count[it == ms.end() ? 0 : it->second] += n;
+    covered += n;
+  }
+  if (static_cast<double>(covered) < 0.95 * static_cast<double>(a.instances)) return "";
+  if (by_count.size() == 1) return fmt::format("{}", by_count.begin()->first);
+  std::vector<std::pair<std::int64_t, std::int64_t>> order(by_count.begin(), by_count.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::vector<std::string> parts;
+  for (const auto& [count, n] : order)
+    parts.push_back(fmt::format("{} ({:.0f} %)", count,
+                                100.0 * static_cast<double>(n) / static_cast<double>(a.instances)));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 }  // namespace
@@ -243,6 +275,8 @@ Result<GpuComparison> CompareArms(const std::vector<LegGpuTrace>& a,
     }
     c.a_kernel_ns += row.a_ns;
     c.b_kernel_ns += row.b_ns;
+    row.a_counts_by_mix = CountsByMix(fa, n);
+    row.b_counts_by_mix = CountsByMix(fb, n);
     // Counts per unit: the multisets when stable (exact), else the means.
     std::int64_t ca = c.a_multiset.count(n) ? c.a_multiset.at(n) : 0;
     std::int64_t cb = c.b_multiset.count(n) ? c.b_multiset.at(n) : 0;
@@ -309,6 +343,8 @@ nlohmann::json ToJson(const GpuComparison& c) {
                     {"status", r.status},
                     {"a_count", r.a_count},
                     {"b_count", r.b_count},
+                    {"a_counts_by_mix", r.a_counts_by_mix},
+                    {"b_counts_by_mix", r.b_counts_by_mix},
                     {"a_ns", r.a_ns},
                     {"b_ns", r.b_ns},
                     {"delta_ns", r.delta_ns()},

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ab/arms.h"
+#include "gputrace/call_stat.h"
 #include "gputrace/leg_trace.h"
 
 namespace vouch::gputrace {
@@ -28,7 +28,11 @@ struct KernelDiffRow {
   std::string name;
   std::string status;  // "added" (only B), "removed" (only A), "moved" (count changed), "same"
   double a_count = 0, b_count = 0;  // per basis unit, mean over the arm's legs
-  double a_ns = 0, b_ns = 0;        // kernel time per basis unit
+  // On a range basis whose mixes are not one stable multiset: the integer count of each kernel
+  // mix with its share of the instances ("10 (85 %), 0 (15 %)"), shown instead of the mean;
+  // "" otherwise.
+  std::string a_counts_by_mix, b_counts_by_mix;
+  double a_ns = 0, b_ns = 0;  // kernel time per basis unit
   double delta_ns() const { return b_ns - a_ns; }
   std::optional<double> share_pct;  // of the total kernel-time difference
 };

@@ -123,5 +123,56 @@ TEST(GpuCompare, RangeOfMetric) {
   EXPECT_EQ(RangeOfMetric("tok_s", legs), "");
 }
 
+// Legs whose instances ran two mixes (gemv 10 times, or not at all) show each mix's integer
+// count with its share of the instances, never the mean (5.50 of a kernel).
+LegGpuTrace MixedLeg(std::int64_t with, std::int64_t without) {
+  LegGpuTrace g;
+  RangeFigures r;
+  r.name = "step";
+  r.instances = with + without;
+  r.median_ns = 100000;
+  const KernelMultiset gemv = {{"gemv", 10}}, none = {};
+  r.modal = with >= without ? gemv : none;
+  r.modal_fraction =
+      static_cast<double>(std::max(with, without)) / static_cast<double>(r.instances);
+  r.mixes = {{with >= without ? gemv : none, std::max(with, without)}};
+  if (std::min(with, without) > 0)
+    r.mixes.push_back({with >= without ? none : gemv, std::min(with, without)});
+  r.per_instance["gemv"] = {10.0 * static_cast<double>(with) / static_cast<double>(r.instances),
+                            1000.0 * static_cast<double>(with) / static_cast<double>(r.instances)};
+  g.ranges.push_back(r);
+  g.by_kernel["gemv"] = {10 * with, 1000 * with};
+  return g;
+}
+
+TEST(GpuCompare, CountsOfUnstableMixesAreIntegersPerMixWithTheirShares) {
+  auto c = CompareArms({MixedLeg(70, 30), MixedLeg(40, 60)}, {MixedLeg(100, 0), MixedLeg(100, 0)},
+                       "step", "A", "B");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->identity, Identity::kUnknown);
+  ASSERT_EQ(c->rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(c->rows[0].a_count, 5.5);  // the mean stays for machine readers
+  EXPECT_EQ(c->rows[0].a_counts_by_mix, "10 (55 %), 0 (45 %)");
+  EXPECT_EQ(c->rows[0].b_counts_by_mix, "10");
+  std::string text = RenderComparisonText(*c, "attr");
+  EXPECT_NE(text.find("10 (55 %), 0 (45 %)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("5.50"), std::string::npos) << text;
+  EXPECT_NE(RenderComparisonMarkdown(*c, "attr").find("| 10 (55 %), 0 (45 %) | 10 |"),
+            std::string::npos);
+  EXPECT_EQ(ToJson(*c)["kernels"][0]["a_counts_by_mix"], "10 (55 %), 0 (45 %)");
+}
+
+TEST(GpuCompare, MixesRoundTripThroughTheRecord) {
+  LegGpuTrace g = MixedLeg(70, 30);
+  auto back = LegGpuTraceFromJson(ToJson(g), "leg");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->ranges.size(), 1u);
+  ASSERT_EQ(back->ranges[0].mixes.size(), 2u);
+  EXPECT_EQ(back->ranges[0].mixes[0].instances, 70);
+  EXPECT_EQ(back->ranges[0].mixes[0].kernels, (KernelMultiset{{"gemv", 10}}));
+  EXPECT_EQ(back->ranges[0].mixes[1].instances, 30);
+  EXPECT_TRUE(back->ranges[0].mixes[1].kernels.empty());
+}
+
 }  // namespace
 }  // namespace vouch::gputrace

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "gputrace/trust.h"
 #include "metrics/reserved.h"
 #include "stats/ab_stats.h"
 #include "trace/cupti_reader.h"
@@ -104,6 +105,7 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
     }
   }
   g.active_ns = trace::UnionLength(std::move(region_kernels));
+  g.checks = ChecksOf(t, region);
   bool any_launch_api =
       std::any_of(t.api.begin(), t.api.end(), [](const auto& a) { return a.is_launch; });
   if (any_launch_api) {
@@ -222,6 +224,10 @@ LegGpuTrace AnalyzeTrace(const trace::Trace& t, std::optional<RegionNs> region) 
       if (rf.odd.size() < kMaxOddInstances)
         rf.odd.push_back({static_cast<std::int64_t>(i + 1), static_cast<std::int64_t>(counts[i])});
     }
+    for (const auto& [ms, n] : shapes) rf.mixes.push_back({ms, n});
+    std::stable_sort(rf.mixes.begin(), rf.mixes.end(),
+                     [](const auto& x, const auto& y) { return x.instances > y.instances; });
+    if (rf.mixes.size() > kMaxMixes) rf.mixes.resize(kMaxMixes);
     for (auto& [kn, m] : sums) {
       m.count /= static_cast<double>(rf.instances);
       m.ns /= static_cast<double>(rf.instances);
@@ -264,6 +270,9 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
     for (const auto& [k, m] : r.per_instance) per[k] = {{"count", m.count}, {"ns", m.ns}};
     nlohmann::json odd = nlohmann::json::array();
     for (const auto& o : r.odd) odd.push_back({{"instance", o.instance}, {"kernels", o.kernels}});
+    nlohmann::json mixes = nlohmann::json::array();
+    for (const auto& m : r.mixes)
+      mixes.push_back({{"instances", m.instances}, {"kernels", MultisetJson(m.kernels)}});
     ranges.push_back({{"name", r.name},
                       {"odd", odd},
                       {"odd_instances", r.odd_instances},
@@ -275,6 +284,7 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
                       {"kernels_median", r.kernels_median},
                       {"modal_multiset", MultisetJson(r.modal)},
                       {"modal_fraction", r.modal_fraction},
+                      {"mixes", mixes},
                       {"per_instance", per},
                       {"attribution", r.attribution}});
   }
@@ -308,7 +318,9 @@ nlohmann::json ToJson(const LegGpuTrace& g) {
           {"memcpys", g.memcpys},
           {"memsets", g.memsets},
           {"by_kernel", kernels},
-          {"ranges", ranges}};
+          {"ranges", ranges},
+          {"tracer_checks", ChecksToJson(g.checks)},
+          {"refused", g.refused}};
 }
 
 Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::string& where) {
@@ -332,6 +344,11 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
     g.memcpys = j.at("memcpys").get<std::int64_t>();
     g.memsets = j.at("memsets").get<std::int64_t>();
     g.tracer_api = j.value("tracer_api", "");
+    // Both absent before 2026-12-06.
+    auto checks = ChecksFromJson(j.value("tracer_checks", nlohmann::json()), where);
+    if (!checks) return checks.error();
+    g.checks = std::move(*checks);
+    g.refused = j.value("refused", std::vector<std::string>{});
     if (const auto c = j.find("tracer_cost"); c != j.end() && c->is_object()) {
       TracerCost tc;
       tc.api_mode = c->at("api").get<std::string>();
@@ -362,6 +379,12 @@ Result<LegGpuTrace> LegGpuTraceFromJson(const nlohmann::json& j, const std::stri
         rf.odd.push_back(
             {o.at("instance").get<std::int64_t>(), o.at("kernels").get<std::int64_t>()});
       rf.odd_instances = r.value("odd_instances", std::int64_t{0});
+      for (const auto& m : r.value("mixes", nlohmann::json::array())) {  // absent before issue 35
+        RangeFigures::Mix mix;
+        mix.instances = m.at("instances").get<std::int64_t>();
+        for (const auto& [k, v] : m.at("kernels").items()) mix.kernels[k] = v.get<std::int64_t>();
+        rf.mixes.push_back(std::move(mix));
+      }
       g.ranges.push_back(std::move(rf));
     }
     return g;
@@ -390,6 +413,7 @@ std::string RenderLegGpuTraceText(const LegGpuTrace& g, const std::string& attri
         "launch, {})\n",
         g.tracer_cost->cost_ns / 1e6, g.tracer_cost->fraction * 100, g.tracer_cost->per_launch_ns,
         g.tracer_cost->per_launch_source);
+  for (const auto& r : g.refused) o += fmt::format("  refused: {}\n", r);
   for (const auto& w : g.warnings) o += fmt::format("  warning: {}\n", w);
   if (g.tracer_cost && !g.tracer_cost->warning.empty())
     o += fmt::format("  warning: {}\n", g.tracer_cost->warning);

@@ -59,7 +59,17 @@ struct RangeFigures {
   };
   std::vector<Odd> odd;
   std::int64_t odd_instances = 0;
+  // The distinct kernel mixes of the instances and how many instances ran each, most common
+  // first, at most kMaxMixes of them (the rest are in instances - their sum): a count is then
+  // shown as the integer of each mix with the mix's share, never as a mean (8.46 of a kernel).
+  struct Mix {
+    KernelMultiset kernels;
+    std::int64_t instances = 0;
+  };
+  std::vector<Mix> mixes;
 };
+
+inline constexpr std::size_t kMaxMixes = 4;
 
 inline constexpr std::size_t kMaxOddInstances = 8;
 
@@ -81,6 +91,18 @@ struct TracerCost {
 
 inline constexpr const char* kLaunchesFromApi = "launch-API records";
 
+// One traced process as its tracer saw itself (trace::TracerSelfCheck), reduced to what the
+// refusal rule (trust.h) reads: kept in the record so that a record judges the same.
+struct ProcessCheck {
+  std::int64_t pid = -1;
+  bool counting = false;  // the tracer counted kernel launches itself (callback API)
+  std::string subscribe_error, other_subscriber, lost;
+  bool footer = false;
+  std::int64_t kernel_launches = -1, kernel_records = -1;  // footer; -1 when not said
+  std::int64_t region_launches = 0;  // kernel launches inside the region, at least (lc lines)
+  std::string cupti;                 // the CUPTI it ran on, where the header says
+};
+
 struct LegGpuTrace {
   std::vector<std::string> files;  // the trace files read (one per traced process)
   bool partial = false;
@@ -95,6 +117,9 @@ struct LegGpuTrace {
   std::vector<RangeFigures> ranges;              // by name
   std::string tracer_api;                        // every file's header "api" ("" when absent)
   std::optional<TracerCost> tracer_cost;         // EstimateTracerCost
+  std::vector<ProcessCheck> checks;              // one per traced process (vouch-cupti)
+  // Why no gpu.* figure of this leg may be quoted (trust.h's TraceRefusals); empty: none.
+  std::vector<std::string> refused;
 };
 
 struct RegionNs {

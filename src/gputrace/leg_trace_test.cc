@@ -44,6 +44,9 @@ TEST(LegGpuTrace, WholeTraceFigures) {
   EXPECT_DOUBLE_EQ(r.kernels_median, 2);
   EXPECT_EQ(r.modal, (KernelMultiset{{"gemv_kernel", 1}, {"silu_kernel", 1}}));
   EXPECT_DOUBLE_EQ(r.modal_fraction, 1.0);
+  ASSERT_EQ(r.mixes.size(), 1u);  // both instances ran the one mix
+  EXPECT_EQ(r.mixes[0].kernels, r.modal);
+  EXPECT_EQ(r.mixes[0].instances, 2);
   EXPECT_DOUBLE_EQ(r.per_instance.at("gemv_kernel").ns, 21000);
   EXPECT_DOUBLE_EQ(r.per_instance.at("silu_kernel").ns, 5500);
   EXPECT_NE(r.attribution.find("same thread"), std::string::npos);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "metrics/json_doc.h"
 #include "metrics/json_util.h"
 #include "util/json_io.h"
 #include "util/number.h"
@@ -18,6 +19,7 @@ namespace {
 
 using metrics_detail::BoolOr;
 using metrics_detail::Describe;
+using metrics_detail::Guarded;
 using metrics_detail::StringOr;
 using nlohmann::json;
 
@@ -254,85 +256,41 @@ static Result<std::vector<Metric>> ParseLlamaBenchImpl(std::string_view text,
   return LlamaFromObjects(objs, path, source);
 }
 
-// ---- vllm bench serve ------------------------------------------------------------------------
-
-// {mean,median,std,pNN[.N]}_{ttft,tpot,itl,e2el}_ms, the latency statistics vllm writes.
-static bool IsVllmLatencyKey(std::string_view key) {
-  constexpr std::string_view kSuffix = "_ms";
-  if (key.size() <= kSuffix.size() || key.substr(key.size() - kSuffix.size()) != kSuffix)
-    return false;
-  key.remove_suffix(kSuffix.size());
-  size_t us = key.find('_');
-  if (us == key.npos) return false;
-  std::string_view stat = key.substr(0, us), what = key.substr(us + 1);
-  if (what != "ttft" && what != "tpot" && what != "itl" && what != "e2el") return false;
-  if (stat == "mean" || stat == "median" || stat == "std") return true;
-  if (stat.size() < 2 || stat[0] != 'p') return false;
-  std::string_view num = stat.substr(1);
-  size_t dot = num.find('.');
-  auto digits = [](std::string_view d) {
-    return !d.empty() && d.find_first_not_of("0123456789") == d.npos;
-  };
-  return dot == num.npos ? digits(num) : digits(num.substr(0, dot)) && digits(num.substr(dot + 1));
-}
-
-static Result<std::vector<Metric>> ParseVllmBenchServeImpl(std::string_view text,
-                                                           std::string_view path) {
-  auto doc = ParseJsonDocument(text, path, "vllm bench serve");
-  if (!doc) return doc.error();
-  if (!doc->is_object())
-    return MakeError("{}: not a vllm bench serve result (expected a JSON object)", path);
-  struct Known {
-    const char* key;
-    const char* unit;
-    Better better;
-  };
-  static const Known kKnown[] = {
-      {"request_throughput", "req/s", Better::kHigher},
-      {"request_goodput", "req/s", Better::kHigher},
-      {"output_throughput", "tok/s", Better::kHigher},
-      {"total_token_throughput", "tok/s", Better::kHigher},
-      {"input_throughput", "tok/s", Better::kHigher},
-      {"max_output_tokens_per_s", "tok/s", Better::kHigher},
-      {"max_concurrent_requests", "count", Better::kNone},
-      {"duration", "s", Better::kNone},
-      {"completed", "count", Better::kNone},
-      {"failed", "count", Better::kLower},
-      {"total_input_tokens", "tokens", Better::kNone},
-      {"total_output_tokens", "tokens", Better::kNone},
-  };
-  if (!doc->contains("request_throughput") && !doc->contains("output_throughput"))
-    return MakeError(
-        "{}: no request_throughput or output_throughput: not a vllm bench serve "
-        "result file (run it with --save-result)",
-        path);
-  std::string source = fmt::format("vllm {}", path);
-  std::vector<Metric> out;
-  for (const auto& [raw_key, v] : doc->items()) {
-    // benchmark_serving.py wrote "request_goodput:" (with a colon) until vllm fixed the key;
-    // result files from before the fix are still read.
-    const std::string key = raw_key == "request_goodput:" ? "request_goodput" : raw_key;
-    if (raw_key == "request_goodput:" && doc->contains("request_goodput")) continue;
-    const Known* known = nullptr;
-    for (const auto& k : kKnown)
-      if (key == k.key) known = &k;
-    bool latency = !known && IsVllmLatencyKey(key);
-    if (!known && !latency) continue;
-    if (v.is_null()) continue;  // e.g. request_goodput without --goodput: not measured
-    auto d = FiniteNumber(v, path, fmt::format("\"{}\"", key));
-    if (!d) return d.error();
-    if (known)
-      out.push_back(Metric{key, *d, known->unit, known->better, source, {}, std::nullopt});
-    else
-      out.push_back(Metric{key, *d, "ms", Better::kLower, source, {}, std::nullopt});
-  }
-  return out;
-}
-
 // ---- Google Benchmark ------------------------------------------------------------------------
+
+// Google Benchmark's other outputs on stdout: its CSV (--benchmark_format=csv, a header of
+// field names) and its console table (the default: a rule of dashes, then "Benchmark  Time
+// CPU  Iterations"). An error that names the output and the fix, or nullopt.
+static std::optional<Error> GbenchNotJson(std::string_view text, std::string_view path) {
+  constexpr const char* kFix =
+      "vouch reads its JSON: run the benchmark with --benchmark_format=json (or write a file "
+      "with --benchmark_out=FILE --benchmark_out_format=json)";
+  LineReader lines(text);
+  LineReader::Line l;
+  while (lines.Next(&l)) {
+    std::string_view t = l.text;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    if (t.empty() || t.front() == '{' || t.front() == '[') {
+      if (!t.empty()) return std::nullopt;
+      continue;
+    }
+    if (t.substr(0, 26) == "name,iterations,real_time,")
+      return Error{
+          fmt::format("{}:{}: this is Google Benchmark's CSV output "
+                      "(--benchmark_format=csv); {}",
+                      path, l.number, kFix)};
+    if (t.substr(0, 9) == "Benchmark" && t.find("Time") != t.npos && t.find("Iterations") != t.npos)
+      return Error{
+          fmt::format("{}:{}: this is Google Benchmark's console output (its default "
+                      "table); {}",
+                      path, l.number, kFix)};
+  }
+  return std::nullopt;
+}
 
 static Result<std::vector<Metric>> ParseGoogleBenchmarkImpl(std::string_view text,
                                                             std::string_view path) {
+  if (auto other = GbenchNotJson(text, path)) return *other;
   auto doc = ParseJsonDocument(text, path, "Google Benchmark");
   if (!doc) return doc.error();
   if (!doc->is_object() || !doc->contains("benchmarks") || !(*doc)["benchmarks"].is_array())
@@ -539,27 +497,8 @@ static Result<std::vector<Metric>> ParseNvbenchImpl(std::string_view text, std::
   return out;
 }
 
-namespace {
-
-// Belt and braces: any structure the checks above did not foresee becomes an error naming
-// the file, never an exception out of the library.
-template <class Parser>
-Result<std::vector<Metric>> Guarded(Parser parse, std::string_view text, std::string_view path,
-                                    std::string_view tool) {
-  try {
-    return parse(text, path);
-  } catch (const json::exception& e) {
-    return MakeError("{}: unexpected {} JSON structure ({})", path, tool, e.what());
-  }
-}
-
-}  // namespace
-
 Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_view path) {
   return Guarded(ParseLlamaBenchImpl, text, path, "llama-bench");
-}
-Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::string_view path) {
-  return Guarded(ParseVllmBenchServeImpl, text, path, "vllm bench serve");
 }
 Result<std::vector<Metric>> ParseGoogleBenchmark(std::string_view text, std::string_view path) {
   return Guarded(ParseGoogleBenchmarkImpl, text, path, "Google Benchmark");

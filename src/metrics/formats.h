@@ -19,7 +19,10 @@ namespace vouch {
 Result<std::vector<Metric>> ParseLlamaBench(std::string_view text, std::string_view path);
 
 // `vllm bench serve --save-result` JSON: request/output/total token throughputs, goodput,
-// duration, completed/failed counts, and every {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms.
+// duration, completed/failed counts, and every {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms;
+// with per-request times, max_{ttft,tpot,e2el}_ms; and serving_load (stats/serving_load.h).
+// SGLang bench_serving and GuideLLM results are recognised by their keys and read by their
+// own readers (metrics/formats_serving.h).
 Result<std::vector<Metric>> ParseVllmBenchServe(std::string_view text, std::string_view path);
 
 // Google Benchmark `--benchmark_format=json`. Per result name:

@@ -243,6 +243,29 @@ TEST(Vllm, HostileInputs) {
 
 // ---- Google Benchmark ----
 
+// Its CSV and console outputs are named, with the flag that gives JSON, not parser jargon.
+TEST(Gbench, CsvAndConsoleOutputsSayToUseJson) {
+  auto csv = ParseGoogleBenchmark(ReadData("gbench.csv"), "out.txt");
+  ASSERT_FALSE(csv);
+  EXPECT_EQ(csv.error().message,
+            "out.txt:1: this is Google Benchmark's CSV output (--benchmark_format=csv); vouch "
+            "reads its JSON: run the benchmark with --benchmark_format=json (or write a file "
+            "with --benchmark_out=FILE --benchmark_out_format=json)");
+  auto console = ParseGoogleBenchmark(ReadData("gbench_console.txt"), "out.txt");
+  ASSERT_FALSE(console);
+  EXPECT_EQ(console.error().message.rfind(
+                "out.txt:2: this is Google Benchmark's console output (its default table); vouch "
+                "reads its JSON: run the benchmark with --benchmark_format=json",
+                0),
+            0u)
+      << console.error().message;
+  // JSON after a banner line is still JSON (and other text is still the parser's error).
+  EXPECT_TRUE(ParseGoogleBenchmark(ReadData("gbench.json"), "out.json"));
+  auto other = ParseGoogleBenchmark("hello\n", "out.txt");
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("not valid Google Benchmark JSON"), std::string::npos);
+}
+
 TEST(Gbench, DocumentedOutputWithRepetitionsAndAggregates) {
   auto r = ParseGoogleBenchmark(ReadData("gbench.json"), "gb.json");
   ASSERT_TRUE(r) << r.error().message;

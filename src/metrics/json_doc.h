@@ -22,7 +22,11 @@ inline Result<nlohmann::json> ReadToolJson(std::string_view text, std::string_vi
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return MakeError("{}: not valid {} JSON ({})", path, tool, e.what());
+    // Python's json.dump writes NaN and Infinity, which JSON has no words for.
+    const bool non_finite = text.find("NaN") != text.npos || text.find("Infinity") != text.npos;
+    return MakeError(
+        "{}: not valid {} JSON{} ({})", path, tool,
+        non_finite ? "; it contains NaN or Infinity, which is not a usable number" : "", e.what());
   }
 }
 
@@ -54,6 +58,18 @@ inline Result<std::vector<double>> FiniteArray(const nlohmann::json& obj, const 
     out.push_back(x.get<double>());
   }
   return out;
+}
+
+// Belt and braces for a reader PARSE(TEXT, PATH): any structure its checks did not foresee
+// becomes an error naming the file and TOOL, never an exception out of the library.
+template <class Parser>
+auto Guarded(Parser parse, std::string_view text, std::string_view path, std::string_view tool)
+    -> decltype(parse(text, path)) {
+  try {
+    return parse(text, path);
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError("{}: unexpected {} JSON structure ({})", path, tool, e.what());
+  }
 }
 
 }  // namespace vouch::metrics_detail

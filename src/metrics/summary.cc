@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "metrics/reserved.h"
+#include "stats/modes.h"
 
 namespace vouch {
 
@@ -25,6 +26,9 @@ std::optional<MetricSummary> Summarize(const std::string& name, const std::strin
   s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   if (s.median != 0) s.spread_pct = (s.max - s.min) / std::fabs(s.median) * 100.0;
+  // A leg's own metrics (vouch's host facts such as wall time are not the benchmark's figure).
+  if (!IsReservedMetricName(name))
+    if (auto m = DetectModes(values); m.found) s.modes = DescribeModes(m, unit);
   return s;
 }
 

@@ -8,8 +8,11 @@
 #include <map>
 
 #include "gputrace/leg_trace.h"
+#include "gputrace/trust.h"
 #include "metrics/channel.h"
 #include "metrics/reserved.h"
+#include "stats/percentiles.h"
+#include "stats/serving_load.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -395,9 +398,15 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
         rec.metrics_error = cut;
     if (!specs.empty() && rec.metrics_error.empty()) {
       auto got = ExtractAllMetrics(specs, outs);
-      if (got)
+      if (got) {
         rec.metrics = std::move(*got);
-      else
+        // Serving figures that are no figures (a saturated run's latencies, a percentile its
+        // request count cannot support) leave the metrics; the leg's notes say why.
+        for (auto& line : RefuseLatenciesOfAnInvalidLoad(&rec.metrics))
+          rec.result.notes.push_back(kServingNotePrefix + line);
+        for (auto& line : RefuseUnsupportedPercentiles(&rec.metrics))
+          rec.result.notes.push_back(kServingNotePrefix + line);
+      } else
         rec.metrics_error = got.error().message;
     }
     if (!rec.metrics_error.empty()) rec.reasons.push_back("metrics: " + rec.metrics_error);
@@ -440,9 +449,11 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
             "gpu trace: CUPTI dropped {} record(s): its GPU figures are lower bounds", g->dropped));
       if (g->partial && rec.result.Succeeded())
         rec.reasons.push_back("gpu trace: partial (a traced process did not exit cleanly)");
-      if (rec.result.Succeeded()) {
-        add_own(gputrace::GpuTraceMetrics(*g));
-      }
+      // A second CUPTI client, or work the sampler saw and the trace did not: no gpu.* figure
+      // (gputrace/trust.h), with the reason; the record keeps what the rule read.
+      g->refused = gputrace::TraceRefusals(*g, &rec.window);
+      for (const auto& r : g->refused) rec.reasons.push_back("gpu trace: " + r);
+      if (rec.result.Succeeded() && g->refused.empty()) add_own(gputrace::GpuTraceMetrics(*g));
       rec.gpu_trace = gputrace::ToJson(*g);
       rec.gpu_trace["clock_window"] = WindowAttribution(rec);
       (void)WriteFileAtomic((fs::path(dir) / "gpu-trace.json").string(),

@@ -219,6 +219,8 @@ nlohmann::json SummaryToJson(const std::map<std::string, std::vector<MetricSumma
            {"max", s.max},
            {"mean", s.mean},
            {"spread_pct", s.spread_pct ? nlohmann::json(*s.spread_pct) : nlohmann::json()}});
+    for (std::size_t i = 0; i < sums.size(); ++i)
+      if (!sums[i].modes.empty()) a[i]["modes"] = sums[i].modes;
     summary[arm] = a;
   }
   return summary;

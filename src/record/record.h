@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gate/baseline.h"
+#include "clock/clock_state.h"
 #include "metrics/summary.h"
 #include "record/leg_runner.h"
 #include "util/redact.h"  // IsSecretName, RedactArgv: the one redaction

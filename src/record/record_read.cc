@@ -92,6 +92,7 @@ const JsonSchema& RecordSchema() {
                           Must("max", JsonSchema::Number()),
                           May("mean", JsonSchema::Number()),
                           Must("spread_pct", JsonSchema::Number().OrNull()),
+                          May("modes", str),
                       })))),
       Must("expectation_violations", JsonSchema::Array(JsonSchema::Object({May("message", str)}))),
       Must("caveats", strings),
@@ -458,6 +459,11 @@ std::string RenderRecordSummary(const nlohmann::json& rec) {
                              ? std::string("n/a")
                              : fmt::format("{:.2f} %", s["spread_pct"].get<double>()),
                          s.value("n", 0));
+      if (auto m = s.find("modes"); m != s.end() && m->is_string())
+        out += fmt::format(
+            "  {:<{}} WARNING: the legs show {}: the median is a number no "
+            "process ran at\n",
+            "", name_w, TerminalSafe(m->get<std::string>()));
     }
   }
   // An A/B record: its verdict, as vouch ab printed it in short.

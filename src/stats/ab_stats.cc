@@ -11,15 +11,13 @@
 #include <numeric>
 #include <utility>
 
+#include "stats/welch.h"
+
 namespace vouch {
 namespace {
 
 bool AllFinite(std::span<const double> x) {
   return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
-}
-
-double StudentTQuantile(double df, double p) {
-  return boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
 }
 
 double NormalQuantile(double p) {

@@ -6,6 +6,8 @@
 #include <boost/math/distributions/binomial.hpp>
 #include <cmath>
 
+#include "stats/serving_load.h"
+
 namespace vouch {
 namespace {
 
@@ -16,8 +18,6 @@ double AtLeast(std::size_t n, double p, std::size_t k) {
   boost::math::binomial_distribution<double> b(static_cast<double>(n), p);
   return boost::math::cdf(boost::math::complement(b, static_cast<double>(k - 1)));
 }
-
-bool IsVllm(const Metric& m) { return m.source.rfind("vllm ", 0) == 0; }
 
 }  // namespace
 
@@ -42,6 +42,7 @@ std::size_t MinRequestsForPercentile(double q, double confidence, std::size_t k)
 }
 
 std::optional<double> PercentileOfName(std::string_view name) {
+  if (std::size_t slash = name.rfind('/'); slash != name.npos) name.remove_prefix(slash + 1);
   if (name.size() < 2 || name[0] != 'p') return std::nullopt;
   std::size_t us = name.find('_');
   if (us == name.npos || us < 2) return std::nullopt;
@@ -63,57 +64,167 @@ std::optional<double> PercentileOfName(std::string_view name) {
   return pct / 100;
 }
 
-std::vector<std::string> ServingPercentileWarnings(const std::vector<std::vector<Metric>>& legs,
-                                                   const std::vector<int>& numbers,
-                                                   std::optional<long long> min_requests,
-                                                   double confidence) {
-  std::vector<std::string> out;
-  std::optional<double> fewest;
-  std::vector<int> short_legs;
-  // "p99" -> (q, the metric names), in the order first seen.
-  std::vector<std::pair<std::string, std::pair<double, std::vector<std::string>>>> levels;
-  for (std::size_t i = 0; i < legs.size(); ++i) {
-    const Metric* done = nullptr;
-    for (const auto& m : legs[i])
-      if (m.name == "completed" && IsVllm(m) && !m.is_text()) done = &m;
-    if (!done) continue;
-    fewest = fewest ? std::min(*fewest, done->value) : done->value;
-    if (min_requests && done->value < static_cast<double>(*min_requests))
-      short_legs.push_back(i < numbers.size() ? numbers[i] : static_cast<int>(i) + 1);
-    for (const auto& m : legs[i]) {
-      if (!IsVllm(m) || m.is_text()) continue;
-      auto q = PercentileOfName(m.name);
-      if (!q) continue;
-      std::string level = m.name.substr(0, m.name.find('_'));
-      auto it = std::find_if(levels.begin(), levels.end(),
-                             [&](const auto& l) { return l.first == level; });
-      if (it == levels.end()) {
-        levels.push_back({level, {*q, {}}});
-        it = levels.end() - 1;
-      }
-      auto& names = it->second.second;
-      if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
+std::size_t UpperBoundOrder(std::size_t n, double q, double confidence) {
+  if (n == 0 || !(q > 0 && q < 1) || !(confidence > 0 && confidence < 1)) return 0;
+  boost::math::binomial_distribution<double> below(static_cast<double>(n), q);
+  // P(Binomial(n, q) < k) = cdf(k - 1) grows with k: the smallest k that reaches CONFIDENCE.
+  auto reaches = [&](std::size_t k) {
+    return boost::math::cdf(below, static_cast<double>(k - 1)) >= confidence;
+  };
+  if (!reaches(n)) return 0;
+  std::size_t lo = 1, hi = n;
+  while (lo < hi) {
+    std::size_t mid = lo + (hi - lo) / 2;
+    if (reaches(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+double QuantileBoundedBySlowest(std::size_t n, double confidence) {
+  if (n == 0 || !(confidence > 0 && confidence < 1)) return 0;
+  return std::pow(1 - confidence, 1.0 / static_cast<double>(n));
+}
+
+std::string GroupedCount(std::size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+namespace {
+
+// "1st", "2nd", "3rd", "11th", "22nd".
+std::string OrdinalText(std::size_t k) {
+  const char* suffix = "th";
+  if (k % 100 < 11 || k % 100 > 13) {
+    if (k % 10 == 1) suffix = "st";
+    if (k % 10 == 2) suffix = "nd";
+    if (k % 10 == 3) suffix = "rd";
+  }
+  return fmt::format("{}{}", k, suffix);
+}
+
+// "p91.2" for 0.912: a percentile level to three significant digits, never rounded up.
+std::string PercentileLevel(double q) {
+  double pct = std::floor(q * 1000 + 1e-9) / 10;
+  return fmt::format("p{:g}", pct);
+}
+
+// "ttft" of "p99_ttft_ms": what the percentile is of.
+std::string WhatOf(const std::string& name) {
+  std::string w = name.substr(name.find('_') + 1);
+  if (w.size() > 3 && w.compare(w.size() - 3, 3, "_ms") == 0) w.resize(w.size() - 3);
+  return w;
+}
+
+std::string ValueText(double v, const std::string& unit) {
+  return fmt::format("{:.5g}{}{}", v, unit.empty() ? "" : " ", unit);
+}
+
+}  // namespace
+
+namespace {
+
+// "constant@6.00/" of a GuideLLM benchmark's metric, "" of a result with one run.
+std::string PrefixOf(const std::string& name) {
+  std::size_t slash = name.rfind('/');
+  return slash == std::string::npos ? std::string() : name.substr(0, slash + 1);
+}
+
+// The refusals of one run of a result (its metrics named PREFIX...): lines into OUT, the
+// refused names into REFUSED.
+void RefuseInRun(const std::string& prefix, const std::vector<Metric>& metrics,
+                 std::optional<long long> min_requests, double confidence,
+                 std::vector<std::string>* out, std::vector<std::string>* refused) {
+  const Metric* done = nullptr;
+  for (const auto& m : metrics)
+    if (m.name == prefix + "completed" && IsServingMetric(m) && !m.is_text()) done = &m;
+  if (!done || !(done->value >= 0)) return;
+  const auto n = static_cast<std::size_t>(done->value);
+  const bool short_run = min_requests && done->value < static_cast<double>(*min_requests);
+  // "p99" -> (q, the metrics of that level), in the order first seen.
+  std::vector<std::pair<std::string, std::pair<double, std::vector<const Metric*>>>> levels;
+  for (const auto& m : metrics) {
+    if (!IsServingMetric(m) || m.is_text() || PrefixOf(m.name) != prefix) continue;
+    auto q = PercentileOfName(m.name);
+    if (!q) continue;
+    std::string level = m.name.substr(0, m.name.find('_', prefix.size()));
+    auto it =
+        std::find_if(levels.begin(), levels.end(), [&](const auto& l) { return l.first == level; });
+    if (it == levels.end()) {
+      levels.push_back({level, {*q, {}}});
+      it = levels.end() - 1;
     }
+    it->second.second.push_back(&m);
   }
-  if (!fewest) return out;
   const std::string conf = fmt::format("{:g}", confidence * 100);
-  for (const auto& [level, qn] : levels) {
-    const std::size_t need = MinRequestsForPercentile(qn.first, confidence);
-    if (need == 0 || *fewest >= static_cast<double>(need)) continue;
-    out.push_back(fmt::format(
-        "serving percentiles: {} ({}) from {} completed requests is not a {}: at {} % "
-        "confidence a {} needs at least {} requests per leg (then the most extreme request "
-        "bounds it: the order-statistic bound of MLPerf LoadGen's early stopping); quote it as "
-        "the extreme of {}, or run longer",
-        level, fmt::join(qn.second, ", "), fmt::format("{:g}", *fewest), level, conf, level, need,
-        fmt::format("{:g}", *fewest)));
+  for (const auto& [level, qm] : levels) {
+    const auto& [q, ms] = qm;
+    const std::size_t need = MinRequestsForPercentile(q, confidence);
+    const bool unsupported = need > 0 && n < need;
+    if (!unsupported && !short_run) continue;
+    std::vector<std::string> names, bounds;
+    for (const Metric* m : ms) names.push_back(m->name);
+    std::string line =
+        fmt::format("{} of {} completed requests is not a figure ({} not quoted): ", level,
+                    GroupedCount(n), fmt::join(names, ", "));
+    const std::string bare = level.substr(prefix.size());
+    if (unsupported) {
+      line += fmt::format("a {} at {} % confidence needs at least {} requests", bare, conf,
+                          GroupedCount(need));
+      if (n == 0) {
+        line += "; no request completed";
+      } else {
+        const double qs = QuantileBoundedBySlowest(n, confidence);
+        line += fmt::format("; the slowest of {} bounds {} at {} % (and the {} at only {:.3g} %)",
+                            GroupedCount(n), PercentileLevel(qs), conf, bare,
+                            100 * (1 - std::pow(q, static_cast<double>(n))));
+        for (const Metric* m : ms) {
+          const std::string what = WhatOf(m->name.substr(prefix.size()));
+          const Metric* slowest = nullptr;
+          for (const auto& x : metrics)
+            if (x.name == prefix + "max_" + what + "_ms" && IsServingMetric(x) && !x.is_text())
+              slowest = &x;
+          if (slowest)
+            bounds.push_back(
+                fmt::format("{} <= {}", what, ValueText(slowest->value, slowest->unit)));
+        }
+        line += bounds.empty() ? std::string(
+                                     ": the result holds no per-request times (vllm bench "
+                                     "serve --save-detailed writes them)")
+                               : fmt::format(": {}", fmt::join(bounds, ", "));
+      }
+    } else {
+      const std::size_t k = UpperBoundOrder(n, q, confidence);
+      line += fmt::format(
+          "fewer than --min-requests {}; what {} requests do support: the {} largest bounds the "
+          "{} at {} %",
+          *min_requests, GroupedCount(n), OrdinalText(n - k + 1), bare, conf);
+    }
+    out->push_back(line);
+    refused->insert(refused->end(), names.begin(), names.end());
   }
-  if (!short_legs.empty())
-    out.push_back(fmt::format(
-        "serving run too short: leg{} {} completed fewer requests than --min-requests {} "
-        "(fewest: {})",
-        short_legs.size() == 1 ? "" : "s", fmt::join(short_legs, ", "), *min_requests,
-        fmt::format("{:g}", *fewest)));
+}
+
+}  // namespace
+
+std::vector<std::string> RefuseUnsupportedPercentiles(std::vector<Metric>* metrics,
+                                                      std::optional<long long> min_requests,
+                                                      double confidence) {
+  std::vector<std::string> out, refused, prefixes;
+  for (const auto& m : *metrics)
+    if (IsServingMetric(m) && !m.is_text() && m.name == PrefixOf(m.name) + "completed")
+      prefixes.push_back(PrefixOf(m.name));
+  for (const auto& p : prefixes) RefuseInRun(p, *metrics, min_requests, confidence, &out, &refused);
+  std::erase_if(*metrics, [&](const Metric& m) {
+    return IsServingMetric(m) && std::find(refused.begin(), refused.end(), m.name) != refused.end();
+  });
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "util/fs.h"
 #include "util/number.h"
@@ -119,6 +120,11 @@ class Parser {
   std::int64_t unmatched_ends_ = 0, instants_ = 0;
   std::vector<std::int64_t> signals_;
   std::string command_;
+  TracerSelfCheck check_;
+  std::string StringOr(simdjson::dom::element rec, const char* key) {
+    std::string_view v;
+    return rec[key].get_string().get(v) == simdjson::SUCCESS ? std::string(v) : std::string();
+  }
 };
 
 Status Parser::Header(simdjson::dom::element rec) {
@@ -131,11 +137,15 @@ Status Parser::Header(simdjson::dom::element rec) {
     return MakeError("{}:1: GPU trace format version {}, this vouch reads version {}", label_,
                      version, kVersion);
   bool ok = false;
-  if (rec["ok"].get_bool().get(ok) != simdjson::SUCCESS || !ok)
+  if (rec["ok"].get_bool().get(ok) != simdjson::SUCCESS || !ok) {
+    // The tracer's own reason, where it gives one (no CUPTI fits the driver, say).
+    if (std::string why = StringOr(rec, "error"); !why.empty())
+      return MakeError("{}: the tracer did not trace this process: {}", label_, why);
     return MakeError(
         "{}: the tracer could not enable CUPTI in this process (header ok: false; its stderr "
         "says why: no GPU, a driver without CUPTI support, or another profiler holding CUPTI)",
         label_);
+  }
   pid_ = IntOr(rec, "pid", -1);
   offset_ = IntOr(rec, "timestamp_offset_ns", 0);
   std::string_view clock;
@@ -152,6 +162,15 @@ Status Parser::Header(simdjson::dom::element rec) {
     }
     if (!joined.empty()) command_ = joined;
   }
+  // The tracer's own check (absent before 2026-12-06: nothing counted, nothing judged).
+  check_.pid = pid_;
+  check_.file = label_;
+  check_.counting = StringOr(rec, "launch_count") == "on";
+  check_.subscribe_error = StringOr(rec, "subscribe_error");
+  check_.other_subscriber = StringOr(rec, "other_subscriber");
+  if (std::string v = StringOr(rec, "cupti_path"); !v.empty())
+    check_.cupti = fmt::format("{} {} ({})", StringOr(rec, "cupti_loaded_version"), v,
+                               StringOr(rec, "cupti_choice"));
   return OkStatus();
 }
 
@@ -189,6 +208,9 @@ Status Parser::Record(simdjson::dom::element rec) {
     std::string_view type;
     if (rec["type"].get_string().get(type) == simdjson::SUCCESS && type == "footer") {
       footer_ = true;
+      check_.footer = true;
+      check_.kernel_launches = IntOr(rec, "kernel_launches", -1);
+      check_.kernel_records = IntOr(rec, "kernel_records", -1);
       if (rec["dropped"].error() == simdjson::NO_SUCH_FIELD) return OkStatus();
       return AddDropped(rec, "dropped", &footer_dropped_);
     }
@@ -265,6 +287,26 @@ Status Parser::Record(simdjson::dom::element rec) {
     return OkStatus();
   }
   if (t == "drop") return AddDropped(rec, "n", &t_->dropped_records);
+  if (t == "lc") {  // launches the tracer counted so far (its callback), at a time
+    auto ts = Time(rec, "ts");
+    auto k = Int(rec, "k");
+    if (!ts || !k) return (!ts ? ts : k).error();
+    if (*k < 0 || (!check_.marks.empty() && *k < check_.marks.back().second))
+      return MakeError("{}:{}: launch count {} is negative or below the one before it", label_,
+                       line_, *k);
+    check_.marks.emplace_back(*ts, *k);
+    return OkStatus();
+  }
+  if (t == "lost") {  // the tracer's CUPTI subscription vanished (cuptiFinalize by another)
+    auto ts = Time(rec, "ts");
+    if (!ts) return ts.error();
+    if (check_.lost.empty()) {
+      check_.lost = StringOr(rec, "what");
+      if (check_.lost.empty()) check_.lost = "the tracer's CUPTI subscription";
+      check_.lost_ns = *ts;
+    }
+    return OkStatus();
+  }
   if (t == "signal") {
     signals_.push_back(IntOr(rec, "sig", 0));
     return OkStatus();
@@ -365,6 +407,7 @@ Status Parser::Run(std::string_view text) {
     t_->warnings.push_back(fmt::format("{}: {} NVTX range end(s) without a start were ignored",
                                        label_, unmatched_ends_));
   if (!command_.empty()) t_->command = command_;
+  t_->tracer_checks.push_back(std::move(check_));
   ComputeExtent(t_);
   return OkStatus();
 }
@@ -437,6 +480,7 @@ Trace MergeTraces(std::vector<Trace> traces, const std::string& label) {
       out.dropped_records = std::numeric_limits<std::int64_t>::max();
     out.warnings.insert(out.warnings.end(), t.warnings.begin(), t.warnings.end());
     if (out.command.empty()) out.command = t.command;
+    for (auto& c : t.tracer_checks) out.tracer_checks.push_back(std::move(c));
   }
   ComputeExtent(&out);
   return out;

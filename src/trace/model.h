@@ -59,6 +59,26 @@ struct Range {
   RangeKind kind = RangeKind::kCpu;
 };
 
+// What vouch's CUPTI tracer says about its own view of one process (docs/gpu-trace.md, "Another
+// CUPTI client"): whether it counted launches itself (the callback API), whether its CUPTI
+// subscription held, and the launches it counted against the kernel records it received. Only
+// vouch-cupti traces carry it; one per traced process.
+struct TracerSelfCheck {
+  std::int64_t pid = -1;
+  std::string file;
+  bool counting = false;         // header "launch_count": "on": the counts below mean something
+  std::string subscribe_error;   // the tracer's CUPTI subscription failed (header), with...
+  std::string other_subscriber;  // ...the client CUPTI named as holding it
+  std::string lost;              // the subscription vanished while the process ran ("lost" line)
+  std::int64_t lost_ns = 0;
+  bool footer = false;
+  std::int64_t kernel_launches = -1;  // footer: kernel launches counted (not graph, not captured)
+  std::int64_t kernel_records = -1;   // footer: records of those kernels received
+  // (time, cumulative kernel launches) from the tracer's "lc" lines, in file order.
+  std::vector<std::pair<std::int64_t, std::int64_t>> marks;
+  std::string cupti;  // the CUPTI it ran on: "13.0 /path/libcupti.so.13 (why)", where said
+};
+
 struct Trace {
   std::string path;
   std::string format;  // "kineto", "nsys" or "vouch-cupti"
@@ -79,6 +99,7 @@ struct Trace {
   std::int64_t dropped_records = 0;
   std::vector<std::string> warnings;
   std::string command;  // the traced process's command line, where the file says
+  std::vector<TracerSelfCheck> tracer_checks;  // vouch-cupti only: one per process
   // Earliest start and latest end over every timed event (CPU and GPU).
   std::int64_t first_ns = 0;
   std::int64_t last_ns = 0;

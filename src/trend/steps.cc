@@ -1,12 +1,13 @@
 #include "trend/steps.h"
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <random>
+
+#include "stats/welch.h"
 
 namespace vouch {
 namespace {
@@ -285,14 +286,11 @@ std::vector<ChangePoint> StepTracker::Steps() const {
     moments(a, m, &ma, &va);
     moments(m, b, &mb, &vb);
     const double na = static_cast<double>(m - a), nb = static_cast<double>(b - m);
-    const double se2 = va / na + vb / nb;
-    if (!(se2 > 0)) return ma == mb ? 1.0 : 0.0;
-    const double t = std::fabs(ma - mb) / std::sqrt(se2);
-    const double df =
-        se2 * se2 / ((va / na) * (va / na) / (na - 1) + (vb / nb) * (vb / nb) / (nb - 1));
-    if (!std::isfinite(t) || !std::isfinite(df) || df <= 0) return 0.0;
-    return 2 * boost::math::cdf(
-                   boost::math::complement(boost::math::students_t_distribution<double>(df), t));
+    const WelchT w = Welch({ma, va, na, na - 1}, {mb, vb, nb, nb - 1});
+    if (!(w.se > 0)) return ma == mb ? 1.0 : 0.0;
+    const double t = std::fabs(w.t);
+    if (!std::isfinite(t) || !std::isfinite(w.df) || w.df <= 0) return 0.0;
+    return 2 * StudentTUpper(w.df, t);
   };
   // A candidate's place was picked from the splits of its segment (by a window, or by the
   // move below), so its p is Welch's times the number of splits it could have been

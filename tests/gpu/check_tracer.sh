@@ -52,9 +52,9 @@ if [ -z "$LIB" ]; then
   CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
   LIB=$OUT/libvouch_cupti.so
   note "building $LIB with nvcc ($CUDA_HOME)"
-  nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$LIB" "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" \
+  nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC,-fvisibility=hidden -o "$LIB" "$ROOT/src/cupti/tracer.cc" "$ROOT/src/cupti/options.cc" "$ROOT/src/cupti/loader.cc" "$ROOT/src/cupti/select.cc" "$ROOT/src/cupti/counter.cc" \
     -I"$CUDA_HOME/include" -I"$CUDA_HOME/extras/CUPTI/include" -L"$CUDA_HOME/lib64" \
-    -L"$CUDA_HOME/extras/CUPTI/lib64" -lcupti -ldl -Xlinker -rpath,"$CUDA_HOME/lib64" \
+    -L"$CUDA_HOME/extras/CUPTI/lib64" -ldl -Xlinker -rpath,"$CUDA_HOME/lib64" \
     -Xlinker --version-script="$ROOT/src/cupti/exports.map" > "$OUT/build_tracer.log" 2>&1 || { note "FAIL: tracer build"; exit 1; }
 fi
 if ldd "$LIB" | grep -q "not found"; then

@@ -1,0 +1,29 @@
+#include "stats/welch.h"
+
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+
+namespace vouch {
+
+WelchT Welch(const SampleMoments& x, const SampleMoments& y) {
+  WelchT w;
+  const double qx = x.var / x.n, qy = y.var / y.n;
+  w.diff = y.mean - x.mean;
+  w.se = std::sqrt(qx + qy);
+  if (w.se > 0) {
+    w.df = (qx + qy) * (qx + qy) / (qx * qx / x.var_df + qy * qy / y.var_df);
+    w.t = w.diff / w.se;
+  }
+  return w;
+}
+
+double StudentTQuantile(double df, double p) {
+  return boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
+}
+
+double StudentTUpper(double df, double t) {
+  return boost::math::cdf(
+      boost::math::complement(boost::math::students_t_distribution<double>(df), t));
+}
+
+}  // namespace vouch

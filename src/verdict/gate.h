@@ -1,0 +1,58 @@
+// The verdict of a gate: one pure function of the baseline, the run's metrics (its record's
+// valid measured legs) and the rules. `vouch gate -- CMD`, `vouch gate RECORD` and the fleet's
+// nodes call it, so a record gets one verdict and one exit code however it is asked. The rules:
+//   1. each metric's row against its threshold, with the noise of the baseline's trials and the
+//      run's legs (gate/gate.h CompareToBaseline);
+//   2. modes: the baseline's trials and the run's legs are tested for modes apart and together
+//      (a median over two modes is no process's number, and a default gate of 3 legs cannot be
+//      checked alone): a metric that can fail is refused over modes, a warn-only one warned;
+//      a pooled split that is exactly baseline against run is a shift, not modes;
+//   3. host noise: an undecided wall-clock row says where a quieter figure is.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/gate.h"
+#include "gputrace/host_noise.h"
+
+namespace vouch::verdict {
+
+struct GateRules {
+  bool allow_modes = false;
+  GateOptions options = {};  // the count threshold (--fail-count)
+};
+
+// One line per metric and side whose values form two modes.
+struct GateModesFound {
+  std::vector<std::string> refuse;     // metrics with a fail threshold
+  std::vector<std::string> warn;       // warn-only metrics
+  std::vector<std::string> unchecked;  // "decode.tok_s: modes not checkable at 3 values"
+};
+GateModesFound GateModes(const GateReport& report, const Baseline& baseline,
+                         const std::map<std::string, CurrentMetric>& now);
+
+struct GateFinal {
+  GateReport report;
+  GateModesFound modes;
+  bool refused = false;  // over modes (not allowed)
+  std::optional<gputrace::HostNoise> host_noise;
+  nlohmann::json json;  // the gate table with modes and host noise: record.extra.gate
+  int exit_code = 0;    // 0 pass/warn, 1 fail, 2 inconclusive, 3 refused over modes
+};
+
+// LEGS: the record's legs (record.json's legs[]), for host noise.
+GateFinal DecideGate(const Baseline& baseline, const std::map<std::string, CurrentMetric>& now,
+                     const ClockState& clock, const EnvLookup& env,
+                     const std::optional<GateLook>& look, const nlohmann::json& legs,
+                     const GateRules& rules);
+
+inline constexpr int kGateExitModes = 3;
+
+// What refusing a gate over modes means, said once after the modes found.
+std::string GateModesRefusal();
+
+}  // namespace vouch::verdict

@@ -1,0 +1,67 @@
+#include "verdict/gate.h"
+
+#include <gtest/gtest.h>
+
+namespace vouch::verdict {
+namespace {
+
+Baseline OneMetric(std::vector<double> trials, double median) {
+  Baseline b;
+  b.headline = "tok_s";
+  BaselineMetric m;
+  m.name = "tok_s";
+  m.unit = "tok/s";
+  m.better = Better::kHigher;
+  m.fail_pct = 3;
+  m.value = median;
+  m.trials = std::move(trials);
+  b.metrics = {m};
+  return b;
+}
+
+std::map<std::string, CurrentMetric> Now(std::vector<double> legs, double median) {
+  return {{"tok_s", CurrentMetric{median, "tok/s", std::move(legs), {}}}};
+}
+
+EnvLookup NoEnv() {
+  return [](const std::string&) { return std::optional<std::string>(); };
+}
+
+TEST(GateVerdict, ModesAcrossTheBaselineAndTheLegsAreRefusedNotAveraged) {
+  // The case: trials 100,100,100,120,100 and legs 120,120,120 (a two-speed benchmark):
+  // neither side alone shows modes a 3-leg run can check; together they do.
+  auto f = DecideGate(OneMetric({100, 100, 100, 120, 100}, 100), Now({120, 120, 120}, 120), {},
+                      NoEnv(), std::nullopt, nlohmann::json::array(), {});
+  EXPECT_TRUE(f.refused);
+  EXPECT_EQ(f.exit_code, kGateExitModes);
+  ASSERT_EQ(f.modes.refuse.size(), 1u);
+  EXPECT_NE(f.modes.refuse[0].find("the baseline's trials and this run's legs together show two "
+                                   "modes"),
+            std::string::npos)
+      << f.modes.refuse[0];
+  EXPECT_EQ(f.json["verdict"], "refused");
+  auto allowed = DecideGate(OneMetric({100, 100, 100, 120, 100}, 100), Now({120, 120, 120}, 120),
+                            {}, NoEnv(), std::nullopt, nlohmann::json::array(), {true});
+  EXPECT_FALSE(allowed.refused);
+  EXPECT_TRUE(allowed.json.contains("modes_allowed"));
+}
+
+TEST(GateVerdict, AShiftIsNotModes) {
+  // Every trial near 100, every leg near 90: the split is baseline against run, a regression.
+  auto f = DecideGate(OneMetric({100, 100.5, 99.5, 100.2, 99.8}, 100), Now({90, 90.4, 89.7}, 90),
+                      {}, NoEnv(), std::nullopt, nlohmann::json::array(), {});
+  EXPECT_FALSE(f.refused);
+  EXPECT_TRUE(f.modes.refuse.empty());
+  EXPECT_EQ(f.report.rows[0].verdict, GateVerdict::kFail);
+  EXPECT_EQ(f.exit_code, 1);
+}
+
+TEST(GateVerdict, TooFewValuesToCheckModesIsSaid) {
+  auto f = DecideGate(OneMetric({100}, 100), Now({100.5, 99.8}, 100), {}, NoEnv(), std::nullopt,
+                      nlohmann::json::array(), {});
+  ASSERT_EQ(f.modes.unchecked.size(), 1u);
+  EXPECT_NE(f.modes.unchecked[0].find("modes not checkable at 3 values"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vouch::verdict
