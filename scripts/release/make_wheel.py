@@ -52,6 +52,10 @@ def main(tree, pysrc, version, plat, dist):
         '"""The `vouch` console script: runs the bundled binary."""\n'
         "import os\nimport sys\n\n\n"
         "def main():\n"
+        "    # Importing the vouch package for this script claimed the region markers for this\n"
+        "    # process (VOUCH_REGION_PID): the legs of the vouch it becomes must claim their own.\n"
+        '    if os.environ.get("VOUCH_REGION_PID") == str(os.getpid()):\n'
+        '        del os.environ["VOUCH_REGION_PID"]\n'
         '    exe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "bin", "vouch")\n'
         "    try:\n"
         '        os.execv(exe, ["vouch"] + sys.argv[1:])\n'
