@@ -33,7 +33,7 @@ void AddCommon(CLI::App& app, Common& c) {
                  "'component = regex' (RE2 syntax, case-insensitive); "
                  "first match wins, the rest is 'other' (default: built-in attention, gemm, norm, "
                  "reduce, copy_gather, "
-                 "elementwise; src/trace/rules.cc)");
+                 "elementwise)");
   app.add_flag("--json", c.json, "print JSON for machines");
   app.add_option("--top", c.top, "kernels to list in the text form (default 15)");
 }

@@ -89,7 +89,7 @@ void WindowFlags::Add(CLI::App& app) {
   app.add_flag("--require-lock-clocks", require_lock_clocks, "fail if the clock lock is refused");
   app.add_flag("--gpu-trace", gpu_trace,
                "trace the command with the CUPTI tracer (libvouch_cupti.so): kernels, launches, "
-               "NVTX ranges; gpu.* metrics (docs/gpu-trace.md); launch-API records only with "
+               "NVTX ranges; gpu.* metrics (`vouch help gpu-trace`); launch-API records only with "
                "VOUCH_GPU_TRACE_API=on in the environment");
   app.add_option("--gpu-trace-lib", gpu_trace_lib,
                  "the tracer library (default: $VOUCH_CUPTI_LIB, else beside vouch or in ../lib)");

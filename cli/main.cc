@@ -12,6 +12,7 @@
 
 #include "closed_output.h"
 #include "command.h"
+#include "help_topics.h"
 #include "lock/lock.h"
 #include "telemetry/sim_builtin.h"
 #include "terminal_guard.h"
@@ -33,7 +34,9 @@ void PrintUsage() {
       "                    also VOUCH_LOCK_FILE)\n\ncommands:\n",
       BuiltinSimScenarioNames(), DefaultLockPath());
   for (const auto& c : Commands()) fmt::print("  {:<18} {}\n", c.name, c.summary);
-  fmt::print("\n`vouch help COMMAND` shows a command's options.\n");
+  fmt::print("\nhelp topics (the documents, printed offline):\n");
+  for (const auto& t : HelpTopics()) fmt::print("  {:<18} {}\n", t.name, t.summary);
+  fmt::print("\n`vouch help COMMAND` shows a command's options; `vouch help TOPIC` a document.\n");
 }
 
 // Finds the longest table name made of the first one or two words of ARGS.
@@ -140,6 +143,10 @@ int Main(std::vector<std::string> args) {
     args.erase(args.begin());
     if (args.empty()) {
       PrintUsage();
+      return kExitOk;
+    }
+    if (const HelpTopic* t = FindHelpTopic(args[0]); t && args.size() == 1) {
+      fmt::print("{}", t->text);
       return kExitOk;
     }
     size_t words = 0;

@@ -43,7 +43,7 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
       "bench_serving or GuideLLM results), gbench:FILE, nvbench:FILE, hyperfine:FILE, "
       "pytest-benchmark:FILE, "
       "regex:NAME:UNIT:higher|lower:PATTERN, json:NAME:UNIT:higher|lower:/POINTER "
-      "(docs/metrics.md)");
+      "(`vouch help metrics`)");
   app.add_option("--expect-equal", expect_equal,
                  "metric that must be equal across legs (a checksum)");
   app.add_option("--expect", expect,
@@ -425,8 +425,8 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
                "vouch {}: warning: leg {} reported no metric of its own, only vouch's (wall time, "
                "exit status, memory, busy fraction): give --metric (llama-bench, gbench:FILE, "
                "json:NAME:UNIT:higher|lower:/POINTER, regex:NAME:UNIT:higher|lower:PATTERN, ...; "
-               "docs/metrics.md), or have the command append JSON lines {{\"name\", \"value\", "
-               "\"unit\", \"better\"}} to the file named in $VOUCH_METRICS. {}\n",
+               "`vouch help metrics`), or have the command append JSON lines {{\"name\", "
+               "\"value\", \"unit\", \"better\"}} to the file named in $VOUCH_METRICS. {}\n",
                ctx.name, index + 1,
                first.empty() ? fmt::format("Its stdout was empty ({}).", out)
                              : fmt::format("Its stdout began: {} ({})", first, out));

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs dist/'s tarball, wheel and .deb (scripts/release.sh) in clean environments (env -i, a
-# fresh folder, no LD_LIBRARY_PATH) and runs each: --version, help, and a leg on the simulated
-# device whose Python benchmark marks its region with `import vouch` from the wheel. Every
-# library but glibc's must come from the package's own lib/. Exit 1 naming what failed.
+# fresh folder, no LD_LIBRARY_PATH) and runs each: --version, help, `vouch help TOPIC` and the
+# documents under share/doc/vouch/, and a leg on the simulated device whose Python benchmark
+# marks its region with `import vouch` from the package itself (the wheel's module, the
+# tarball's python/ through PYTHONPATH, the .deb's through its .pth). Every library but glibc's
+# must come from the package's own lib/. The wheel's manylinux_2_NN tag must be exactly the
+# newest GLIBC_2.x symbol version any ELF file in it needs. Exit 1 naming what failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -10,7 +13,7 @@ work=$(mktemp -d /tmp/vouch-release-check.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/home"
 fail() { echo "release check: $*" >&2; exit 1; }
-clean() { env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+clean() { env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"; }
 one() { # one GLOB: the single file it names
   local f=( $1 )
   [ ${#f[@]} -eq 1 ] && [ -e "${f[0]}" ] || fail "expected one file $1, found: ${f[*]}"
@@ -30,6 +33,38 @@ for _ in range(40):
         time.sleep(0.1)
 vouch.metric("steps_per_s", 10.0, "1/s", "higher")
 PY
+
+# The tag, proved: the newest GLIBC_2.x over every ELF file in the wheel is 2.NN.
+mkdir -p "$work/unzipped"
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$whl" "$work/unzipped"
+newest=0 newest_file= elves=0
+while IFS= read -r -d '' f; do
+  [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+  elves=$((elves + 1))
+  v=$(objdump -T "$f" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+  v=${v#GLIBC_2.}
+  [ -n "$v" ] && [ "$v" -gt "$newest" ] && newest=$v newest_file=${f#"$work/unzipped/"}
+done < <(find "$work/unzipped" -type f -print0)
+[ "$elves" -ge 1 ] || fail "wheel: no ELF file in it"
+[ "$newest" = "$nn" ] ||
+  fail "wheel: tagged manylinux_2_$nn but its newest GLIBC symbol is 2.$newest ($newest_file)"
+echo "release check: wheel tag manylinux_2_$nn proved: newest GLIBC_2.$newest over its $elves ELF files ($newest_file)"
+
+docs() { # docs NAME VOUCH DOCDIR [ENV...]: the documents shipped and printed offline
+  local name=$1 vouch=$2 dir=$3 topic
+  shift 3
+  for topic in metrics gpu-trace sim exit-codes guide; do
+    [ -s "$dir/$topic.md" ] || fail "$name: no $dir/$topic.md"
+  done
+  for topic in metrics gpu-trace sim exit-codes; do
+    clean "$@" "$vouch" help "$topic" >"$work/help-$topic.txt" || fail "$name: vouch help $topic failed"
+    cmp -s "$work/help-$topic.txt" "$dir/$topic.md" ||
+      fail "$name: vouch help $topic differs from the shipped $dir/$topic.md"
+  done
+  if clean "$@" "$vouch" help run | grep -n 'docs/\|tests/data'; then
+    fail "$name: vouch help run points to a source path"
+  fi
+}
 
 bundled() { # bundled FILE TREE: every library FILE needs but glibc's resolves inside TREE
   local name path
@@ -65,7 +100,9 @@ bundled "$t/bin/vouch" "$t/lib"
 if [ -f "$t/lib/libvouch_cupti.so" ] && clean ldd "$t/lib/libvouch_cupti.so" | grep -q 'not found'; then
   fail "tarball: the tracer lacks a library: $(clean ldd "$t/lib/libvouch_cupti.so" | grep 'not found')"
 fi
-leg tarball "$t/bin/vouch" /usr/bin/python3 PYTHONPATH="$root/python"
+docs tarball "$t/bin/vouch" "$t/share/doc/vouch"
+clean PYTHONPATH="$t/python" /usr/bin/python3 -c 'import vouch' || fail "tarball: import vouch with PYTHONPATH=python"
+leg tarball "$t/bin/vouch" /usr/bin/python3 PYTHONPATH="$t/python"
 echo "release check: tarball runs ($(clean "$t/bin/vouch" --version))"
 
 # 2. The wheel, in a fresh virtual environment and with pip --target, no index, no root needed.
@@ -75,6 +112,7 @@ clean "$work/venv/bin/python" -m pip install -q --no-index --no-cache-dir "$whl"
 clean "$work/venv/bin/vouch" --version | grep -q '^vouch ' || fail "wheel: vouch --version from the venv"
 n=$(one "$work/venv/lib/python3*/site-packages/vouch/_native/bin/vouch")
 bundled "$n" "$(dirname "$(dirname "$n")")/lib"
+docs wheel "$work/venv/bin/vouch" "$(dirname "$(dirname "$n")")/share/doc/vouch"
 leg wheel "$work/venv/bin/vouch" "$work/venv/bin/python"
 clean /usr/bin/python3 -m pip install -q --no-index --no-cache-dir --target "$work/target" "$whl" ||
   fail "wheel: pip install --target"
@@ -90,13 +128,21 @@ if [ "$(id -u)" -eq 0 ] && ! dpkg -s vouch >/dev/null 2>&1; then
   trap 'dpkg -r vouch >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
   clean vouch --version | grep -q '^vouch ' || fail ".deb: /usr/bin/vouch --version"
   bundled /opt/vouch/bin/vouch /opt/vouch/lib
-  leg deb /usr/bin/vouch /usr/bin/python3 PYTHONPATH="$root/python"
+  docs deb /usr/bin/vouch /opt/vouch/share/doc/vouch
+  # No PYTHONPATH: the system Python finds the module through the .deb's vouch.pth.
+  clean /usr/bin/python3 -c 'import vouch' || fail ".deb: import vouch in the system Python (vouch.pth)"
+  leg deb /usr/bin/vouch /usr/bin/python3
   dpkg -r vouch >/dev/null
   [ ! -e /usr/bin/vouch ] || fail ".deb: dpkg -r left /usr/bin/vouch"
   echo "release check: .deb installs, runs and removes"
 else
   dpkg-deb -x "$deb" "$work/deb"
   clean "$work/deb/opt/vouch/bin/vouch" --version | grep -q '^vouch ' || fail ".deb: unpacked vouch --version"
+  [ "$(cat "$work/deb/usr/lib/python3/dist-packages/vouch.pth")" = /opt/vouch/python ] ||
+    fail ".deb: no vouch.pth naming /opt/vouch/python"
+  clean PYTHONPATH="$work/deb/opt/vouch/python" /usr/bin/python3 -c 'import vouch' ||
+    fail ".deb: import vouch from the unpacked /opt/vouch/python"
+  docs deb "$work/deb/opt/vouch/bin/vouch" "$work/deb/opt/vouch/share/doc/vouch"
   echo "release check: .deb unpacked and runs (not installed: not root, or a vouch package is installed)"
 fi
 echo "release check: all passed (glibc >= 2.$nn)"

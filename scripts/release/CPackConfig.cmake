@@ -1,7 +1,8 @@
 # CPack configuration for vouch's .deb (scripts/release.sh runs `cpack --config` on it with
 # -D VOUCH_TREE=<the staged release tree> -D CPACK_PACKAGE_VERSION=<version>). The package holds
 # that tree under /opt/vouch and a link /usr/bin/vouch; it bundles every library but glibc's, so
-# its only dependency is libc6 (>= the newest glibc symbol it needs: 2.36 from Debian 12).
+# its only dependency is libc6 (>= the newest glibc symbol it needs: 2.30 when built on Debian 11
+# by scripts/release_bullseye.sh, 2.36 on Debian 12).
 if(NOT VOUCH_TREE)
   message(FATAL_ERROR "VOUCH_TREE is not set")
 endif()
@@ -11,6 +12,10 @@ file(REMOVE_RECURSE "${_root}")
 file(MAKE_DIRECTORY "${_root}/opt" "${_root}/usr/bin")
 file(COPY "${VOUCH_TREE}/" DESTINATION "${_root}/opt/vouch")
 file(CREATE_LINK /opt/vouch/bin/vouch "${_root}/usr/bin/vouch" SYMBOLIC)
+# `import vouch` in the system Python: a .pth naming the module's folder (a virtual environment
+# without system site packages takes PYTHONPATH=/opt/vouch/python instead).
+file(MAKE_DIRECTORY "${_root}/usr/lib/python3/dist-packages")
+file(WRITE "${_root}/usr/lib/python3/dist-packages/vouch.pth" "/opt/vouch/python\n")
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME vouch)

@@ -3,9 +3,10 @@
 
     make_wheel.py TREE PYTHON_SRC VERSION PLATFORM_TAG DIST
 
-The wheel holds the Python module (PYTHON_SRC/vouch), the release tree (bin/vouch, lib/) under
-vouch/_native/, and a console script `vouch` that executes vouch/_native/bin/vouch, as the
-cmake and ninja wheels ship their binaries. Standard library only; RECORD per PEP 376/427.
+The wheel holds the Python module (PYTHON_SRC/vouch), the release tree (bin/vouch, lib/,
+share/doc/vouch/; not its python/, which is that module) under vouch/_native/, and a console
+script `vouch` that executes vouch/_native/bin/vouch, as the cmake and ninja wheels ship their
+binaries. Standard library only; RECORD per PEP 376/427.
 """
 
 import base64
@@ -40,7 +41,8 @@ def main(tree, pysrc, version, plat, dist):
             p = os.path.join(base, f)
             add_file(p, os.path.relpath(p, pysrc))
     for base, dirs, files in os.walk(tree):
-        dirs.sort()
+        # The tree's python/ (for the tarball and the .deb) is the module added above.
+        dirs[:] = sorted(d for d in dirs if not (base == tree and d == "python"))
         for f in sorted(files):
             p = os.path.join(base, f)
             if os.path.islink(p):
@@ -50,6 +52,10 @@ def main(tree, pysrc, version, plat, dist):
         '"""The `vouch` console script: runs the bundled binary."""\n'
         "import os\nimport sys\n\n\n"
         "def main():\n"
+        "    # Importing the vouch package for this script claimed the region markers for this\n"
+        "    # process (VOUCH_REGION_PID): the legs of the vouch it becomes must claim their own.\n"
+        '    if os.environ.get("VOUCH_REGION_PID") == str(os.getpid()):\n'
+        '        del os.environ["VOUCH_REGION_PID"]\n'
         '    exe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "bin", "vouch")\n'
         "    try:\n"
         '        os.execv(exe, ["vouch"] + sys.argv[1:])\n'

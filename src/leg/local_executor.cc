@@ -96,7 +96,17 @@ std::string AbsolutePath(const std::string& path) {
 }  // namespace
 
 std::string SignalName(int signal_number) {
-  if (const char* abbrev = ::sigabbrev_np(signal_number)) return std::string("SIG") + abbrev;
+#if __GLIBC__ == 2 && __GLIBC_MINOR__ < 32
+  // glibc 2.31 (Debian 11, the release build) has no sigabbrev_np: its names for 1 to 31.
+  static const char* const kNames[] = {
+      nullptr, "HUP",  "INT",  "QUIT", "ILL",    "TRAP",   "ABRT",  "BUS",  "FPE",  "KILL", "USR1",
+      "SEGV",  "USR2", "PIPE", "ALRM", "TERM",   "STKFLT", "CHLD",  "CONT", "STOP", "TSTP", "TTIN",
+      "TTOU",  "URG",  "XCPU", "XFSZ", "VTALRM", "PROF",   "WINCH", "POLL", "PWR",  "SYS"};
+  const char* abbrev = signal_number > 0 && signal_number < 32 ? kNames[signal_number] : nullptr;
+#else
+  const char* abbrev = ::sigabbrev_np(signal_number);
+#endif
+  if (abbrev) return std::string("SIG") + abbrev;
   return fmt::format("SIG{}", signal_number);
 }
 

@@ -15,6 +15,16 @@
 
 #include "leg/proc_tree.h"
 
+// Debian 11's glibc 2.31 and Linux 5.10 headers (the release build) lack these two names; the
+// numbers are the kernel's ABI. On a kernel without close_range the call fails (ENOSYS) and
+// the loop below marks each descriptor instead.
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
 // The child runs on a stack ASan did not allocate: its instrumentation of calls that do not
 // return (__asan_handle_no_return) would print a warning there, to vouch's stderr before the
 // dup2s, and a closed pipe there left a SIGPIPE pending that killed the leg at exec. The three

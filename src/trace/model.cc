@@ -30,7 +30,11 @@ std::size_t Slot(std::string_view name, std::size_t slots) {
 std::uint32_t NameTable::Intern(std::string_view name) {
   std::uint32_t& cached = cache_[Slot(name, kCacheSlots)];
   if (cached != UINT32_MAX && (*names_)[cached] == name) return cached;
+#if defined(__cpp_lib_generic_unordered_lookup)
   auto it = index_.find(name);
+#else  // libstdc++ 10 (Debian 11's, the release build): no heterogeneous lookup, one copy per miss
+  auto it = index_.find(std::string(name));
+#endif
   if (it != index_.end()) return cached = it->second;
   auto id = static_cast<std::uint32_t>(names_->size());
   names_->emplace_back(name);
