@@ -51,7 +51,9 @@ nn=${glibc_max#GLIBC_2.}
 cp README.md "$tree/"
 mkdir -p "$tree/licenses"
 cp scripts/release/LICENSES.md "$tree/licenses/"
-for pkg in libfmt9 libsimdjson14 libsqlite3-0 libssl3 zlib1g libre2-9 libstdc++6 libgcc-s1; do
+# libutf8proc is linked statically (libutf8proc.a, CMakeLists.txt): nothing to bundle, its
+# licence still ships.
+for pkg in libfmt9 libsimdjson14 libsqlite3-0 libssl3 zlib1g libre2-9 libutf8proc2 libstdc++6 libgcc-s1; do
   [ -f "/usr/share/doc/$pkg/copyright" ] && cp "/usr/share/doc/$pkg/copyright" "$tree/licenses/$pkg.copyright"
 done
 rm -rf "$dist" && mkdir -p "$dist"
