@@ -16,6 +16,7 @@
 #include "gputrace/compare.h"
 #include "gputrace/host_noise.h"
 #include "modes_check.h"
+#include "number_flag.h"
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/json_io.h"

@@ -10,6 +10,7 @@
 #include "gputrace/leg_trace.h"
 #include "leg/executor.h"
 #include "lock/lock.h"
+#include "number_flag.h"
 #include "record/leg_runner.h"
 #include "run_common.h"
 #include "util/bounded_file.h"

@@ -11,6 +11,7 @@
 #include "clock/measure.h"
 #include "common.h"
 #include "lock/lock.h"
+#include "number_flag.h"
 #include "util/escape.h"
 #include "util/fs.h"
 #include "util/host.h"

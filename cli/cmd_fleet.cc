@@ -22,6 +22,7 @@
 #include "fleet/merge_runs.h"
 #include "fleet/plan.h"
 #include "fleet/slurm.h"
+#include "number_flag.h"
 #include "run_common.h"
 #include "telemetry/sim_builtin.h"
 #include "util/fs.h"

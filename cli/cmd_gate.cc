@@ -10,6 +10,7 @@
 #include "gputrace/host_noise.h"
 #include "metrics/headline.h"
 #include "modes_check.h"
+#include "number_flag.h"
 #include "run_common.h"
 #include "stats/modes.h"
 #include "util/file_claim.h"

@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "number_flag.h"
 #include "record/record.h"
 #include "store/sql.h"
 #include "store/store.h"

@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "number_flag.h"
 #include "record/leg_runner.h"
 #include "trace/reader.h"
 #include "trace/summary.h"

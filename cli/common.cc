@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "leg/executor.h"
+#include "number_flag.h"
 #include "util/fs.h"
 #include "util/number.h"
 #include "util/strings.h"

@@ -10,7 +10,6 @@
 #include "lock/lock.h"
 #include "telemetry/device.h"
 #include "telemetry/gpu_select.h"
-#include "util/number.h"
 
 namespace vouch::cli {
 
@@ -32,17 +31,6 @@ bool WriteMarkdownFile(const std::string& markdown, const std::function<std::str
 // when it is held, who holds it and how long vouch will wait.
 Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
                              const std::string& measured, double timeout_s);
-
-// The one checked conversion of a numeric flag (util/number.h ParseNumberIn): the whole token
-// a finite number inside RANGE, else a usage error (exit 64) naming the flag and the range:
-// `--max-spread-pct=nan`, `--output-cap-mib=-1`, `--confidence 2` never reach a leg.
-CLI::Validator NumberFlag(NumberRange range);
-// The common ranges: a percentage, a count from LO, a size or budget that is not negative.
-inline NumberRange Percent() { return {0, 100}; }
-inline NumberRange Count(double lo, double hi) { return {lo, hi, false, false, true}; }
-inline NumberRange NotNegative(double hi) { return {0, hi}; }
-// The largest size in GiB a flag takes (a disk budget, a memory floor): a pebibyte.
-inline constexpr double kMaxGib = 1 << 20;
 
 // A timeout: 0 (never), or KMINTIMEOUTS to KMAXTIMEOUTS seconds (a year), finite.
 inline constexpr double kMinTimeoutS = 0.01, kMaxTimeoutS = 365.0 * 24 * 3600;

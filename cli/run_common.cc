@@ -18,6 +18,7 @@
 #include "gputrace/leg_trace.h"
 #include "leg_notes.h"
 #include "modes_check.h"
+#include "number_flag.h"
 #include "record/preflight.h"
 #include "telemetry/sim_builtin.h"
 #include "terminal_guard.h"

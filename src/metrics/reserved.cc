@@ -41,6 +41,10 @@ bool ShadowsVouchMetric(const Metric& m) {
   return IsReservedMetricName(m.name) && !m.source.empty() && !IsVouchSource(m.source);
 }
 
+// Besides the reserved prefixes (issue 36): a name that fails CheckNameShape (an invisible or
+// control character, a space at an end, a label that mixes scripts) is refused the same way,
+// the name shown escaped for a terminal, and ReservedPrefixOf compares FoldedName's form (NFKC,
+// case-folded, without invisible code points).
 Status CheckLegMetricName(std::string_view name, std::string_view where) {
   if (auto shape = CheckNameShape(name); !shape)
     return MakeError(

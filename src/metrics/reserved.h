@@ -23,9 +23,7 @@ inline constexpr std::string_view kReservedMetricPrefixes[] = {"vouch.", "gpu."}
 inline constexpr std::string_view kVouchSource = "vouch";
 inline constexpr std::string_view kGpuTraceSource = "vouch gpu-trace";
 
-// The reserved prefix NAME starts with ("vouch." or "gpu."), or "" when it has none. NAME is
-// compared as FoldedName (util/unicode_name.h) gives it: NFKC, case-folded, without
-// invisible code points.
+// The reserved prefix NAME starts with ("vouch." or "gpu."), or "" when it has none.
 std::string_view ReservedPrefixOf(std::string_view name);
 inline bool IsReservedMetricName(std::string_view name) { return !ReservedPrefixOf(name).empty(); }
 
@@ -37,9 +35,7 @@ bool IsVouchSource(std::string_view source);
 bool ShadowsVouchMetric(const Metric& m);
 
 // Error when a leg's source (WHERE: its file and line, or its file and entry) names a
-// metric under a reserved prefix, or one whose name fails CheckNameShape (an invisible or
-// control character, a space at an end, a label that mixes scripts); the message names WHERE,
-// the name (escaped for a terminal) and why.
+// metric under a reserved prefix; the message names WHERE, the name and the prefix.
 Status CheckLegMetricName(std::string_view name, std::string_view where);
 
 // Adds vouch's own figures OWN to a leg's METRICS. A name already there is an error naming

@@ -216,6 +216,10 @@ std::size_t LinkedToken(std::string_view s, std::size_t i) {
 
 }  // namespace
 
+// Besides what util/escape.h says (issue 36): a mention ("@team") and an issue reference ("#12",
+// "GH-12") become code spans ("`@team`"), which GitHub never links, so that a name cannot ping a
+// team or close an issue from a pull request comment; and TerminalSafe names the code points a
+// terminal shows as nothing (Invisible above) as "\uXXXX".
 std::string MarkdownCell(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -15,10 +15,9 @@ namespace vouch {
 
 // S made safe for a terminal, on one line: ESC as "\x1b", every other C0 control (newlines
 // and tabs too), DEL and the C1 controls (U+0080..U+009F, as their UTF-8 bytes) as "\xNN",
-// each byte that is not part of valid UTF-8 as "\xNN", and the code points a terminal shows
-// as nothing or that reorder what it shows (the bidirectional controls U+202A..U+202E,
-// U+2066..U+2069, the zero-width spaces and joiners U+200B..U+200F, U+2060.., the soft hyphen,
-// the byte order mark) as "\u200b". Other valid UTF-8 text is kept as it is.
+// each byte that is not part of valid UTF-8 as "\xNN", and the bidirectional overrides and
+// isolates (U+202A..U+202E, U+2066..U+2069, which reorder what is shown) as "\u202e". Valid
+// UTF-8 text is kept as it is.
 std::string TerminalSafe(std::string_view s);
 
 // The same for a block of text whose line structure is vouch's own: newlines and tabs kept,
@@ -31,9 +30,7 @@ bool TerminalVerbatim(std::string_view s);
 // S as text in Markdown (a table cell, a list item, a sentence): '|' as "\|", '\' as "\\",
 // '<', '>', '&' and '`' as the entities "&lt;" "&gt;" "&amp;" "&#96;" (so that no HTML tag,
 // code span or cell boundary can start inside it), newlines as spaces and every other
-// control or invalid byte as TerminalSafe writes it. A mention ("@team") and an issue
-// reference ("#12", "GH-12") become code spans ("`@team`"), which GitHub never links: a
-// name cannot ping a team or close an issue from a pull request comment.
+// control or invalid byte as TerminalSafe writes it.
 std::string MarkdownCell(std::string_view s);
 
 // S as one inline code span, fences included ("`name`"): a fence longer than any run of

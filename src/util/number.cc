@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "util/number_range.h"
+
 namespace vouch {
 namespace {
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 #include "util/result.h"
@@ -22,22 +21,6 @@ Result<std::uint64_t> ParseUint64(std::string_view token, std::string_view what)
 // ParseInt64 inside [lo, hi].
 Result<std::int64_t> ParseInt64In(std::string_view token, std::int64_t lo, std::int64_t hi,
                                   std::string_view what);
-// The numbers a flag (or a field) may take: from LO to HI, an open end excluding its bound, and
-// only whole numbers when INTEGER. Every numeric flag of vouch is read through ParseNumberIn
-// with its range (cli/common.h NumberFlag): nan, inf, -1 or 2 where a fraction is meant are
-// refused naming the flag, never taken as given.
-struct NumberRange {
-  double lo = 0, hi = 0;
-  bool lo_open = false, hi_open = false;
-  bool integer = false;
-};
-// RANGE in words: "a number from 0 to 100", "a whole number from 1 to 1000", "a number above
-// 0 and below 1".
-std::string DescribeRange(const NumberRange& range);
-// ParseFiniteDouble (or, for an integer range, ParseInt64) of TOKEN, inside RANGE; the error
-// reads "WHAT 'TOKEN' is not RANGE in words".
-Result<double> ParseNumberIn(std::string_view token, const NumberRange& range,
-                             std::string_view what);
 // True when TOKEN is written as an integer (digits, optional sign): a number that must be
 // compared as an integer, not through a double.
 bool IsIntegerToken(std::string_view token);

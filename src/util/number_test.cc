@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "util/number_range.h"
+
 namespace vouch {
 namespace {
 

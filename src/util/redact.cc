@@ -1,3 +1,17 @@
+// Redaction by the shape of the value (issue 36; README "What is redacted"), besides the names
+// and forms util/redact.h lists:
+// - IsSecretName also takes PASSPHRASE, SIGNATURE, COOKIE and AUTHORIZATION anywhere in a name,
+//   and PASS, PWD, AUTH and SIG as a whole word of it ("--pass", "DB_PWD", "sig"; never
+//   "--passes", "--author", "--significance");
+// - a KEY=VALUE pair with such a key inside any value or argument: libpq keyword strings
+//   ("host=db password=X", a quoted value to its quote), ODBC strings ("Server=s;Pwd=X"),
+//   cookies ("sid=1; session_token=X"), query strings of signed URLs ("?sig=X",
+//   "X-Amz-Signature=X", "X-Goog-Signature=X", "access_token=X");
+// - an environment variable's value whose name is no secret's: those pairs, then its words as
+//   a command line (RedactText);
+// - curl's credentials: the password of "--user alice:X", "-u", "--proxy-user", "-U" (a
+//   uid:gid pair of numbers is kept) and the cookies of "-b 'name=X'" (a cookie file is kept)
+//   and "--cookie".
 #include "util/redact.h"
 
 #include <cctype>
@@ -164,6 +178,17 @@ bool IsUserFlag(std::string_view flag) {
   return flag == "-u" || flag == "-U" || flag == "--user" || flag == "--proxy-user";
 }
 
+// TEXT that may hold a command line or a connection string: its secret KEY=VALUE pairs, then
+// its words as RedactCommandLine reads them.
+std::string RedactText(std::string_view text, int* count = nullptr) {
+  std::string s(text);
+  int n = 0, words = 0;
+  HidePairs(s, &n);
+  s = RedactCommandLine(s, &words);
+  if (count) *count = n + words;
+  return s;
+}
+
 }  // namespace
 
 bool IsSecretName(std::string_view name) {
@@ -230,15 +255,6 @@ std::string RedactUrl(std::string_view text, int* count) {
 std::string RedactEnvValue(std::string_view name, std::string_view value) {
   if (IsSecretName(name)) return std::string(kRedacted);
   return RedactText(value);
-}
-
-std::string RedactText(std::string_view text, int* count) {
-  std::string s(text);
-  int n = 0, words = 0;
-  HidePairs(s, &n);
-  s = RedactCommandLine(s, &words);
-  if (count) *count = n + words;
-  return s;
 }
 
 std::string RedactArg(const std::string& arg) {

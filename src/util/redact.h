@@ -1,19 +1,15 @@
 // The one redaction of secrets that every writer of vouch's files uses (records, leg.json,
-// window.json, the lock file, `lock status`, ab_plan, summaries), by name and by the shape of
-// the value (SPEC "Records"; README "What is redacted"):
-// - a value given under a secret's name (IsSecretName), as an environment variable, a
-//   NAME=VALUE argument, a long flag ("--password X", "--pass X", "--auth=X") or a Go-style
-//   single-dash flag ("-token X");
-// - a KEY=VALUE pair with such a key inside any value: libpq keyword strings ("host=db
-//   password=X"), ODBC strings ("Server=s;Pwd=X"), cookies ("sid=1; session_token=X");
+// window.json, the lock file, `lock status`), by name and by the shape of the value
+// (SPEC "Records"):
+// - a value given under a name that contains TOKEN, KEY, SECRET, PASSWORD, PASSWD or
+//   CREDENTIAL (any case), as an environment variable, a NAME=VALUE argument, a long flag
+//   ("--password X") or a Go-style single-dash flag ("-token X");
 // - the password of a URL ("https://user:PASS@host/..." -> "https://user:<redacted>@host/...")
-//   and its query parameters with such a name (signed URLs: "?sig=X", "X-Amz-Signature=X",
-//   "X-Goog-Signature=X", "access_token=X"), wherever the URL stands;
+//   and a URL query parameter with such a name ("?password=X"), wherever the URL stands (an
+//   argument, "--store=URL", "DATABASE_URL=URL", a word of a shell line);
 // - the value of an HTTP header that carries credentials ("Authorization: Bearer X" ->
 //   "Authorization: Bearer <redacted>"; Proxy-Authorization, Cookie, and headers with such
-//   a name, such as X-Api-Key);
-// - curl's credentials: the password of "--user alice:X" / "-u" / "--proxy-user" / "-U" (a
-//   uid:gid pair of numbers is kept) and the cookies of "-b 'name=X'" / "--cookie".
+//   a name, such as X-Api-Key).
 #pragma once
 
 #include <string>
@@ -24,9 +20,7 @@ namespace vouch {
 
 inline constexpr std::string_view kRedacted = "<redacted>";
 
-// Names whose values are secrets: those that contain TOKEN, KEY, SECRET, PASSWORD, PASSWD,
-// PASSPHRASE, CREDENTIAL, SIGNATURE, COOKIE or AUTHORIZATION, and those with PASS, PWD, AUTH or
-// SIG as a whole word ("--pass", "DB_PWD", "sig"; not "--passes", "--author"), any case.
+// Names whose values are secrets.
 bool IsSecretName(std::string_view name);
 
 // Every URL in TEXT without its password and its secret query parameters
@@ -35,7 +29,7 @@ bool IsSecretName(std::string_view name);
 std::string RedactUrl(std::string_view text, int* count = nullptr);
 
 // An environment variable's value as vouch writes it: all of it when NAME is a secret's, else
-// RedactText(VALUE).
+// its URLs' passwords.
 std::string RedactEnvValue(std::string_view name, std::string_view value);
 
 // One argument: the NAME=VALUE forms ("--token=abc", "--api-key=abc", "HF_TOKEN=abc" give
@@ -50,10 +44,6 @@ std::string RedactArg(const std::string& arg);
 // and are kept. An argument holding spaces (a `sh -c` line) is redacted word by word. COUNT,
 // when given, receives how many values were hidden.
 std::vector<std::string> RedactArgv(const std::vector<std::string>& argv, int* count = nullptr);
-
-// Any text that may hold a command line or a connection string (an environment variable's
-// value): its secret KEY=VALUE pairs (quoted values to their quote), then RedactCommandLine.
-std::string RedactText(std::string_view text, int* count = nullptr);
 
 // The same over a line split at spaces (a --shell command, a holder's command line).
 std::string RedactCommandLine(const std::string& line, int* count = nullptr);
