@@ -101,9 +101,9 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
             {{"pid", p.pid},
              {"name", p.name},
              {"used_bytes", p.used_bytes ? nlohmann::json(*p.used_bytes) : nlohmann::json()}});
-        std::string busy =
-            fmt::format("GPU {} is busy: compute process {} ({}) holds {}", i, p.pid, p.name,
-                        p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory");
+        std::string busy = fmt::format(
+            "GPU {} is busy: compute process {} ({}) holds {}", i, p.pid, TerminalSafe(p.name),
+            p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory");
         if (measured)
           problems.push_back(busy + "; a busy GPU corrupts numbers. Stop it or wait for it");
         else

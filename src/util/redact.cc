@@ -261,7 +261,14 @@ std::string RedactArg(const std::string& arg) {
   int n = 0;
   const auto eq = arg.find('=');
   const auto start = arg.find_first_not_of('-');
-  if (eq != std::string::npos && start != std::string::npos && start < eq &&
+  // A NAME=VALUE form: the name is a word ("--api-key", "HF_TOKEN"), not the head of a URL
+  // ("https://h/x?X-Amz-Credential=..." keeps its other parameters).
+  const auto is_name = [&] {
+    for (std::size_t i = start; i < eq; ++i)
+      if (!IsAlnum(arg[i]) && arg[i] != '_' && arg[i] != '-' && arg[i] != '.') return false;
+    return true;
+  };
+  if (eq != std::string::npos && start != std::string::npos && start < eq && is_name() &&
       IsSecretName(std::string_view(arg).substr(start, eq - start))) {
     if (Unquoted(std::string_view(arg).substr(eq + 1)) == kRedacted) return arg;
     return arg.substr(0, eq + 1) + std::string(kRedacted);
