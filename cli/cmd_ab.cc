@@ -6,6 +6,7 @@
 // legs into the record and maps the verdict to an exit code.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 
@@ -14,6 +15,7 @@
 #include "ab/protocol.h"
 #include "ab_verdict.h"
 #include "gputrace/compare.h"
+#include "number_flag.h"
 #include "run_common.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -160,16 +162,19 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                  "another metric with --headline; runs no leg and leaves the record as it is");
   app.add_option("--pairs", pairs,
                  "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
-      ->check(CLI::Range(2, 10000));
+      ->check(NumberFlag(Count(2, 10000)));
   app.add_option("--max-pairs", max_pairs,
                  "sequential mode: decide after each block, at most this many pairs")
-      ->check(CLI::Range(4, 1000));
-  app.add_option("--seed", seed, "seed of the block orientations (default: random, recorded)");
+      ->check(NumberFlag(Count(4, 1000)));
+  app.add_option("--seed", seed, "seed of the block orientations (default: random, recorded)")
+      ->check(NumberFlag(Count(0, 9e18)));
   app.add_option("--calibrate", calibrate,
                  "run K A/A pairs first; the band is the 95th percentile of their |d|")
-      ->check(CLI::Range(0, 1000));
-  app.add_option("--band", band_pct, "noise band in percent when not calibrated (1)");
-  app.add_option("--confidence", confidence, "confidence of the interval (0.95)");
+      ->check(NumberFlag(Count(0, 1000)));
+  app.add_option("--band", band_pct, "noise band in percent when not calibrated (1)")
+      ->check(NumberFlag({0, 100, true}));
+  app.add_option("--confidence", confidence, "confidence of the interval (0.95)")
+      ->check(NumberFlag({0, 1, true, true}));
   app.add_flag("--allow-cross-boot", cross_boot,
                "pair legs across boots (waives the boot id only; a caveat)");
   app.add_flag("--allow-modes", allow_modes,
@@ -198,6 +203,18 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   if (!from.empty()) {
     if (!cmd.empty() || !a_cmd.empty() || !b_cmd.empty())
       return say("--from RECORD replays a record's legs: give no command"), kExitUsage;
+    // The record's plan holds (its band, confidence, pairs, policy): a flag that would change
+    // it is refused, never silently dropped.
+    const std::vector<std::string> honoured = {"--from", "--headline", "--json", "--markdown",
+                                               "--fail-on"};
+    for (const CLI::Option* o : app.get_options())
+      if (o->count() > 0 &&
+          std::find(honoured.begin(), honoured.end(), o->get_name()) == honoured.end())
+        return say(fmt::format("{} cannot apply to --from RECORD: the verdict is recomputed with "
+                               "the record's own plan (give only --headline, --json, --markdown, "
+                               "--fail-on; run a new vouch ab to change the plan)",
+                               o->get_name())),
+               kExitUsage;
     return AbFromRecord(from, headline, f.json, markdown, fail_on);
   }
   if (!segment && pairs < static_cast<int>(kDefaultMinPairs))

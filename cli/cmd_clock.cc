@@ -10,6 +10,7 @@
 #include "gputrace/leg_trace.h"
 #include "leg/executor.h"
 #include "lock/lock.h"
+#include "number_flag.h"
 #include "record/leg_runner.h"
 #include "run_common.h"
 #include "util/bounded_file.h"
@@ -258,8 +259,10 @@ int CmdClockReplay(const GlobalOptions&, std::vector<std::string> args) {
   bool json = false;
   PolicyFlags pf;
   app.add_option("STREAM", path, "JSONL telemetry (the fixture format)")->required();
-  app.add_option("--from", from, "start, in the stream's unix_s seconds");
-  app.add_option("--to", to, "end, in the stream's unix_s seconds");
+  app.add_option("--from", from, "start, in the stream's unix_s seconds")
+      ->check(NumberFlag({-1e12, 1e12}));
+  app.add_option("--to", to, "end, in the stream's unix_s seconds")
+      ->check(NumberFlag({-1e12, 1e12}));
   AddGpuOption(app, gpus, "GPUs to judge (default: all in the stream)");
   app.add_option("--out", out, "also write the summary here");
   app.add_flag("--json", json, "JSON output");

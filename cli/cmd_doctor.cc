@@ -11,6 +11,8 @@
 #include "clock/measure.h"
 #include "common.h"
 #include "lock/lock.h"
+#include "number_flag.h"
+#include "util/escape.h"
 #include "util/fs.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -30,10 +32,12 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
                "a busy GPU outside them is a warning, not a problem");
   app.add_flag("--json", json, "machine-readable output");
   app.add_option("--disk-budget-gib", disk_budget_gib,
-                 "free disk needed where evidence goes (1 GiB)");
+                 "free disk needed where evidence goes (1 GiB)")
+      ->check(NumberFlag(NotNegative(kMaxGib)));
   app.add_option("--dir", dir, "where evidence will be written (for the free-disk check)");
   app.add_option("--low-device-memory-gib", low_mem_gib,
-                 "warn when a GPU has less free memory than this (1 GiB)");
+                 "warn when a GPU has less free memory than this (1 GiB)")
+      ->check(NumberFlag(NotNegative(kMaxGib)));
   if (int rc = Parse(app, args); rc >= 0) return rc;
 
   std::vector<std::string> problems, warnings;
@@ -97,9 +101,9 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
             {{"pid", p.pid},
              {"name", p.name},
              {"used_bytes", p.used_bytes ? nlohmann::json(*p.used_bytes) : nlohmann::json()}});
-        std::string busy =
-            fmt::format("GPU {} is busy: compute process {} ({}) holds {}", i, p.pid, p.name,
-                        p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory");
+        std::string busy = fmt::format(
+            "GPU {} is busy: compute process {} ({}) holds {}", i, p.pid, TerminalSafe(p.name),
+            p.used_bytes ? HumanBytes(static_cast<double>(*p.used_bytes)) : "memory");
         if (measured)
           problems.push_back(busy + "; a busy GPU corrupts numbers. Stop it or wait for it");
         else
@@ -154,7 +158,8 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
       fmt::print("SIMULATED DEVICE: {}\n", d.Describe());
     else
       fmt::print("device: {}\n", d.Describe());
-    fmt::print("host {} ({}), boot id {}\n", host.hostname, host.kernel, d.BootId());
+    fmt::print("host {} ({}), boot id {}\n", TerminalSafe(host.hostname), TerminalSafe(host.kernel),
+               TerminalSafe(d.BootId()));
     if (!chosen.empty())
       fmt::print("GPUs to measure on: {} ({})\n", fmt::join(chosen, ","), source);
     for (int i = 0; i < d.Count(); ++i) {
@@ -164,12 +169,15 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
       auto num = [](const nlohmann::json& j, const char* k) {
         return j.contains(k) && !j[k].is_null() ? DumpJson(j[k]) : std::string("n/a");
       };
-      fmt::print("GPU {}: {} {} bus {}\n", i, st["name"].get<std::string>(),
-                 st["uuid"].get<std::string>(), st["pci_bus_id"].get<std::string>());
+      // What the driver, another process or the host names is printed escaped (a newline in a
+      // process's name must not start a line of its own).
+      const auto text = [](const nlohmann::json& j) { return TerminalSafe(j.get<std::string>()); };
+      fmt::print("GPU {}: {} {} bus {}\n", i, text(st["name"]), text(st["uuid"]),
+                 text(st["pci_bus_id"]));
       fmt::print(
           "  driver {} (CUDA {}), max SM {} MHz, applications clock {} MHz, persistence {}\n",
-          st["driver_version"].get<std::string>(), st["cuda_driver_version"].get<std::string>(),
-          num(st, "max_sm_mhz"), num(st, "app_sm_mhz"), num(st, "persistence"));
+          text(st["driver_version"]), text(st["cuda_driver_version"]), num(st, "max_sm_mhz"),
+          num(st, "app_sm_mhz"), num(st, "persistence"));
       fmt::print(
           "  now: SM {} MHz, memory {} MHz, {} mW, util {} %, {} C, reasons {}\n",
           num(now, "sm_mhz"), num(now, "mem_mhz"), num(now, "power_mw"), num(now, "util_gpu_pct"),
@@ -185,7 +193,7 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
       std::vector<std::string> procs;
       for (const auto& p : gj["processes"])
         procs.push_back(
-            fmt::format("pid {} {}{}", p["pid"].get<std::uint32_t>(), p["name"].get<std::string>(),
+            fmt::format("pid {} {}{}", p["pid"].get<std::uint32_t>(), text(p["name"]),
                         p["used_bytes"].is_number()
                             ? fmt::format(" (holds {})", HumanBytes(p["used_bytes"].get<double>()))
                             : std::string()));

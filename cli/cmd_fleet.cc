@@ -24,6 +24,7 @@
 #include "fleet/slurm.h"
 #include "fleet/trust.h"
 #include "record/record_hook.h"
+#include "number_flag.h"
 #include "run_common.h"
 #include "telemetry/sim_builtin.h"
 #include "util/fs.h"
@@ -251,7 +252,8 @@ int Submit(FleetKind kind, const GlobalOptions& g, std::vector<std::string> args
   bool json = false, no_wait = false;
   double poll_s = 1;
   FleetPlan plan;
-  app.add_option("--nodes", nodes, "nodes (array tasks) to run on")->check(CLI::Range(1, 4096));
+  app.add_option("--nodes", nodes, "nodes (array tasks) to run on")
+      ->check(NumberFlag(Count(1, 4096)));
   app.add_option("--partition", plan.slurm.partition, "Slurm partition");
   app.add_option("--gres", plan.slurm.gres, "Slurm gres per node, e.g. gpu:1");
   app.add_option("--account", plan.slurm.account, "Slurm account");
@@ -261,14 +263,16 @@ int Submit(FleetKind kind, const GlobalOptions& g, std::vector<std::string> args
   app.add_option("--dir", dir, "the shared run directory (default vouch-fleet-KIND-DATE-TIME)");
   app.add_option("--resume", resume, "run only what DIR is missing (a fleet run directory)");
   app.add_option("--poll-s", poll_s, "how often Slurm is asked (1 s)")
-      ->check(CLI::Range(0.1, 600.0));
+      ->check(NumberFlag({0.1, 600}));
   app.add_flag("--no-wait", no_wait, "submit and exit (vouch fleet merge DIR later)");
   app.add_flag("--json", json, "print the fleet record as JSON");
   if (kind == FleetKind::kAb) {
     app.add_option("--pairs", pairs,
                    "pairs in all, split in whole ABBA blocks over the nodes "
-                   "(default 4 per node)");
-    app.add_option("--seed", seed, "seed of the tasks' orientation seeds (default random)");
+                   "(default 4 per node)")
+        ->check(NumberFlag(Count(2, 1000000)));
+    app.add_option("--seed", seed, "seed of the tasks' orientation seeds (default random)")
+        ->check(NumberFlag(Count(0, 9e18)));
   }
   if (kind == FleetKind::kGate)
     app.add_option("--baseline", baseline,
@@ -437,8 +441,10 @@ int CmdFleetWorker(const GlobalOptions& g, std::vector<std::string> args) {
   int round = 0;
   std::optional<int> task_index;
   app.add_option("--dir", dir, "the fleet run directory")->required();
-  app.add_option("--round", round, "the plan's round (0: the first submission)");
-  app.add_option("--task", task_index, "array index (default SLURM_ARRAY_TASK_ID)");
+  app.add_option("--round", round, "the plan's round (0: the first submission)")
+      ->check(NumberFlag(Count(0, 1000000)));
+  app.add_option("--task", task_index, "array index (default SLURM_ARRAY_TASK_ID)")
+      ->check(NumberFlag(Count(0, 1000000)));
   if (int rc = Parse(app, args); rc >= 0) return rc;
   auto say = [](const std::string& m) { fmt::print(stderr, "vouch fleet worker: {}\n", m); };
   auto plan = ReadFleetPlan(dir);

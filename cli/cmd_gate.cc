@@ -10,9 +10,11 @@
 #include "gate/gate.h"
 #include "gputrace/host_noise.h"
 #include "metrics/headline.h"
+#include "number_flag.h"
 #include "run_common.h"
 #include "stats/modes.h"
 #include "util/escape.h"
+#include "util/file_claim.h"
 #include "util/fs.h"
 #include "verdict/gate.h"
 
@@ -69,7 +71,8 @@ void AddThresholdFlags(CLI::App& app, std::vector<std::string>* specs,
       ->allow_extra_args(false);
   app.add_option("--fail-pct", *fail_all,
                  "every metric with a direction fails past PCT % in its bad direction (by default "
-                 "only the headline and peak VRAM fail; the rest only warn)");
+                 "only the headline and peak VRAM fail; the rest only warn)")
+      ->check(NumberFlag(NotNegative(1e6)));
 }
 
 // The baseline of the run's valid measured legs: values per gateable metric, the headline
@@ -132,23 +135,27 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   std::string file = "baseline.json", headline;
   double headline_fail = 3, secondary_warn = 5, vram_fail = 10;
   f.warmup = 0;
-  app.add_option("--trials", trials, "cold trials (5)")->check(CLI::Range(1, 1000));
+  app.add_option("--trials", trials, "cold trials (5)")->check(NumberFlag(Count(1, 1000)));
   int max_trials = 0;
   app.add_option("--max-trials", max_trials,
                  "grow the baseline to as many trials as its spread needs to resolve its fail "
                  "thresholds, at most N (Stein's two-stage design: one growth step after the "
                  "--trials; 0: off)")
-      ->check(CLI::Range(0, 1000));
-  app.add_option("--warmup", f.warmup, "warm-up legs before the trials (0: trials are cold)");
+      ->check(NumberFlag(Count(0, 1000)));
+  app.add_option("--warmup", f.warmup, "warm-up legs before the trials (0: trials are cold)")
+      ->check(NumberFlag(Count(0, 1000)));
   app.add_option("--baseline", file, "baseline file to write (baseline.json)");
   app.add_option("--headline", headline,
                  "the headline metric (default: what the tool means: nvbench GPU time, Google "
                  "Benchmark real time, llama-bench tg tokens/s, vllm output throughput; else the "
                  "first metric with a direction)");
   app.add_option("--headline-fail-pct", headline_fail,
-                 "fail threshold of the headline metric (3 %)");
-  app.add_option("--secondary-warn-pct", secondary_warn, "warn threshold of other metrics (5 %)");
-  app.add_option("--vram-fail-pct", vram_fail, "fail threshold of peak device memory (10 %)");
+                 "fail threshold of the headline metric (3 %)")
+      ->check(NumberFlag(NotNegative(1e6)));
+  app.add_option("--secondary-warn-pct", secondary_warn, "warn threshold of other metrics (5 %)")
+      ->check(NumberFlag(NotNegative(1e6)));
+  app.add_option("--vram-fail-pct", vram_fail, "fail threshold of peak device memory (10 %)")
+      ->check(NumberFlag(NotNegative(1e6)));
   std::vector<std::string> threshold_specs;
   std::optional<double> fail_all;
   AddThresholdFlags(app, &threshold_specs, &fail_all);
@@ -165,12 +172,11 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   bo.secondary_warn_pct = secondary_warn;
   bo.vram_fail_pct = vram_fail;
   // An earlier baseline holds its trials: replacing it silently would lose them (as a run
-  // directory that holds a run is refused). Checked before any leg runs.
-  if (std::error_code ec; !f.overwrite && std::filesystem::exists(file, ec)) {
-    fmt::print(stderr,
-               "vouch baseline: {} already exists: a new baseline would replace it and its "
-               "trials; give another --baseline FILE, or pass --overwrite to replace it\n",
-               file);
+  // directory that holds a run is refused). Claimed before any leg runs, like the run folder:
+  // a second vouch baseline given the same FILE is refused while this one runs.
+  auto claim = FileClaim::Claim(file, f.overwrite, "baseline");
+  if (!claim) {
+    fmt::print(stderr, "vouch baseline: {}\n", claim.error().message);
     return kExitError;
   }
   auto env = ParseEnv(f.env);
@@ -230,6 +236,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
     b->noise_warnings.push_back(gputrace::HostNoiseAdvice(host_noise));
   if (auto s = WriteBaseline(file, *b); !s)
     return fmt::print(stderr, "vouch baseline: {}\n", s.error().message), kExitError;
+  claim->Keep();
   for (const auto& w : b->noise_warnings) fmt::print(stderr, "vouch baseline: warning: {}\n", w);
   // The record carries the baseline it gave, for the history store and the report.
   ctx.record.extra["baseline"] = nlohmann::json::parse(BaselineToJson(*b));
@@ -269,7 +276,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
                  "sequential gate: while a metric that can fail is inconclusive, run --reps more "
                  "legs at a time, at most N legs in all; the false-fail rate stays at most 5 % "
                  "(repeated confidence intervals; 0: off)")
-      ->check(CLI::Range(0, 100000));
+      ->check(NumberFlag(Count(0, 100000)));
   std::vector<std::string> threshold_specs;
   bool allow_modes = false;
   app.add_flag("--allow-modes", allow_modes,

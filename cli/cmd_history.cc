@@ -7,10 +7,12 @@
 
 #include "command.h"
 #include "common.h"
+#include "number_flag.h"
 #include "record/record.h"
 #include "store/sql.h"
 #include "store/store.h"
 #include "trend/trend.h"
+#include "util/escape.h"
 #include "util/json_io.h"
 #include "util/strings.h"
 
@@ -98,7 +100,8 @@ int CmdHistoryList(const GlobalOptions&, std::vector<std::string> args) {
   app.add_option("--host", f.host, "host name");
   app.add_option("--branch", f.branch, "git branch");
   app.add_option("--commit", f.commit, "commit (prefix)");
-  app.add_option("--limit", f.limit, "at most this many runs (50)")->check(CLI::Range(1, 1000000));
+  app.add_option("--limit", f.limit, "at most this many runs (50)")
+      ->check(NumberFlag(Count(1, 1000000)));
   app.add_flag("--json", json, "print JSON");
   if (int rc = Parse(app, args); rc >= 0) return rc;
   auto st = OpenStore(url, StoreAccess::kRead);
@@ -132,17 +135,19 @@ int CmdHistoryList(const GlobalOptions&, std::vector<std::string> args) {
     return kExitOk;
   }
   fmt::print("{} ({} runs shown)\n", st->where, runs->size());
+  // Every cell as the store holds it, escaped: a newline in a stored branch is no new row.
+  const auto T = [](const std::string& s) { return TerminalSafe(s); };
   if (runs->empty()) return kExitOk;
   fmt::print("{:<12} {:<8} {:<11} {:<20} {:<10} {:<10} {:<6} {:<9} {}\n", "run", "kind", "status",
              "started", "commit", "branch", "valid", "SM MHz", "GPU / verdict");
   for (const auto& r : *runs)
-    fmt::print("{:<12} {:<8} {:<11} {:<20} {:<10} {:<10} {:<6} {:<9} {}{}{}{}\n",
-               Short(r.run_key, 12), r.kind, r.status, r.started,
-               r.commit.empty() ? "-" : Short(r.commit, 10), r.branch.empty() ? "-" : r.branch,
-               fmt::format("{}/{}", r.valid_legs, r.measured_legs),
-               r.clock_sm_median_mhz ? fmt::format("{:.0f}", *r.clock_sm_median_mhz) : "-",
-               r.gpu_name.empty() ? "?" : r.gpu_name, r.simulated ? " (simulated)" : "",
-               r.dirty.value_or(false) ? " dirty" : "", r.verdict.empty() ? "" : " | " + r.verdict);
+    fmt::print(
+        "{:<12} {:<8} {:<11} {:<20} {:<10} {:<10} {:<6} {:<9} {}{}{}{}\n", T(Short(r.run_key, 12)),
+        T(r.kind), T(r.status), T(r.started), r.commit.empty() ? "-" : T(Short(r.commit, 10)),
+        r.branch.empty() ? "-" : T(r.branch), fmt::format("{}/{}", r.valid_legs, r.measured_legs),
+        r.clock_sm_median_mhz ? fmt::format("{:.0f}", *r.clock_sm_median_mhz) : "-",
+        r.gpu_name.empty() ? "?" : T(r.gpu_name), r.simulated ? " (simulated)" : "",
+        r.dirty.value_or(false) ? " dirty" : "", r.verdict.empty() ? "" : " | " + T(r.verdict));
   return kExitOk;
 }
 
@@ -166,19 +171,20 @@ int CmdHistoryShow(const GlobalOptions&, std::vector<std::string> args) {
     return kExitOk;
   }
   const auto& stored = (*doc)["stored"];
-  fmt::print("run {} from {}\n", *key, stored.value("source", ""));
+  fmt::print("run {} from {}\n", TerminalSafe(*key), TerminalSafe(stored.value("source", "")));
   if ((*doc)["revisions"].is_array())
     for (const auto& r : (*doc)["revisions"])
       if (r.is_object() && r.value("git", false))
-        fmt::print("revision {}{}{} ({})\n", r.value("commit", "?"),
+        fmt::print("revision {}{}{} ({})\n", TerminalSafe(r.value("commit", "?")),
                    r.contains("branch") && r["branch"].is_string()
-                       ? " on " + r["branch"].get<std::string>()
+                       ? " on " + TerminalSafe(r["branch"].get<std::string>())
                        : "",
-                   r.value("dirty", false) ? " dirty" : "", r.value("path", ""));
+                   r.value("dirty", false) ? " dirty" : "", TerminalSafe(r.value("path", "")));
   fmt::print("{}", RenderRecordText(*doc));
   for (const auto& g : stored["gates"]) {
     const auto& t = g["gate"];
-    fmt::print("gate against {}: {}{}\n", g.value("baseline_path", "?"), t.value("overall", "?"),
+    fmt::print("gate against {}: {}{}\n", TerminalSafe(g.value("baseline_path", "?")),
+               TerminalSafe(t.value("overall", "?")),
                t.value("clock_attributed", true) ? "" : " (not clock-attributed)");
   }
   return kExitOk;
@@ -207,9 +213,9 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
                "also points without a valid clock window (marked; steps are then not looked for)");
   app.add_flag("--no-steps", no_steps, "do not look for steps");
   app.add_option("--significance", eo.significance, "largest p value of a step (0.01)")
-      ->check(CLI::Range(0.0001, 0.5));
+      ->check(NumberFlag({0.0001, 0.5}));
   app.add_option("--permutations", eo.permutations, "permutations of the test (199)")
-      ->check(CLI::Range(19, 100000));
+      ->check(NumberFlag(Count(19, 100000)));
   app.add_flag("--json", json, "print JSON (schema vouch.trend)");
   // --markdown FILE|- as on every command that prints a table; alone, it prints Markdown.
   AddMarkdownOption(app, markdown, "the trend")->expected(0, 1);

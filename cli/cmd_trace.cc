@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "number_flag.h"
 #include "record/leg_runner.h"
 #include "trace/reader.h"
 #include "trace/summary.h"
@@ -35,7 +36,8 @@ void AddCommon(CLI::App& app, Common& c) {
                  "reduce, copy_gather, "
                  "elementwise)");
   app.add_flag("--json", c.json, "print JSON for machines");
-  app.add_option("--top", c.top, "kernels to list in the text form (default 15)");
+  app.add_option("--top", c.top, "kernels to list in the text form (default 15)")
+      ->check(NumberFlag(Count(0, 1000000)));
 }
 
 // A trace in a vouch leg's evidence (its gpu-trace.json beside it names the clock window it
@@ -134,7 +136,8 @@ int CmdTraceDiff(const GlobalOptions&, std::vector<std::string> args) {
                  "two-lengths mode: the sequence lengths (or sizes) of A and B; reports per kernel "
                  "and component "
                  "the time per unit length and what grows")
-      ->expected(2);
+      ->expected(2)
+      ->check(NumberFlag({0, 1e15, true}));
   AddMarkdownOption(app, markdown, "the comparison (for a pull request)");
   if (int rc = Parse(app, std::move(args)); rc >= 0) return rc;
   auto rules = Rules(c);

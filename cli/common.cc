@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "leg/executor.h"
+#include "number_flag.h"
 #include "util/fs.h"
 #include "util/number.h"
 #include "util/strings.h"
@@ -57,6 +58,15 @@ Result<MeasureLock> TakeLock(const GlobalOptions& g, const std::string& command,
       });
 }
 
+CLI::Validator NumberFlag(NumberRange range) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        auto v = ParseNumberIn(Trim(text), range, "the value");
+        return v ? "" : v.error().message;
+      },
+      range.integer ? "INT" : "NUMBER");
+}
+
 CLI::Validator Seconds(double min_nonzero, double max) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
@@ -76,7 +86,7 @@ void WindowFlags::Add(CLI::App& app) {
                "GPUs to sample, each must be busy (default: those CUDA_VISIBLE_DEVICES names, "
                "else all, idle ones recorded as unused)");
   app.add_option("--interval-ms", interval_ms, "sampler poll period (10 ms)")
-      ->check(CLI::Range(1.0, 1000.0));
+      ->check(NumberFlag({1, 1000}));
   // Finite, not negative, and a timeout of a leg at least 10 ms: 1e-10, -1 and nan are
   // mistakes, never "no timeout" (that is 0).
   app.add_option("--timeout", timeout_s,
@@ -85,7 +95,8 @@ void WindowFlags::Add(CLI::App& app) {
   app.add_option("--lock-timeout", lock_timeout_s, "wait this long for the measurement lock (60 s)")
       ->check(Seconds(0, kMaxTimeoutS));
   app.add_option("--lock-clocks", lock_clocks,
-                 "lock the SM clock at MHZ under the measurement lock (opt-in; always reset)");
+                 "lock the SM clock at MHZ under the measurement lock (opt-in; always reset)")
+      ->check(NumberFlag(Count(1, 100000)));
   app.add_flag("--require-lock-clocks", require_lock_clocks, "fail if the clock lock is refused");
   app.add_flag("--gpu-trace", gpu_trace,
                "trace the command with the CUPTI tracer (libvouch_cupti.so): kernels, launches, "
@@ -143,19 +154,24 @@ Result<std::string> FindTracerLibrary(const std::string& given) {
 
 void PolicyFlags::Add(CLI::App& app) {
   app.add_option("--min-busy-readings", min_busy_readings,
-                 "policy: busy readings a window needs (30)");
+                 "policy: busy readings a window needs (30)")
+      ->check(NumberFlag(Count(0, 100000000)));
   app.add_option("--min-busy-pct", min_busy_pct,
-                 "policy: busy readings must be more than this percent of the window (50)");
+                 "policy: busy readings must be more than this percent of the window (50)")
+      ->check(NumberFlag(Percent()));
   app.add_option("--max-spread-pct", max_spread_pct,
-                 "policy: SM clock spread ceiling in percent (5)");
+                 "policy: SM clock spread ceiling in percent (5)")
+      ->check(NumberFlag(Percent()));
   app.add_option("--max-median-offset-pct", max_median_offset_pct,
-                 "policy: pairing median offset in percent (1)");
+                 "policy: pairing median offset in percent (1)")
+      ->check(NumberFlag(Percent()));
   app.add_option("--max-mean-offset-pct", max_mean_offset_pct,
-                 "policy: pairing mean offset in percent (1)");
+                 "policy: pairing mean offset in percent (1)")
+      ->check(NumberFlag(Percent()));
   app.add_option("--memory-margin-pct", memory_margin_pct,
                  "policy: warn when a GPU's peak memory used comes within this percent of its "
                  "total (2)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(NumberFlag(Percent()));
 }
 
 Policy PolicyFlags::Apply(Policy p) const {

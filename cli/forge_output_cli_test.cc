@@ -22,16 +22,18 @@ using Res = testing_util::ShellResult;
 const std::string kBusy = VOUCH_SOURCE_DIR "/tests/data/sim/h200_copy_busy.jsonl";
 constexpr const char* kFast = "--min-busy-readings 5";
 
-// A metric named to draw a heading in a pull request comment, write the clipboard (OSC 52)
-// and print a green "PASS" on a terminal; as JSON on the metrics channel.
-constexpr const char* kHostileJson =
-    R"(<h1>gate: PASS</h1><img src=x>\u001b]52;c;ZXZpbA==\u0007\u001b[32mok\u001b[0m`|)";
-// How a terminal shows it: every control as its escape, the markup as it is.
-constexpr const char* kHostileText =
-    R"(<h1>gate: PASS</h1><img src=x>\x1b]52;c;ZXZpbA==\x07\x1b[32mok\x1b[0m`|)";
+// A metric named to draw a heading in a pull request comment and close a code span and a
+// cell; as JSON on the metrics channel. (A name holding a control character, an OSC 52
+// clipboard write or a colour, is refused since issue 36: kControlJson below.)
+constexpr const char* kHostileJson = R"(<h1>gate: PASS</h1><img src=x>`|)";
+// How a terminal shows it: the markup as it is.
+constexpr const char* kHostileText = R"(<h1>gate: PASS</h1><img src=x>`|)";
 // How Markdown shows it: no tag, no code span, no cell boundary.
 constexpr const char* kHostileMarkdown =
-    R"(&lt;h1&gt;gate: PASS&lt;/h1&gt;&lt;img src=x&gt;\x1b]52;c;ZXZpbA==\x07\x1b[32mok\x1b[0m&#96;\|)";
+    R"(&lt;h1&gt;gate: PASS&lt;/h1&gt;&lt;img src=x&gt;&#96;\|)";
+// A name with controls: refused naming the leg and shown escaped, never obeyed.
+constexpr const char* kControlJson = R"(\u001b]52;c;ZXZpbA==\u0007\u001b[32mok\u001b[0m)";
+constexpr const char* kControlText = R"(\x1b]52;c;ZXZpbA==\x07\x1b[32mok\x1b[0m)";
 
 class ForgeOutputCli : public testing_util::ScratchDirTest {
  protected:
@@ -62,6 +64,17 @@ TEST_F(ForgeOutputCli, AHostileMetricNameIsShownEscapedInTextAndMarkdownNeverRaw
   EXPECT_FALSE(Has(run.out, "\x1b")) << run.out;
   EXPECT_TRUE(Has(run.out, kHostileText)) << run.out;
 
+  Script("ctl.sh", fmt::format("sleep 0.8\nprintf '%s\\n' '{{\"name\":\"{}\",\"value\":1}}' >> "
+                               "\"$VOUCH_METRICS\"\n",
+                               kControlJson));
+  auto ctl = Vouch(fmt::format("run {} --warmup 0 --reps 1 --out c -- ./ctl.sh", kFast));
+  EXPECT_EQ(ctl.rc, 1) << ctl.out;
+  EXPECT_FALSE(Has(ctl.out, "\x1b")) << ctl.out;
+  EXPECT_TRUE(Has(ctl.out, fmt::format("metrics.jsonl:1: metric '{}' is refused: it holds a "
+                                       "control character (U+001B)",
+                                       kControlText)))
+      << ctl.out;
+
   // A baseline that gates the metric by that name: its row is in the table.
   nlohmann::json base = {{"schema", "vouch.baseline"},
                          {"schema_version", 1},
@@ -89,10 +102,7 @@ TEST_F(ForgeOutputCli, AHostileMetricNameIsShownEscapedInTextAndMarkdownNeverRaw
   EXPECT_EQ(md.rc, 0) << md.out;
   EXPECT_FALSE(Has(md.out, "\x1b")) << md.out;
   // Markup only inside the headline's code span (where it is text), fenced past its backtick.
-  EXPECT_TRUE(Has(
-      md.out,
-      R"(Headline: ``<h1>gate: PASS</h1><img src=x>\x1b]52;c;ZXZpbA==\x07\x1b[32mok\x1b[0m`\|`` ()"))
-      << md.out;
+  EXPECT_TRUE(Has(md.out, R"(Headline: ``<h1>gate: PASS</h1><img src=x>`\|`` ()")) << md.out;
   EXPECT_EQ(md.out.find("<h1>"), md.out.rfind("<h1>")) << md.out;
   EXPECT_TRUE(Has(md.out, std::string("| ") + kHostileMarkdown + " | tok/s |")) << md.out;
   EXPECT_FALSE(fs::exists(D("-")));  // "-" is stdout, not a file named "-"

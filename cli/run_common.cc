@@ -18,6 +18,7 @@
 #include "gputrace/leg_trace.h"
 #include "leg_notes.h"
 #include "modes_check.h"
+#include "number_flag.h"
 #include "record/preflight.h"
 #include "stats/percentiles.h"
 #include "stats/serving_load.h"
@@ -33,9 +34,9 @@ namespace vouch::cli {
 void RunFlags::Add(CLI::App& app, bool with_reps) {
   if (with_reps) {
     app.add_option("--warmup", warmup, "warm-up legs, discarded with cause 'warmup' (1)")
-        ->check(CLI::Range(0, 1000));
+        ->check(NumberFlag(Count(0, 1000)));
     app.add_option("--reps", reps, "measured legs, one process each (3)")
-        ->check(CLI::Range(1, 100000));
+        ->check(NumberFlag(Count(1, 100000)));
   }
   app.add_option(
       "--metric", metric_specs,
@@ -56,22 +57,24 @@ void RunFlags::Add(CLI::App& app, bool with_reps) {
   app.add_option("--out", out, "run directory (default vouch-KIND-DATE-TIME)");
   WindowFlags::Add(app);
   app.add_option("--disk-budget-gib", disk_budget_gib,
-                 "free disk needed under the run directory (1 GiB)");
+                 "free disk needed under the run directory (1 GiB)")
+      ->check(NumberFlag(NotNegative(kMaxGib)));
   app.add_flag("--allow-busy", allow_busy,
                "run even if another compute process is on the GPU (recorded)");
   app.add_option("--min-requests", min_requests,
                  "a serving leg (vllm bench serve, SGLang, GuideLLM) that completed fewer "
                  "requests is flagged and gives no percentile as a figure; with or without it, "
                  "a percentile is a figure only when the count supports it at 99 % confidence")
-      ->check(CLI::Range(1LL, 1LL << 40));
+      ->check(NumberFlag(Count(1, 1LL << 40)));
   app.add_flag("--tee", tee, "show the command's output on the terminal");
   app.add_flag("--shell", shell, "run the command through /bin/sh -c");
   app.add_option("--output-cap-mib", output_cap_mib,
-                 "keep at most this much of each output stream per leg");
+                 "keep at most this much of each output stream per leg")
+      ->check(NumberFlag({0, kMaxGib * 1024, true}));
   app.add_option("--progress-every", progress_every_s,
                  "when stderr is not a terminal (a CI log), a plain progress line every S seconds "
                  "of a leg; 0: none (30)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(Seconds(0, kMaxTimeoutS));
   app.add_flag("--json", json, "print the record as JSON at the end");
   app.add_flag("--overwrite", overwrite,
                "--out may hold an earlier run: replace it (its record.json and legs/ are "

@@ -18,6 +18,7 @@ for f in build-portable/*; do
   case "$f" in *.so | */vouch) continue ;; esac
   [ -f "$f" ] && [ -x "$f" ] && cp "$f" .carry/bin/
 done
+# (libutf8proc is linked statically: not among them.)
 for lib in $(ldd .carry/bin/vouch | awk '/=>/ {print $3}' | grep -E 'libfmt|libsimdjson|libsqlite3|libre2'); do
   cp -L "$lib" .carry/lib/
 done

@@ -88,7 +88,9 @@ cp -r python/vouch "$tree/python/"
 rm -rf "$tree/python/vouch/__pycache__"
 mkdir -p "$tree/licenses"
 cp scripts/release/LICENSES.md "$tree/licenses/"
-for pkg in libfmt9 libsimdjson14 libsqlite3-0 libssl3 libssl1.1 zlib1g libre2-9 libstdc++6 libgcc-s1; do
+# libutf8proc is linked statically (libutf8proc.a, CMakeLists.txt): nothing to bundle, its
+# licence still ships.
+for pkg in libfmt9 libsimdjson14 libsqlite3-0 libssl3 libssl1.1 zlib1g libre2-9 libutf8proc2 libstdc++6 libgcc-s1; do
   for doc in "$rootfs/usr/share/doc/$pkg/copyright" "$rootfs/opt/deps/share/doc/$pkg/copyright"; do
     [ -f "$doc" ] && cp "$doc" "$tree/licenses/$pkg.copyright"
   done

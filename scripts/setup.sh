@@ -7,6 +7,7 @@ pkgs=(
   build-essential cmake ninja-build git pkg-config ccache
   libcli11-dev libfmt-dev nlohmann-json3-dev libsimdjson-dev
   libsqlite3-dev libssl-dev libboost-math-dev zlib1g-dev libre2-dev
+  libutf8proc-dev        # NFKC and Unicode categories of metric names (linked statically)
   libpq-dev              # the history store's PostgreSQL engine (libpq's header; dlopen'd at run time)
 )
 # What the tests need besides (`setup.sh --test`, run by scripts/test.sh): GoogleTest, the peers

@@ -161,7 +161,7 @@ TEST(Channel, HeaderHelperRoundTrips) {
   ASSERT_EQ(::setenv("VOUCH_METRICS", path.c_str(), 1), 0);
   vouch::begin();
   vouch::report("decode.tokens_per_s", 131.25, "tok/s", "higher");
-  vouch::report("weird \"name\"\t", 0.1, "ms", "lower");
+  vouch::report("weird \"name\" \\ x", 0.1, "ms", "lower");
   vouch::report_text("video_sha256", "c62d23a42972eab9");
   vouch::end();
   ::unsetenv("VOUCH_METRICS");
@@ -174,7 +174,7 @@ TEST(Channel, HeaderHelperRoundTrips) {
   EXPECT_DOUBLE_EQ(r->metrics[0].value, 131.25);
   EXPECT_EQ(r->metrics[0].unit, "tok/s");
   EXPECT_EQ(r->metrics[0].better, Better::kHigher);
-  EXPECT_EQ(r->metrics[1].name, "weird \"name\"\t");
+  EXPECT_EQ(r->metrics[1].name, "weird \"name\" \\ x");
   EXPECT_EQ(r->metrics[1].value, 0.1);  // %.17g reads back exactly
   EXPECT_EQ(*r->metrics[2].text, "c62d23a42972eab9");
   ASSERT_EQ(r->events.size(), 2u);

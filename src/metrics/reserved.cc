@@ -5,6 +5,9 @@
 #include <string>
 #include <unordered_set>
 
+#include "util/escape.h"
+#include "util/unicode_name.h"
+
 namespace vouch {
 namespace {
 
@@ -21,8 +24,10 @@ bool HasLowerCasePrefix(std::string_view s, std::string_view prefix) {
 }  // namespace
 
 std::string_view ReservedPrefixOf(std::string_view name) {
+  // Compared as folded (util/unicode_name.h): "ＧＰＵ.x" and "vouch<U+200B>.x" are vouch's.
+  const std::string folded = FoldedName(name);
   for (std::string_view p : kReservedMetricPrefixes)
-    if (HasLowerCasePrefix(name, p)) return p;
+    if (HasLowerCasePrefix(folded, p)) return p;
   return {};
 }
 
@@ -36,13 +41,22 @@ bool ShadowsVouchMetric(const Metric& m) {
   return IsReservedMetricName(m.name) && !m.source.empty() && !IsVouchSource(m.source);
 }
 
+// Besides the reserved prefixes (issue 36): a name that fails CheckNameShape (an invisible or
+// control character, a space at an end, a label that mixes scripts) is refused the same way,
+// the name shown escaped for a terminal, and ReservedPrefixOf compares FoldedName's form (NFKC,
+// case-folded, without invisible code points).
 Status CheckLegMetricName(std::string_view name, std::string_view where) {
+  if (auto shape = CheckNameShape(name); !shape)
+    return MakeError(
+        "{}: metric '{}' is refused: {}; a metric's name is printed beside vouch's own, so it "
+        "must read as what it is: give the metric another name",
+        where, TerminalSafe(name), shape.error().message);
   const std::string_view prefix = ReservedPrefixOf(name);
   if (prefix.empty()) return OkStatus();
   return MakeError(
       "{}: metric '{}' is under '{}*', a prefix vouch reserves for what it measures itself "
       "(vouch.*, gpu.*): a leg cannot report it; give the metric another name",
-      where, name, prefix);
+      where, TerminalSafe(name), prefix);
 }
 
 Status AddVouchMetrics(std::vector<Metric>* metrics, const std::vector<Metric>& own) {

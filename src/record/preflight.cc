@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "util/escape.h"
 #include "util/fs.h"
 #include "util/strings.h"
 
@@ -26,7 +27,9 @@ Preflight RunPreflight(Device& device, const std::vector<int>& gpus, bool allow_
              {"pid", q.pid},
              {"name", q.name},
              {"used_bytes", q.used_bytes ? nlohmann::json(*q.used_bytes) : nlohmann::json()}});
-        std::string what = fmt::format("GPU {} is busy: compute process {} ({})", g, q.pid, q.name);
+        // Another process names itself: escaped, so that its newline starts no line here.
+        std::string what =
+            fmt::format("GPU {} is busy: compute process {} ({})", g, q.pid, TerminalSafe(q.name));
         if (allow_busy)
           p.warnings.push_back(what + " (allowed by --allow-busy; numbers may be corrupted)");
         else

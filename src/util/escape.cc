@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -36,6 +37,25 @@ std::size_t Utf8Length(std::string_view s) {
   for (std::size_t i = 2; i < n; ++i)
     if (b(i) < 0x80 || b(i) > 0xBF) return 0;
   return n;
+}
+
+// The code point of one valid UTF-8 sequence of 2 to 4 bytes.
+std::uint32_t CodePoint(std::string_view u) {
+  const auto b = [&](std::size_t k) { return static_cast<std::uint32_t>(u[k]) & 0x3Fu; };
+  const auto c = static_cast<unsigned char>(u[0]);
+  if (u.size() == 2) return ((c & 0x1Fu) << 6) | b(1);
+  if (u.size() == 3) return ((c & 0x0Fu) << 12) | (b(1) << 6) | b(2);
+  return ((c & 0x07u) << 18) | (b(1) << 12) | (b(2) << 6) | b(3);
+}
+
+// Code points a terminal shows as nothing, or that reorder what it shows: the soft hyphen, the
+// zero-width spaces and joiners, the directional marks, embeddings, overrides and isolates, the
+// line and paragraph separators, the word joiner and invisible operators, the byte order mark,
+// the Arabic letter mark and the Mongolian vowel separator. Named as "\uXXXX", so that a name
+// that holds one is seen to (and cannot pass for vouch's own).
+bool Invisible(std::uint32_t cp) {
+  return cp == 0x00AD || cp == 0x061C || cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF;
 }
 
 void Hex(std::string& out, std::string_view bytes) {
@@ -86,12 +106,8 @@ void Escape(std::string& out, std::string_view s, bool keep_lines, Plain plain) 
     const auto b1 = static_cast<unsigned char>(s[i + 1]);
     if (n == 2 && c == 0xC2 && b1 < 0xA0) {  // U+0080..U+009F, the C1 controls
       Hex(out, s.substr(i, 2));
-    } else if (n == 3 && c == 0xE2) {
-      const std::uint32_t cp = 0x2000u | ((b1 & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
-      if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069))
-        out += fmt::format("\\u{:04x}", cp);
-      else
-        out.append(s.substr(i, n));
+    } else if (const std::uint32_t cp = CodePoint(s.substr(i, n)); Invisible(cp)) {
+      out += fmt::format("\\u{:04x}", cp);
     } else {
       out.append(s.substr(i, n));
     }
@@ -147,9 +163,9 @@ std::string OneLine(std::string_view s) {
 
 }  // namespace
 
-std::string MarkdownCell(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
+namespace {
+
+void AppendCellText(std::string& out, std::string_view s) {
   Escape(out, OneLine(s), false, [](std::string& o, char c) {
     switch (c) {
       case '|':
@@ -174,6 +190,55 @@ std::string MarkdownCell(std::string_view s) {
         o += c;
     }
   });
+}
+
+bool MdAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool MdDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The length of a token GitHub would link at S[I], or 0: a mention ("@team", "@org/team": it
+// notifies them) unless the '@' follows a letter or digit (an address), or a reference ("#12",
+// "GH-12": it links the issue, and "fixes #12" closes it).
+std::size_t LinkedToken(std::string_view s, std::size_t i) {
+  std::size_t j = i;
+  if (s[i] == '@' && i + 1 < s.size() && MdAlnum(s[i + 1]) && (i == 0 || !MdAlnum(s[i - 1]))) {
+    j = i + 1;
+    while (j < s.size() && (MdAlnum(s[j]) || s[j] == '-' || s[j] == '_' || s[j] == '/')) ++j;
+  } else if (s[i] == '#' && i + 1 < s.size() && MdDigit(s[i + 1])) {
+    j = i + 1;
+    while (j < s.size() && MdDigit(s[j])) ++j;
+  } else if ((s.substr(i, 3) == "GH-" || s.substr(i, 3) == "gh-") && i + 3 < s.size() &&
+             MdDigit(s[i + 3]) && (i == 0 || !MdAlnum(s[i - 1]))) {
+    j = i + 3;
+    while (j < s.size() && MdDigit(s[j])) ++j;
+  }
+  return j - i;
+}
+
+}  // namespace
+
+// Besides what util/escape.h says (issue 36): a mention ("@team") and an issue reference ("#12",
+// "GH-12") become code spans ("`@team`"), which GitHub never links, so that a name cannot ping a
+// team or close an issue from a pull request comment; and TerminalSafe names the code points a
+// terminal shows as nothing (Invisible above) as "\uXXXX".
+std::string MarkdownCell(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  // Mentions and references become code spans, where GitHub links neither.
+  std::size_t plain = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = LinkedToken(s, i);
+    if (n == 0) {
+      ++i;
+      continue;
+    }
+    AppendCellText(out, s.substr(plain, i - plain));
+    out += '`';
+    out.append(s.substr(i, n));
+    out += '`';
+    i += n;
+    plain = i;
+  }
+  AppendCellText(out, s.substr(plain));
   return out;
 }
 

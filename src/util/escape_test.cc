@@ -28,6 +28,9 @@ TEST(Escape, TerminalSafeShowsEveryControlAndKeepsUtf8) {
   EXPECT_EQ(TerminalSafe("ab\xe2\x80\xae"
                          "cd"),
             "ab\\u202ecd");
+  // So are the characters a terminal shows as nothing: "vouch<U+200B>.wall_s" is seen to differ.
+  EXPECT_EQ(TerminalSafe("vouch\xe2\x80\x8b.wall_s \xef\xbb\xbfx\xc2\xad"),
+            "vouch\\u200b.wall_s \\ufeffx\\u00ad");
   // Valid UTF-8 (accents, CJK, emoji, U+00A0) is kept.
   const std::string text =
       "d\xc3\xa9"

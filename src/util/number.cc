@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "util/number_range.h"
+
 namespace vouch {
 namespace {
 
@@ -81,6 +83,36 @@ Result<std::int64_t> ParseInt64In(std::string_view token, std::int64_t lo, std::
   if (!v) return v;
   if (*v < lo || *v > hi)
     return MakeError("{}: {} is out of range (must be {} to {})", what, *v, lo, hi);
+  return v;
+}
+
+std::string DescribeRange(const NumberRange& r) {
+  const char* kind = r.integer ? "a whole number" : "a number";
+  if (r.lo_open || r.hi_open)
+    return fmt::format("{} {} {} and {} {}", kind, r.lo_open ? "above" : "from", r.lo,
+                       r.hi_open ? "below" : "up to", r.hi);
+  return fmt::format("{} from {} to {}", kind, r.lo, r.hi);
+}
+
+Result<double> ParseNumberIn(std::string_view token, const NumberRange& range,
+                             std::string_view what) {
+  const auto refuse = [&] {
+    return MakeError("{} '{}' is not {}", what, Shown(token), DescribeRange(range));
+  };
+  double v = 0;
+  if (range.integer) {
+    auto i = ParseInt64(token, what);
+    if (!i) return refuse();
+    v = static_cast<double>(*i);
+    // Past 2^53 a double no longer holds every integer: such a bound is a count never reached.
+  } else {
+    auto d = ParseFiniteDouble(token, what);
+    if (!d) return refuse();
+    v = *d;
+  }
+  if (v < range.lo || v > range.hi || (range.lo_open && v == range.lo) ||
+      (range.hi_open && v == range.hi))
+    return refuse();
   return v;
 }
 

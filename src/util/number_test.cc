@@ -1,9 +1,12 @@
 #include "util/number.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+
+#include "util/number_range.h"
 
 namespace vouch {
 namespace {
@@ -60,6 +63,27 @@ TEST(CheckedInt64, RefusesWhatTheCastWouldBreak) {
   EXPECT_FALSE(SecondsToNs(5e9, "marker").ok());  // beyond 2^62 ns
   EXPECT_FALSE(CheckedAdd(INT64_MAX, 1, "x").ok());
   EXPECT_EQ(*CheckedAdd(2, 3, "x"), 5);
+}
+
+TEST(Number, ParseNumberInRefusesWhatIsNotInItsRange) {
+  const NumberRange pct{0, 100};
+  EXPECT_EQ(*ParseNumberIn("5", pct, "--x"), 5.0);
+  EXPECT_EQ(*ParseNumberIn("100", pct, "--x"), 100.0);
+  for (const char* bad : {"nan", "inf", "-1", "100.5", "5xyz", "", "0x10", "1e400"}) {
+    auto r = ParseNumberIn(bad, pct, "--max-spread-pct");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().message,
+              fmt::format("--max-spread-pct '{}' is not a number from 0 to 100", bad));
+  }
+  const NumberRange fraction{0, 1, true, true};
+  EXPECT_FALSE(ParseNumberIn("1", fraction, "--confidence"));
+  EXPECT_FALSE(ParseNumberIn("0", fraction, "--confidence"));
+  EXPECT_EQ(ParseNumberIn("2", fraction, "--confidence").error().message,
+            "--confidence '2' is not a number above 0 and below 1");
+  const NumberRange count{1, 1000, false, false, true};
+  EXPECT_EQ(*ParseNumberIn("7", count, "--trials"), 7.0);
+  EXPECT_EQ(ParseNumberIn("7.5", count, "--trials").error().message,
+            "--trials '7.5' is not a whole number from 1 to 1000");
 }
 
 }  // namespace

@@ -1,3 +1,17 @@
+// Redaction by the shape of the value (issue 36; README "What is redacted"), besides the names
+// and forms util/redact.h lists:
+// - IsSecretName also takes PASSPHRASE, SIGNATURE, COOKIE and AUTHORIZATION anywhere in a name,
+//   and PASS, PWD, AUTH and SIG as a whole word of it ("--pass", "DB_PWD", "sig"; never
+//   "--passes", "--author", "--significance");
+// - a KEY=VALUE pair with such a key inside any value or argument: libpq keyword strings
+//   ("host=db password=X", a quoted value to its quote), ODBC strings ("Server=s;Pwd=X"),
+//   cookies ("sid=1; session_token=X"), query strings of signed URLs ("?sig=X",
+//   "X-Amz-Signature=X", "X-Goog-Signature=X", "access_token=X");
+// - an environment variable's value whose name is no secret's: those pairs, then its words as
+//   a command line (RedactText);
+// - curl's credentials: the password of "--user alice:X", "-u", "--proxy-user", "-U" (a
+//   uid:gid pair of numbers is kept) and the cookies of "-b 'name=X'" (a cookie file is kept)
+//   and "--cookie".
 #include "util/redact.h"
 
 #include <cctype>
@@ -107,13 +121,91 @@ bool IsSecretFlag(const std::string& arg) {
   return name.size() >= 2 && IsSecretName(name);
 }
 
+// Where a KEY=VALUE pair may start inside a text: its start, or after a space, a quote or one
+// of the separators of connection strings (libpq's spaces, ODBC's ';'), cookies ("; ") and
+// query strings ('?', '&').
+bool StartsPair(char c) {
+  return c == ' ' || c == '\t' || c == ';' || c == ',' || c == '&' || c == '?' || c == '=' ||
+         c == '\'' || c == '"' || c == '(' || c == '\n';
+}
+bool EndsPairValue(char c) {
+  return c == ' ' || c == '\t' || c == ';' || c == '&' || c == '\'' || c == '"' || c == '\n';
+}
+
+// Every KEY=VALUE inside S whose KEY is a secret's name, its value hidden, wherever it stands:
+// "host=db user=u password=X" (libpq), "Server=s;Pwd=X" (ODBC), "a=1&sig=X" (a query string),
+// "--token=X" inside a shell line. A quoted value ("password='a b'") is hidden to its quote.
+void HidePairs(std::string& s, int* n) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && !StartsPair(s[i - 1])) continue;
+    std::size_t k = i;
+    while (k < s.size() && (IsAlnum(s[k]) || s[k] == '_' || s[k] == '-' || s[k] == '.')) ++k;
+    if (k == i || k >= s.size() || s[k] != '=' ||
+        !IsSecretName(std::string_view(s).substr(i, k - i)))
+      continue;
+    std::size_t v = k + 1, e;
+    if (v < s.size() && (s[v] == '\'' || s[v] == '"')) {
+      e = s.find(s[v], v + 1);
+      ++v;
+      if (e == std::string::npos) e = s.size();
+    } else {
+      e = v;
+      while (e < s.size() && !EndsPairValue(s[e])) ++e;
+    }
+    Hide(s, v, e, n);
+    i = v;
+  }
+}
+
+// A user:password pair (curl's --user, -u, --proxy-user, -U), the password hidden: "alice:X"
+// -> "alice:<redacted>". A pair of numbers is a uid:gid (docker --user 1000:1000) and is kept.
+std::string HideUserPassword(const std::string& word, int* n) {
+  const std::string_view core = Unquoted(word);
+  const std::size_t colon = core.find(':');
+  if (colon == std::string_view::npos || colon + 1 >= core.size()) return word;
+  const auto digits = [](std::string_view d) {
+    return !d.empty() && d.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (digits(core.substr(0, colon)) && digits(core.substr(colon + 1))) return word;
+  const std::size_t b = static_cast<std::size_t>(core.data() - word.data()) + colon + 1;
+  std::string out = word;
+  Hide(out, b, static_cast<std::size_t>(core.data() - word.data()) + core.size(), n);
+  return out;
+}
+
+// A flag whose value is a user:password pair.
+bool IsUserFlag(std::string_view flag) {
+  return flag == "-u" || flag == "-U" || flag == "--user" || flag == "--proxy-user";
+}
+
+// TEXT that may hold a command line or a connection string: its secret KEY=VALUE pairs, then
+// its words as RedactCommandLine reads them.
+std::string RedactText(std::string_view text, int* count = nullptr) {
+  std::string s(text);
+  int n = 0, words = 0;
+  HidePairs(s, &n);
+  s = RedactCommandLine(s, &words);
+  if (count) *count = n + words;
+  return s;
+}
+
 }  // namespace
 
 bool IsSecretName(std::string_view name) {
   std::string u;
   for (char c : name) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const char* w : {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"})
+  for (const char* w : {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
+                        "SIGNATURE", "COOKIE", "AUTHORIZATION"})
     if (u.find(w) != std::string::npos) return true;
+  // Short names only as a whole word of the name ("--pass", "--auth", "sig=", "DB_PWD"), never
+  // inside another ("--passes", "--author", "--significance").
+  for (std::size_t b = 0; b < u.size();) {
+    std::size_t e = b;
+    while (e < u.size() && IsAlnum(u[e])) ++e;
+    const std::string_view word = std::string_view(u).substr(b, e - b);
+    if (word == "PASS" || word == "PWD" || word == "AUTH" || word == "SIG") return true;
+    b = e + 1;
+  }
   return false;
 }
 
@@ -162,45 +254,64 @@ std::string RedactUrl(std::string_view text, int* count) {
 
 std::string RedactEnvValue(std::string_view name, std::string_view value) {
   if (IsSecretName(name)) return std::string(kRedacted);
-  return RedactUrl(value);
+  return RedactText(value);
 }
 
 std::string RedactArg(const std::string& arg) {
   int n = 0;
   const auto eq = arg.find('=');
   const auto start = arg.find_first_not_of('-');
-  if (eq != std::string::npos && start != std::string::npos && start < eq &&
+  // A NAME=VALUE form: the name is a word ("--api-key", "HF_TOKEN"), not the head of a URL
+  // ("https://h/x?X-Amz-Credential=..." keeps its other parameters).
+  const auto is_name = [&] {
+    for (std::size_t i = start; i < eq; ++i)
+      if (!IsAlnum(arg[i]) && arg[i] != '_' && arg[i] != '-' && arg[i] != '.') return false;
+    return true;
+  };
+  if (eq != std::string::npos && start != std::string::npos && start < eq && is_name() &&
       IsSecretName(std::string_view(arg).substr(start, eq - start))) {
-    if (arg.compare(eq + 1, std::string::npos, kRedacted) == 0) return arg;
+    if (Unquoted(std::string_view(arg).substr(eq + 1)) == kRedacted) return arg;
     return arg.substr(0, eq + 1) + std::string(kRedacted);
   }
+  // "--user=alice:X".
+  if (eq != std::string::npos && IsUserFlag(std::string_view(arg).substr(0, eq)))
+    return arg.substr(0, eq + 1) + HideUserPassword(arg.substr(eq + 1), &n);
   // "Authorization: Bearer X", "--header=Authorization: Bearer X".
   if (std::string h = RedactHeaderArg(arg, &n); !h.empty()) return h;
-  return RedactUrl(arg);
+  std::string out = RedactUrl(arg);
+  HidePairs(out, &n);
+  return out;
 }
 
 std::vector<std::string> RedactArgv(const std::vector<std::string>& argv, int* count) {
   std::vector<std::string> out;
   out.reserve(argv.size());
   int n = 0;
-  bool hide_next = false, after_header = false;
+  // What the flag before said of this argument: a secret, a user:password pair, a cookie.
+  enum class Next { kKeep, kSecret, kUser, kCookie } next = Next::kKeep;
+  bool after_header = false;
   for (const auto& a : argv) {
     if (after_header && a != "--") {
       after_header = false;
+      next = Next::kSecret;
       // "Authorization:" then "Bearer" then the credential: the scheme is kept.
       if (IsSchemeWord(Unquoted(a)) && a == Unquoted(a) && a.back() != '\'') {
-        hide_next = true;
         out.push_back(a);
         continue;
       }
-      hide_next = true;
     }
-    if (hide_next && a != "--") {
-      out.push_back(HideWord(a, &n));
-      hide_next = false;
+    if (next != Next::kKeep && a != "--") {
+      const Next what = next;
+      next = Next::kKeep;
+      if (what == Next::kSecret)
+        out.push_back(HideWord(a, &n));
+      else if (what == Next::kUser)
+        out.push_back(HideUserPassword(a, &n));
+      else  // curl's -b takes a cookie ("name=X") or a file to read them from (kept)
+        out.push_back(Unquoted(a).find('=') != std::string_view::npos ? HideWord(a, &n) : a);
       continue;
     }
-    hide_next = false;
+    next = Next::kKeep;
     // A whole command line in one argument (sh -c '...', --shell): its words; a header with
     // its value is one argument ("-H", "Authorization: Bearer X").
     std::string r;
@@ -208,9 +319,15 @@ std::vector<std::string> RedactArgv(const std::vector<std::string>& argv, int* c
     if (std::string h = RedactHeaderArg(a, &header_n); !h.empty() && header_n > 0)
       r = h;
     else
-      r = a.find(' ') != std::string::npos ? RedactCommandLine(a) : RedactArg(a);
+      r = a.find(' ') != std::string::npos ? RedactText(a) : RedactArg(a);
     n += r != a;
-    hide_next = IsSecretFlag(a);
+    const std::string_view flag = Unquoted(a);
+    if (IsSecretFlag(a))
+      next = Next::kSecret;
+    else if (IsUserFlag(flag))
+      next = Next::kUser;
+    else if (flag == "-b")
+      next = Next::kCookie;
     // A header name alone ("'Authorization:" in a shell line): its value is the next word.
     const std::string_view core = Unquoted(std::string_view(a).substr(HeaderStart(a)));
     after_header = !core.empty() && core.back() == ':' && HeaderNameLength(core) == core.size();

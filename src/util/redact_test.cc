@@ -75,5 +75,49 @@ TEST(Redact, AuthorizationHeadersAndSingleDashFlags) {
   EXPECT_EQ(n, 3);
 }
 
+// Issue 36, class 3: the families credentials come in, each by its shape.
+TEST(Redact, EveryFamilyOfCredentialByShape) {
+  int n = 0;
+  // libpq keyword strings and ODBC strings in a value.
+  EXPECT_EQ(RedactEnvValue("DB_DSN", "host=db user=u password=PGPW sslmode=require"),
+            "host=db user=u password=<redacted> sslmode=require");
+  EXPECT_EQ(RedactEnvValue("DB_DSN", "host=db password='a b c' port=5"),
+            "host=db password='<redacted>' port=5");
+  EXPECT_EQ(RedactEnvValue("CONN", "Server=s;Uid=u;Pwd=ODBCPW;"), "Server=s;Uid=u;Pwd=<redacted>;");
+  EXPECT_EQ(RedactArgv({"psql", "host=db user=u password=PW2"}, &n),
+            (V{"psql", "host=db user=u password=<redacted>"}));
+  EXPECT_EQ(n, 1);
+  // curl: cookies, user:password pairs; a uid:gid pair and a cookie file are kept.
+  EXPECT_EQ(
+      RedactArgv({"curl", "--cookie", "sid=C1", "-b", "a=C2; b=C3", "-b", "jar.txt", "--user",
+                  "alice:UPW", "-u", "bob:UPW2", "--proxy-user=p:UPW3", "https://h/"},
+                 &n),
+      (V{"curl", "--cookie", "<redacted>", "-b", "<redacted>", "-b", "jar.txt", "--user",
+         "alice:<redacted>", "-u", "bob:<redacted>", "--proxy-user=p:<redacted>", "https://h/"}));
+  EXPECT_EQ(n, 5);
+  EXPECT_EQ(RedactArgv({"docker", "run", "--user", "1000:1000", "-u", "root", "img"}),
+            (V{"docker", "run", "--user", "1000:1000", "-u", "root", "img"}));
+  EXPECT_EQ(RedactCommandLine("curl -H 'Cookie: sid=C4' -u alice:UPW4 https://h/", &n),
+            "curl -H 'Cookie: <redacted>' -u alice:<redacted> https://h/");
+  EXPECT_EQ(n, 2);
+  // Signed URLs.
+  EXPECT_EQ(
+      RedactArg("https://b.s3.amazonaws.com/k?X-Amz-Credential=AK&X-Amz-Signature=S1&x=1"),
+      "https://b.s3.amazonaws.com/k?X-Amz-Credential=<redacted>&X-Amz-Signature=<redacted>&x=1");
+  EXPECT_EQ(RedactArg("https://a.blob.core.windows.net/c?sv=2020&sig=S2"),
+            "https://a.blob.core.windows.net/c?sv=2020&sig=<redacted>");
+  EXPECT_EQ(RedactArg("https://storage.googleapis.com/b/o?X-Goog-Signature=S3"),
+            "https://storage.googleapis.com/b/o?X-Goog-Signature=<redacted>");
+  EXPECT_EQ(RedactArg("https://h/x?token=T1&access_token=T2"),
+            "https://h/x?token=<redacted>&access_token=<redacted>");
+  // Auth-like flag names, in both forms; words that only contain them are kept.
+  EXPECT_EQ(RedactArgv({"gpg", "--passphrase", "P1", "--pass", "P2", "--auth", "P3", "--auth=P4",
+                        "--passes", "3", "--author", "me", "--significance", "0.05"},
+                       &n),
+            (V{"gpg", "--passphrase", "<redacted>", "--pass", "<redacted>", "--auth", "<redacted>",
+               "--auth=<redacted>", "--passes", "3", "--author", "me", "--significance", "0.05"}));
+  EXPECT_EQ(n, 4);
+}
+
 }  // namespace
 }  // namespace vouch

@@ -6,20 +6,16 @@
 namespace vouch::verdict {
 namespace {
 
+// The one redaction (util/redact.h): by name and by the value's shape.
 std::vector<std::string> RedactEnv(const std::vector<std::string>& env) {
   std::vector<std::string> out;
-  for (const auto& kv : env) {
-    auto eq = kv.find('=');
-    out.push_back(eq != std::string::npos && IsSecretName(kv.substr(0, eq))
-                      ? kv.substr(0, eq) + "=<redacted>"
-                      : kv);
-  }
+  for (const auto& kv : env) out.push_back(RedactArg(kv));
   return out;
 }
 
 nlohmann::json ArmJson(const Arm& a) {
   nlohmann::json env = nlohmann::json::object();
-  for (const auto& [k, v] : a.env) env[k] = IsSecretName(k) ? "<redacted>" : v;
+  for (const auto& [k, v] : a.env) env[k] = RedactEnvValue(k, v);
   return {{"name", a.name}, {"argv", RedactArgv(a.argv)}, {"env", env}, {"shell", a.shell}};
 }
 
