@@ -11,6 +11,7 @@
 #include "ab/arms.h"
 #include "ab/command_files.h"
 #include "ab/protocol.h"
+#include "ab_partial.h"
 #include "ab_verdict.h"
 #include "gputrace/compare.h"
 #include "gputrace/host_noise.h"
@@ -57,7 +58,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                  "another metric with --headline; runs no leg and leaves the record as it is");
   app.add_option("--pairs", pairs,
                  "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
-      ->check(CLI::Range(2, 10000));
+      // 2 is a fleet node's share (--segment): refused below, so not in the help's range.
+      ->check(
+          CLI::Range(2, 10000).description(fmt::format("INT in [{} - 10000]", kDefaultMinPairs)));
   app.add_option("--max-pairs", max_pairs,
                  "sequential mode: decide after each block, at most this many pairs")
       ->check(CLI::Range(4, 1000));
@@ -312,6 +315,11 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   if (gpu.gpu) v["gpu"] = AbGpuJson(gpu, not_on_gpu);
   ctx.record.extra["verdict"] = v;
   int rc = FinishRun(ctx, false);
+  if (ctx.record.status == "interrupted")  // the pairs so far, in words (ab_partial.h)
+    fmt::print(
+        stderr, "{}",
+        InterruptedAbSummary(out, static_cast<std::size_t>(plan.max_pairs.value_or(plan.pairs)),
+                             a.name, b.name, ctx.dir + "/record.json"));
   if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
 
   // The verdict block.

@@ -79,9 +79,10 @@ def _check_name(name):
 
 
 def metric(name, value, unit="", better="none"):
-    """Report NAME = VALUE (a finite number) for this leg, with its unit and direction."""
-    if not active():
-        return
+    """Report NAME = VALUE (a finite number) for this leg, with its unit and direction.
+
+    The arguments are checked everywhere; outside a vouch leg nothing is written and a
+    RuntimeWarning says so (once per call site), instead of the number vanishing silently."""
     _check_name(name)
     if better not in _BETTER:
         raise ValueError("vouch: better is one of %s, got %r" % (", ".join(_BETTER), better))
@@ -89,6 +90,17 @@ def metric(name, value, unit="", better="none"):
         raise TypeError("vouch: %s's value must be a number, got %r" % (name, value))
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("vouch: %s's value is not finite (%r)" % (name, value))
+    if not active():
+        import warnings
+
+        warnings.warn(
+            "vouch.metric(%r): not recorded: this process is not inside a vouch leg "
+            "(VOUCH_METRICS is unset); run it under vouch, e.g. vouch run -- python script.py"
+            % (name,),
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return
     _write({"name": name, "value": value, "unit": unit, "better": better, "unix_s": time.time()})
 
 
