@@ -74,7 +74,7 @@ TEST_F(FirstHourErrorsCli, ABaselineHeadlineTypoIsRefusedAtTheFirstTrial) {
                   "stopped at leg 1 of 5 (run measured): it reported no metric 'tok_ss' "
                   "(--headline); did you mean 'tok_s'?"))
       << r.out;
-  EXPECT_TRUE(Has(r.out, "the metrics it reported: tok_s (tok/s), vouch.wall_s (s)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "the metrics it reported: tok_s (tok/s)")) << r.out;
   EXPECT_EQ(Legs("b/record.json"), 1);
   EXPECT_FALSE(fs::exists(D("b.json")));
 }
@@ -164,8 +164,8 @@ TEST_F(FirstHourErrorsCli, AReportOfAMisspelledTrendMetricListsTheMetrics) {
   ASSERT_EQ(Vouch("history add --store h.sqlite r").rc, 0);
   auto t = Vouch("report --store h.sqlite --trend tok_ss -o t.html");
   EXPECT_EQ(t.rc, 1) << t.out;
-  EXPECT_TRUE(Has(t.out, "vouch report: no metric 'tok_ss' in h.sqlite; did you mean 'tok_s'?"))
-      << t.out;
+  EXPECT_TRUE(Has(t.out, "vouch report: no metric 'tok_ss' in ")) << t.out;
+  EXPECT_TRUE(Has(t.out, "; did you mean 'tok_s'?")) << t.out;
   EXPECT_TRUE(Has(t.out, "metrics it has: ")) << t.out;
   EXPECT_FALSE(fs::exists(D("t.html")));
 }

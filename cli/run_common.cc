@@ -380,7 +380,9 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   // The first leg that ran to its end shows what every leg would: a metric source that cannot
   // read the output, a --headline the legs do not report. Said now, not after every leg.
   std::string first_leg_stop;
-  if (!ctx.first_leg_checked && l.result.Succeeded() && !ctx.interrupted && !ctx.keep_going) {
+  // (Not after the last planned leg: there is nothing left to spare.)
+  if (!ctx.first_leg_checked && l.result.Succeeded() && !ctx.interrupted && !ctx.keep_going &&
+      LegCount(r) < r.planned_legs) {
     ctx.first_leg_checked = true;
     first_leg_stop = FirstLegProblem(l);
     if (first_leg_stop.empty() && ctx.first_leg_check) first_leg_stop = ctx.first_leg_check(l);

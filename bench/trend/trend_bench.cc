@@ -1,7 +1,8 @@
 // The step search on the short series a history holds after a few commits (issue 37: a 9 %
 // drop in 10 points at 2 % noise was "none found"). Seeded: every run prints the same table.
 // For each case, the share of TRIALS series in which the search reports the planted step
-// (within one point of it) and the share with a step reported elsewhere (a false step), for
+// (within one point of it) and the share with a step reported elsewhere (misplaced or a second,
+// spurious one; in a series without a step, a false step), for
 // the rule vouch uses (the t rule under 30 points, EDivisiveOptions::parametric_below) and the
 // permutation test alone (the rule before, parametric_below = 0). The noise is Gaussian, or
 // Student's t with 3 degrees of freedom (heavy tails: one point in ~30 beyond 3 sd), scaled to
@@ -68,9 +69,9 @@ int main(int argc, char** argv) {
       "or at a uniform place 3..n-3 in the (random place) rows)\n\n",
       trials);
   fmt::print(
-      "| points | step | noise | rule now: step found (within 1) | rule now: series with a false "
-      "step | before (permutation test only): found | before: false step | time per series "
-      "(now) |\n|---:|---:|---|---:|---:|---:|---:|---:|\n");
+      "| points | step | noise | rule now: step found (within 1) | rule now: a step elsewhere "
+      "(false or misplaced) | before (permutation test only): found | before: a step elsewhere "
+      "| time per series (now) |\n|---:|---:|---|---:|---:|---:|---:|---:|\n");
   auto pct = [&](int k) { return fmt::format("{:.1f} %", 100.0 * k / trials); };
   for (int place = 0; place < 2; ++place)
     for (const auto& c : cases) {
@@ -85,15 +86,13 @@ int main(int argc, char** argv) {
           const int at = place == 0 ? c.n / 2 : where(rng);
           const auto v = Series(c, at, rng);
           const auto cps = EDivisive(v, rule == 0 ? now : before);
-          bool hit = false, other = false;
-          for (const auto& cp : cps) {
-            if (c.step_pct != 0 && std::abs(cp.index - at) <= 1)
-              hit = true;
-            else
-              other = true;
-          }
-          t[rule].found += hit;
-          t[rule].false_step += other;
+          // A step series: found (one reported within a point of the plant), or a step
+          // reported elsewhere (misplaced, or a second, spurious one); a series without a
+          // step: any step is false.
+          int near = 0;
+          for (const auto& cp : cps) near += c.step_pct != 0 && std::abs(cp.index - at) <= 1;
+          t[rule].found += near > 0;
+          t[rule].false_step += static_cast<int>(cps.size()) > (near > 0 ? 1 : 0);
         }
         if (rule == 0)
           seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -449,8 +449,8 @@ std::vector<int> MovingMedianSteps(const std::vector<double>& s, const MovingMed
 }
 
 int MinStepSeriesLength(const EDivisiveOptions& o) {
-  const int k = std::max(2, o.min_segment);
-  if (o.parametric_below > 2 * k) return 2 * k;
+  const int side = std::max(2, o.min_segment);
+  if (o.parametric_below > 2 * side) return 2 * side;
   if (1.0 / (o.permutations + 1) > o.significance) return std::numeric_limits<int>::max();
   for (int n = 2 * std::max(1, o.min_segment);; ++n) {
     double c = 1;  // C(n, n/2)
