@@ -35,10 +35,9 @@ bool TakesCommand(const std::string& name) {
 
 // `vouch run python bench.py`: the command was given without `--` before it. Said with the
 // line that works (the options as given, then `--`, then the command).
-void HintDoubleDash(const CLI::App& app, const std::vector<std::string>& args_reversed) {
+void HintDoubleDash(const CLI::App& app, const std::vector<std::string>& given) {
   if (!TakesCommand(app.get_name())) return;
   const auto extra = app.remaining();
-  std::vector<std::string> given(args_reversed.rbegin(), args_reversed.rend());
   // The first word given that CLI11 left over and that is not an option: the command.
   auto first = std::find_if(given.begin(), given.end(), [&](const std::string& a) {
     return !a.empty() && a[0] != '-' && std::find(extra.begin(), extra.end(), a) != extra.end();
@@ -54,6 +53,7 @@ void HintDoubleDash(const CLI::App& app, const std::vector<std::string>& args_re
 }  // namespace
 
 int Parse(CLI::App& app, std::vector<std::string> args) {
+  const std::vector<std::string> given = args;  // CLI11 consumes ARGS
   bool global_after_command = false;
   for (const auto& a : args)
     if (a == "--sim" || a == "--lock-file" || a.rfind("--sim=", 0) == 0 ||
@@ -72,7 +72,7 @@ int Parse(CLI::App& app, std::vector<std::string> args) {
       fmt::print(stderr, "vouch {}: unexpected argument{}: {}\n", app.get_name(),
                  extra.size() > 1 ? "s" : "", fmt::join(extra, " "));
       SuggestOptions(app);
-      HintDoubleDash(app, args);
+      HintDoubleDash(app, given);
     } else {
       fmt::print(stderr, "vouch {}: {}\n", app.get_name(), e.what());
     }

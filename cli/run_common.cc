@@ -85,7 +85,13 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(
   for (const auto& s : kv) {
     auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
-      return MakeError("--env '{}': expected NAME=VALUE", RedactArg(s));
+      // --env takes every word up to the next option: a command given without `--` lands here.
+      return MakeError(
+          "--env '{}': expected NAME=VALUE{}", RedactArg(s),
+          eq == std::string::npos
+              ? "; if it is the command, the command to measure goes after `--` (vouch ab "
+                "--a-env K=V --b-env K=V -- CMD ARGS)"
+              : "");
     out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
   return out;
