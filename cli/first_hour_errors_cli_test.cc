@@ -138,8 +138,9 @@ TEST_F(FirstHourErrorsCli, AForgottenDoubleDashGetsAHint) {
       << r.out;
   auto ab = Vouch("ab --a-env X=1 --b-env X=2 ./leg.sh");
   EXPECT_EQ(ab.rc, 64) << ab.out;
-  EXPECT_TRUE(Has(ab.out, "--env './leg.sh': expected NAME=VALUE; if it is the command, the "
-                          "command to measure goes after `--`"))
+  EXPECT_TRUE(Has(ab.out,
+                  "--env './leg.sh': expected NAME=VALUE; if it is the command, the "
+                  "command to measure goes after `--`"))
       << ab.out;
   // Not for a command that takes no command.
   EXPECT_FALSE(Has(Vouch("history list extra").out, "goes after `--`"));
@@ -264,6 +265,32 @@ TEST_F(FirstHourErrorsCli, DoctorPrintsNoBlankReasons) {
   EXPECT_TRUE(Has(r.out, "  now: SM ")) << r.out;
   EXPECT_FALSE(Has(r.out, "reasons \n")) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("reasons [a-z_,]+\n"))) << r.out;
+}
+
+// Item 4: values in full (no "1.23457e+07"), the simulated device named once in the history
+// list, and the A/B Markdown names what A and B were.
+TEST_F(FirstHourErrorsCli, ValuesTheSimulatedDeviceAndTheArmsAreSaidPlainly) {
+  Script("big.sh", TokLeg("higher", "12345678"));
+  auto r = Vouch(fmt::format("run {} --warmup 0 --reps 2 --out r -- ./big.sh", kOne));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "12,345,678")) << r.out;
+  EXPECT_FALSE(Has(r.out, "e+07")) << r.out;
+  ASSERT_EQ(Vouch("history add --store h.sqlite r").rc, 0);
+  auto list = Vouch("history list --store h.sqlite");
+  EXPECT_TRUE(Has(list.out, "(simulated)")) << list.out;
+  EXPECT_FALSE(Has(list.out, "(simulated) (simulated)")) << list.out;
+  auto trend = Vouch("history trend --store h.sqlite tok_s");
+  EXPECT_TRUE(Has(trend.out, "12,345,678")) << trend.out;
+  EXPECT_FALSE(Has(trend.out, "e+07")) << trend.out;
+  Script("ab.sh",
+         "sleep 0.3\necho \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$((100 + X)),"
+         "\\\"unit\\\":\\\"tok/s\\\",\\\"better\\\":\\\"higher\\\"}\" >> "
+         "\"$VOUCH_METRICS\"\n");
+  auto ab = Vouch(fmt::format(
+      "ab {} --pairs 4 --seed 1 --a-env X=0 --b-env X=5 --out ab --markdown - -- ./ab.sh", kOne));
+  EXPECT_TRUE(ab.rc == 0 || ab.rc == 2) << ab.out;
+  EXPECT_TRUE(Has(ab.out, "| A | `./ab.sh` with `X=0` |\n| B | `./ab.sh` with `X=5` |\n"))
+      << ab.out;
 }
 
 }  // namespace
