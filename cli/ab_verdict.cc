@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ab_partial.h"
 #include "common.h"
 #include "util/escape.h"
 #include "util/json_io.h"
@@ -26,7 +27,9 @@ bool PrintAbVerdict(const AbPlan& plan, const AbOutcome& out, const verdict::AbF
   const nlohmann::json& v = f.verdict;
   const auto& g = f.gpu;
   auto render_md = [&] {
-    std::string md = RenderAbMarkdown(out, report.caveats);
+    // What A and B were, first in the table (ab_partial.h).
+    std::string md = WithArmsRows(RenderAbMarkdown(out, report.caveats),
+                                  AbArmsMarkdownRows(plan, report.a_env, report.b_env));
     // Host noise (issue 23 item 5): the wall clock against GPU time, in the pull request too.
     if (auto hn = v.find("host_noise"); hn != v.end() && hn->is_object()) {
       if (hn->value("host_bound", false)) md += "\n- " + MarkdownCell(hn->value("text", "")) + "\n";

@@ -166,8 +166,9 @@ class ReportPagesCli : public testing_util::ScratchDirTest {
 const std::string kStore = VOUCH_SOURCE_DIR "/tests/data/store";
 
 TEST_F(ReportPagesCli, AShortTrendSaysItIsTooShortAndDrawsAttributedPointsFilled) {
-  // 8 commits with an 8 % cliff after the 4th: too few points for the test at p <= 0.01.
-  for (int i = 0; i < 8; ++i) {
+  // 5 commits with an 8 % cliff after the 3rd: too few points for the test at p <= 0.01
+  // (3 on each side at least; 8 points were too few for the permutation test alone).
+  for (int i = 0; i < 5; ++i) {
     const std::string d = D(fmt::format("runs/r{}", i));
     fs::create_directories(d);
     fs::copy(kStore + "/run", d, fs::copy_options::recursive);
@@ -180,7 +181,7 @@ TEST_F(ReportPagesCli, AShortTrendSaysItIsTooShortAndDrawsAttributedPointsFilled
                                 {"dirty", false},
                                 {"branch", "main"}}});
     for (auto& s : rec["summary"]["run"])
-      if (s["name"] == "tok_s") s["median"] = 1234.5 * (i >= 4 ? 0.92 : 1.0);
+      if (s["name"] == "tok_s") s["median"] = 1234.5 * (i >= 3 ? 0.92 : 1.0);
     std::ofstream(d + "/record.json") << rec.dump();
   }
   auto add = Vouch("history add --store t.sqlite runs/r*");
@@ -188,15 +189,15 @@ TEST_F(ReportPagesCli, AShortTrendSaysItIsTooShortAndDrawsAttributedPointsFilled
   auto text = Vouch("history trend tok_s --store t.sqlite");
   EXPECT_TRUE(Has(
       text.out,
-      "steps: none can be found yet: the series is too short to find a step reliably (8 points; "
-      "at p <= 0.01 the test needs at least 10)"))
+      "steps: none can be found yet: the series is too short to find a step reliably (5 points; "
+      "at p <= 0.01 the test needs at least 6)"))
       << text.out;
   if (!Report("--store t.sqlite --trend tok_s", "trend.html")) GTEST_SKIP() << "no uPlot";
   const std::string html = Read("trend.html");
   EXPECT_TRUE(Has(html, "<span id=\"verdict\">series too short</span>")) << html.substr(0, 3000);
   EXPECT_TRUE(Has(html,
-                  "too short to find a step reliably (8 points; at p &lt;= 0.01 the test needs at "
-                  "least 10)"));
+                  "too short to find a step reliably (5 points; at p &lt;= 0.01 the test needs at "
+                  "least 6)"));
   EXPECT_FALSE(Has(html, "0 found"));
   EXPECT_TRUE(Has(html, "filled points: attributed"));
   auto data = Data(html);

@@ -13,6 +13,7 @@
 #include "ab/arms.h"
 #include "ab/command_files.h"
 #include "ab/protocol.h"
+#include "ab_partial.h"
 #include "ab_verdict.h"
 #include "gputrace/compare.h"
 #include "number_flag.h"
@@ -162,7 +163,9 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
                  "another metric with --headline; runs no leg and leaves the record as it is");
   app.add_option("--pairs", pairs,
                  "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
-      ->check(NumberFlag(Count(2, 10000)));
+      // 2 is a fleet node's share (--segment): refused below, so not in the help's range.
+      ->check(NumberFlag(Count(2, 10000))
+                  .description(fmt::format("INT in [{} - 10000]", kDefaultMinPairs)));
   app.add_option("--max-pairs", max_pairs,
                  "sequential mode: decide after each block, at most this many pairs")
       ->check(NumberFlag(Count(4, 1000)));
@@ -325,6 +328,11 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
     ctx.record.extra["arms_check_gpu"] = check;
   ctx.record.extra["verdict"] = fin.verdict;
   int rc = FinishRun(ctx, false);
+  if (ctx.record.status == "interrupted")  // the pairs so far, in words (ab_partial.h)
+    fmt::print(
+        stderr, "{}",
+        InterruptedAbSummary(out, static_cast<std::size_t>(plan.max_pairs.value_or(plan.pairs)),
+                             a.name, b.name, ctx.dir + "/record.json"));
   if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
 
   // The verdict block.

@@ -182,10 +182,11 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
           "  now: SM {} MHz, memory {} MHz, {} mW, util {} %, {} C, reasons {}\n",
           num(now, "sm_mhz"), num(now, "mem_mhz"), num(now, "power_mw"), num(now, "util_gpu_pct"),
           num(now, "temp_c"),
-          now.contains("reason_names")
-              ? fmt::format("{}",
-                            fmt::join(now["reason_names"].get<std::vector<std::string>>(), ","))
-              : std::string("n/a"));
+          !now.contains("reason_names") ? std::string("n/a")
+          : now["reason_names"].empty()
+              ? std::string("none")  // no bit set: said, not left blank
+              : fmt::format("{}",
+                            fmt::join(now["reason_names"].get<std::vector<std::string>>(), ",")));
       if (gj["memory"].is_object())
         fmt::print("  memory: {} free of {}\n",
                    HumanBytes(gj["memory"]["free_bytes"].get<double>()),

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "gate/gate.h"
+#include "gate_hints.h"
 #include "gputrace/host_noise.h"
 #include "metrics/headline.h"
 #include "number_flag.h"
@@ -96,7 +97,12 @@ Result<Baseline> BaselineFromLegs(const RunContext& ctx, std::string headline,
       if (inputs[at[m.name]].values.size() == 1) inputs[at[m.name]].samples = m.samples;
     }
   }
-  if (inputs.empty()) return MakeError("no metric with a direction to pin; give --metric");
+  if (inputs.empty()) {
+    std::vector<Metric> first;
+    for (const auto& l : ctx.record.legs)
+      if (l.role == "measured" && l.valid) first = l.metrics;
+    return MakeError("no metric with a direction to pin: {}", NoMetricToPin(first));
+  }
   std::string headline_reason = "given with --headline";
   if (headline.empty()) {
     // What the tool means by its result, from the first valid trial's metrics.
@@ -187,6 +193,12 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   RunContext ctx;
   f.default_out = std::filesystem::path(file).replace_extension("").string() + "-record";
   if (int rc = PrepareRun(g, f, {arm}, "baseline", argv, &ctx); rc >= 0) return rc;
+  // A --headline the trials do not report, metrics without a direction: said at the first
+  // trial, not after all of them (gate_hints.h).
+  ctx.first_leg_check = [&headline](const LegRecord& l) {
+    std::string why = HeadlineProblem(l.metrics, headline);
+    return why.empty() ? NoDirectionProblem(l.metrics) : why;
+  };
   RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int first_stage = 0;  // the first stage's trials when the baseline grew
   if (max_trials > trials && !ctx.interrupted) {
@@ -216,6 +228,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   auto b = BaselineFromLegs(ctx, headline, bo);
   if (!b) return fmt::print(stderr, "vouch baseline: {}\n", b.error().message), kExitError;
   b->trials = trials;
+  b->metric_sources = f.metric_specs;  // a gate reads its legs the same way (gate_hints.h)
   if (first_stage >= 2) b->first_stage_trials = first_stage;
   headline = b->headline;
   const std::string headline_reason = b->headline_reason;
@@ -264,8 +277,12 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
       "with more --trials), 3 refused: a metric's legs or trials form two modes (--allow-modes)",
       "gate"};
   RunFlags f;
-  std::string baseline_path, record_path, markdown;
+  std::string baseline_path, record_path, markdown, headline;
   app.add_option("--baseline", baseline_path, "baseline file (from vouch baseline)")->required();
+  app.add_option("--headline", headline,
+                 "the headline metric (default: the baseline's); it takes the baseline "
+                 "headline's fail threshold when it has none. The legs are read with the "
+                 "baseline's --metric sources unless --metric is given");
   app.add_option("RECORD", record_path, "a record to gate instead of running a command");
   app.add_option("--markdown", markdown,
                  "also write the table as Markdown for a pull request (at most 65,536 characters: "
@@ -304,6 +321,14 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   if (!base) return fmt::print(stderr, "vouch gate: {}\n", base.error().message), kExitError;
   if (auto s = ApplyThresholdPolicy(&*base, thresholds); !s)
     return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitUsage;
+  if (auto s = UseHeadline(&*base, headline); !s)
+    return fmt::print(stderr, "vouch gate: {}\n", s.error().message), kExitUsage;
+  // The legs are read as the baseline's trials were (the baseline records its sources).
+  if (!cmd.empty() && f.metric_specs.empty() && !base->metric_sources.empty()) {
+    f.metric_specs = base->metric_sources;
+    fmt::print(stderr, "vouch gate: reading the legs' metrics as the baseline did: --metric {}\n",
+               fmt::join(base->metric_sources, " --metric "));
+  }
   if (max_reps > 0 && !record_path.empty()) {
     fmt::print(stderr,
                "vouch gate: --max-reps runs more legs: give a command after --, not a "
@@ -366,6 +391,14 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     std::vector<std::string> argv = {"gate"};
     argv.insert(argv.end(), args.begin(), args.end());
     if (int rc = PrepareRun(g, f, {arm}, "gate", argv, &ctx); rc >= 0) return rc;
+    // A leg without the baseline's headline: said at the first leg (gate_hints.h).
+    ctx.first_leg_check = [&base](const LegRecord& l) {
+      std::string why = HeadlineProblem(l.metrics, base->headline);
+      return why.empty() ? why
+                         : why +
+                               "; the baseline's headline must be read from every leg (give "
+                               "the --metric sources that report it)";
+    };
     RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
     count_legs();
     while (design && !ctx.interrupted && legs_run < design->plan.max_legs) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "command.h"
 #include "common.h"
@@ -12,6 +13,7 @@
 #include "store/sql.h"
 #include "store/store.h"
 #include "trend/trend.h"
+#include "trend_metric.h"
 #include "util/escape.h"
 #include "util/json_io.h"
 #include "util/strings.h"
@@ -48,15 +50,6 @@ Result<Opened> OpenStore(const std::string& flag, StoreAccess access) {
   return Opened{std::move(*s), RedactUrl(where->url)};
 }
 
-// Every metric name the store holds (per leg and in the runs' summaries), sorted.
-Result<std::vector<std::string>> MetricNames(SqlDb& db) {
-  auto q = db.Query("SELECT name FROM summaries UNION SELECT name FROM metrics ORDER BY 1");
-  if (!q) return q.error();
-  std::vector<std::string> names;
-  for (const auto& r : q->rows) names.push_back(AsText(r[0]));
-  return names;
-}
-
 std::string Short(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n) : s; }
 
 }  // namespace
@@ -71,6 +64,20 @@ int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string> args) {
   AddStoreOption(app, &url);
   app.add_option("RECORD", dirs, "run directories (or their record.json)")->required();
   if (int rc = Parse(app, args); rc >= 0) return rc;
+  // A folder that is not there is a typo: said before the store is opened (and so created).
+  int missing = 0;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::exists(d, ec)) {
+      fmt::print(stderr, "vouch history add: {}: no such file or folder\n", d);
+      ++missing;
+    }
+  }
+  if (missing)
+    return fmt::print(stderr,
+                      "vouch history add: nothing added (give run directories or their "
+                      "record.json)\n"),
+           kExitError;
   auto st = OpenStore(url, StoreAccess::kWrite);
   if (!st) return fmt::print(stderr, "vouch history add: {}\n", st.error().message), kExitError;
   int failed = 0, counts[3] = {0, 0, 0};
@@ -146,7 +153,9 @@ int CmdHistoryList(const GlobalOptions&, std::vector<std::string> args) {
         T(r.kind), T(r.status), T(r.started), r.commit.empty() ? "-" : T(Short(r.commit, 10)),
         r.branch.empty() ? "-" : T(r.branch), fmt::format("{}/{}", r.valid_legs, r.measured_legs),
         r.clock_sm_median_mhz ? fmt::format("{:.0f}", *r.clock_sm_median_mhz) : "-",
-        r.gpu_name.empty() ? "?" : T(r.gpu_name), r.simulated ? " (simulated)" : "",
+        r.gpu_name.empty() ? "?" : T(r.gpu_name),
+        // The simulated device's name says so already: not "(simulated) (simulated)".
+        r.simulated && r.gpu_name.find("(simulated)") == std::string::npos ? " (simulated)" : "",
         r.dirty.value_or(false) ? " dirty" : "", r.verdict.empty() ? "" : " | " + T(r.verdict));
   return kExitOk;
 }
@@ -225,27 +234,9 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
   if (!st) return fmt::print(stderr, "vouch history trend: {}\n", st.error().message), kExitError;
   auto pts = st->store->Trend(q);
   if (!pts) return fmt::print(stderr, "vouch history trend: {}\n", pts.error().message), kExitError;
-  if (pts->empty()) {
-    // A misspelled metric is not an empty series: say so, with the names the store has.
-    // A store with no table yet holds no metric (and has no table to ask).
-    Result<std::vector<std::string>> names = std::vector<std::string>{};
-    if (!st->store->empty()) names = MetricNames(st->store->db());
-    if (!names)
-      return fmt::print(stderr, "vouch history trend: {}\n", names.error().message), kExitError;
-    if (std::find(names->begin(), names->end(), q.metric) == names->end()) {
-      std::string near = ClosestMatch(q.metric, *names);
-      fmt::print(stderr, "vouch history trend: no metric '{}' in {}{}\n", q.metric, st->where,
-                 !near.empty() ? fmt::format("; did you mean '{}'?", near) : std::string());
-      if (names->empty())
-        fmt::print(stderr, "the store holds no metric yet (vouch history add DIR)\n");
-      else
-        fmt::print(stderr, "metrics it has: {}{}\n",
-                   fmt::join(names->begin(),
-                             names->begin() + std::min<long>(20, std::ssize(*names)), ", "),
-                   names->size() > 20 ? fmt::format(" (and {} more)", names->size() - 20) : "");
-      return kExitError;
-    }
-  }
+  // A misspelled metric is not an empty series: say so, with the names the store has.
+  if (pts->empty() && !KnownTrendMetric("history trend", *st->store, st->where, q.metric))
+    return kExitError;
   TrendBy b = by == "day" ? TrendBy::kDay : by == "run" ? TrendBy::kRun : TrendBy::kCommit;
   TrendSeries s = BuildTrend(*pts, q, b);
   pts->clear();

@@ -9,8 +9,10 @@
 #include "report/report.h"
 #include "store/store.h"
 #include "trend/trend.h"
+#include "trend_metric.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/redact.h"
 
 namespace vouch::cli {
 
@@ -76,6 +78,9 @@ int CmdReport(const GlobalOptions&, std::vector<std::string> args) {
       q.metric = metric;
       auto pts = (*store)->Trend(q);
       if (!pts) return say(pts.error().message), kExitError;
+      // A misspelled metric: the names the store has, exit 1, no page.
+      if (pts->empty() && !KnownTrendMetric("report", **store, RedactUrl(where->url), metric))
+        return kExitError;
       TrendSeries s = BuildTrend(*pts, q,
                                  by == "day"   ? TrendBy::kDay
                                  : by == "run" ? TrendBy::kRun

@@ -26,9 +26,34 @@ void SuggestOptions(const CLI::App& app) {
   }
 }
 
+// The commands that run a command given after `--`.
+bool TakesCommand(const std::string& name) {
+  for (const char* n : {"run", "baseline", "gate", "ab", "clock sample"})
+    if (name == n) return true;
+  return name.rfind("fleet ", 0) == 0;
+}
+
+// `vouch run python bench.py`: the command was given without `--` before it. Said with the
+// line that works (the options as given, then `--`, then the command).
+void HintDoubleDash(const CLI::App& app, const std::vector<std::string>& given) {
+  if (!TakesCommand(app.get_name())) return;
+  const auto extra = app.remaining();
+  // The first word given that CLI11 left over and that is not an option: the command.
+  auto first = std::find_if(given.begin(), given.end(), [&](const std::string& a) {
+    return !a.empty() && a[0] != '-' && std::find(extra.begin(), extra.end(), a) != extra.end();
+  });
+  if (first == given.end()) return;
+  std::vector<std::string> opts(given.begin(), first), cmd(first, given.end());
+  fmt::print(stderr,
+             "the command to measure goes after `--` (what follows it is never read as an "
+             "option): vouch {} {}{}-- {}\n",
+             app.get_name(), fmt::join(opts, " "), opts.empty() ? "" : " ", fmt::join(cmd, " "));
+}
+
 }  // namespace
 
 int Parse(CLI::App& app, std::vector<std::string> args) {
+  const std::vector<std::string> given = args;  // CLI11 consumes ARGS
   bool global_after_command = false;
   for (const auto& a : args)
     if (a == "--sim" || a == "--lock-file" || a.rfind("--sim=", 0) == 0 ||
@@ -47,6 +72,7 @@ int Parse(CLI::App& app, std::vector<std::string> args) {
       fmt::print(stderr, "vouch {}: unexpected argument{}: {}\n", app.get_name(),
                  extra.size() > 1 ? "s" : "", fmt::join(extra, " "));
       SuggestOptions(app);
+      HintDoubleDash(app, given);
     } else {
       fmt::print(stderr, "vouch {}: {}\n", app.get_name(), e.what());
     }

@@ -99,4 +99,10 @@ std::optional<std::string> WarmupTooShort(const LegRecord& leg) {
   return std::nullopt;
 }
 
+std::string FirstLegProblem(const LegRecord& leg) {
+  if (!leg.result.Succeeded() || leg.metrics_error.empty()) return "";
+  return "its metrics could not be read, and every leg's would fail the same way: " +
+         leg.metrics_error;
+}
+
 }  // namespace vouch::cli

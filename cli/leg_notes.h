@@ -21,5 +21,8 @@ bool HasOwnMetric(const LegRecord& leg);
 // busy-reading floor, every leg of its length will be refused for the same reason: the
 // message that says so and how to fix it. nullopt otherwise.
 std::optional<std::string> WarmupTooShort(const LegRecord& leg);
+// What the first leg whose command succeeded shows about every leg: its metrics could not be
+// read (the source's own message says how to fix it). "" when nothing.
+std::string FirstLegProblem(const LegRecord& leg);
 
 }  // namespace vouch::cli

@@ -92,7 +92,13 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseEnv(
   for (const auto& s : kv) {
     auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
-      return MakeError("--env '{}': expected NAME=VALUE", RedactArg(s));
+      // --env takes every word up to the next option: a command given without `--` lands here.
+      return MakeError(
+          "--env '{}': expected NAME=VALUE{}", RedactArg(s),
+          eq == std::string::npos
+              ? "; if it is the command, the command to measure goes after `--` (vouch ab "
+                "--a-env K=V --b-env K=V -- CMD ARGS)"
+              : "");
     out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
   return out;
@@ -384,10 +390,22 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
                         : fmt::format("GPU {} idle", g.fold.gpu));
     clock = fmt::format(", SM median {}", fmt::join(per, ", "));
   }
+  // The first leg that ran to its end shows what every leg would: a metric source that cannot
+  // read the output, a --headline the legs do not report. Said now, not after every leg.
+  std::string first_leg_stop;
+  // (Not after the last planned leg: there is nothing left to spare.)
+  if (!ctx.first_leg_checked && l.result.Succeeded() && !ctx.interrupted && !ctx.keep_going &&
+      LegCount(r) < r.planned_legs) {
+    ctx.first_leg_checked = true;
+    first_leg_stop = FirstLegProblem(l);
+    if (first_leg_stop.empty() && ctx.first_leg_check) first_leg_stop = ctx.first_leg_check(l);
+  }
   // A warm-up is discarded whatever its window says, but a failed command is still shown.
   const bool warmup = role == "warmup";
   const bool show_reasons = warmup ? !l.result.Succeeded() : !l.valid;
-  const bool more = LegCount(r) < r.planned_legs;
+  // No ETA for legs that will not run: after a crash (without --keep-going), Ctrl-C or a stop.
+  const bool more = LegCount(r) < r.planned_legs && !ctx.interrupted && first_leg_stop.empty() &&
+                    (l.result.Succeeded() || ctx.keep_going);
   const std::string eta = more ? eta_text(ctx.last_leg_end) : std::string();
   fmt::print(stderr, "leg {} of {} ({} {}): {}, {:.2f} s{}{}{}\n", index + 1, r.planned_legs,
              arm.name, role,
@@ -440,12 +458,13 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
     r.status = "failed";
     return false;
   }
-  if (!ctx.interrupted && !l.result.Succeeded() && !ctx.keep_going) {
+  if (!ctx.interrupted && ((!l.result.Succeeded() && !ctx.keep_going) || !first_leg_stop.empty())) {
     const int left = r.planned_legs - LegCount(r);
     ctx.stopped_on_failure = fmt::format(
-        "stopped at leg {} of {} ({} {}): the command {}; {} planned leg{} not run (--keep-going "
+        "stopped at leg {} of {} ({} {}): {}; {} planned leg{} not run (--keep-going "
         "runs them)",
-        index + 1, r.planned_legs, arm.name, role, l.result.Describe(), left,
+        index + 1, r.planned_legs, arm.name, role,
+        first_leg_stop.empty() ? "the command " + l.result.Describe() : first_leg_stop, left,
         left == 1 ? " was" : "s were");
     r.status = "failed";
     r.missing.push_back(ctx.stopped_on_failure);

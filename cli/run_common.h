@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -86,6 +87,11 @@ struct RunContext {
   // Keep only the last leg in memory: the others are in the journal (RunRecord::legs_journal),
   // and the summary keeps only their values. Set before PrepareRun.
   bool spill_legs = false;
+  // Asked once, at the first leg whose command succeeded (with FirstLegProblem, leg_notes.h):
+  // a non-empty answer stops the run there (a --headline the legs do not report): every
+  // other leg would end the same way. Not with --keep-going.
+  std::function<std::string(const LegRecord&)> first_leg_check;
+  bool first_leg_checked = false;
   // With expectations: the measured legs' metrics and 1-based numbers, for CheckExpectations.
   std::vector<std::vector<Metric>> expect_metrics;
   std::vector<int> expect_numbers;

@@ -84,8 +84,15 @@ class OutsideALeg(unittest.TestCase):
         self.assertFalse(vouch.active())
         with vouch.region("decode_step"):
             pass
-        vouch.metric("vouch.wall_s", math.nan)  # not even checked: nothing is written
         vouch.text("x", "y")
+
+    def test_a_metric_outside_a_leg_is_checked_and_warned_about(self):
+        # Issue 37: a number reported outside a leg is said to be lost, not dropped silently.
+        os.environ.pop("VOUCH_METRICS", None)
+        with self.assertWarnsRegex(RuntimeWarning, "not inside a vouch leg"):
+            vouch.metric("tok_s", 1.0, "tok/s", "higher")
+        with self.assertRaises(ValueError):
+            vouch.metric("vouch.wall_s", math.nan)  # checked everywhere
 
 
 if __name__ == "__main__":

@@ -356,9 +356,16 @@ def _check(name):
 
 def metric(name, value, unit="", better="none"):
     """Report NAME = VALUE (a finite number) for this leg, with its unit and direction. Raises
-    ValueError/TypeError, in vouch's words, for what vouch would refuse."""
-    if not active() or not _check(name):
+    ValueError/TypeError, in vouch's words, for what vouch would refuse. The arguments are
+    checked everywhere; outside a vouch leg nothing is written and a RuntimeWarning says so,
+    instead of the number vanishing silently."""
+    inside = active()
+    if inside and not _check(name):
         return
+    if not inside:
+        why = _rules.name_error(name)
+        if why:
+            raise ValueError("vouch: " + why)
     if not isinstance(unit, str):
         raise TypeError("vouch: metric %r: \"unit\" must be a string, got %r" % (name, unit))
     if not isinstance(better, str) or better not in _rules.DIRECTIONS:
@@ -368,6 +375,17 @@ def metric(name, value, unit="", better="none"):
     if why:
         raise (TypeError if isinstance(value, bool) or not isinstance(value, (int, float))
                else ValueError)("vouch: " + why)
+    if not inside:
+        import warnings
+
+        warnings.warn(
+            "vouch.metric(%r): not recorded: this process is not inside a vouch leg "
+            "(VOUCH_METRICS is unset); run it under vouch, e.g. vouch run -- python script.py"
+            % (name,),
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return
     _report(name, {"name": name, "value": value, "unit": unit, "better": better,
                    "unix_s": time.time()})
 

@@ -6,12 +6,15 @@
 
 namespace vouch {
 
-// For an inconclusive row: the change's interval straddles the fail threshold. At log standard
-// deviation SD_LOG, the smallest K (2..1000) for which K baseline trials and K gate legs would
-// likely put the interval on one side, given the change estimated now (EST_BAD_PCT, bad
-// direction) and THRESHOLD_PCT: "; about K baseline trials and K gate legs in all would resolve
-// it (this gate had M and N)". When the estimate sits on the threshold and no practical K does,
-// it says that instead. ALPHA one-sided.
+// For an inconclusive row: the change's interval straddles the fail threshold. One rule with
+// the baseline's warning (BaselineNoiseWarnings; issue 37: `baseline` advised 33 trials and
+// `gate` 91 a minute later on the same data): both count with TrialsToResolve (gate/noise.h)
+// at the baseline trials' log sd SD_LOG (the caller passes it) and ALPHA (one-sided). The
+// baseline plans for a change at the threshold from no change; the gate also for the change it
+// estimates now (EST_BAD_PCT, bad direction), which sits nearer the threshold and needs more.
+// Both are said: "; about K baseline trials and K gate legs in all would likely resolve it
+// (this gate had M and N); were nothing changed, J of each would (vouch baseline's advice at
+// this spread)". When the estimate sits on the threshold no practical K does, and it says so.
 std::string InconclusiveAdvice(double sd_log, int trials_used, int legs_used, double est_bad_pct,
                                double threshold_pct, double alpha);
 

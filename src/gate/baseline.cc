@@ -477,6 +477,18 @@ Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& or
                    fmt::format("metric '{}' appears twice", m.name));
     b.metrics.push_back(std::move(m));
   }
+  const json* sources = nullptr;
+  VOUCH_TRY_ASSIGN(sources, r.Field(doc, "", "metric_sources", false));
+  if (sources) {
+    if (!sources->is_array() || sources->size() > 1000)
+      return r.Bad("metric_sources", "expected an array of at most 1,000 --metric sources");
+    for (size_t i = 0; i < sources->size(); ++i) {
+      if (!(*sources)[i].is_string())
+        return r.Bad(fmt::format("metric_sources[{}]", i),
+                     fmt::format("expected a string, got {}", TypeName((*sources)[i])));
+      b.metric_sources.push_back((*sources)[i].get<std::string>());
+    }
+  }
   if (!b.headline.empty() && !seen.count(b.headline))
     return r.Bad("headline", fmt::format("'{}' names no metric in the file", b.headline));
   return b;
@@ -518,6 +530,7 @@ std::string BaselineToJson(const Baseline& b) {
   }
   j["metrics"] = std::move(ms);
   if (!b.noise_warnings.empty()) j["noise_warnings"] = b.noise_warnings;
+  if (!b.metric_sources.empty()) j["metric_sources"] = b.metric_sources;
   // replace: a path with invalid UTF-8 must not throw out of the writer.
   return DumpJson(j, 2) + "\n";
 }

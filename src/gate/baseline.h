@@ -58,6 +58,10 @@ struct Baseline {
   int first_stage_trials = 0;
   std::string created_utc;                  // ISO 8601, e.g. 2026-11-29T10:48:56Z
   std::vector<std::string> noise_warnings;  // BaselineNoiseWarnings when it was written
+  // The --metric sources its trials were read with ("json:tok_s:tok/s:higher:/tok_s", ...): a
+  // gate that runs a command reads its legs the same way unless given its own. Empty: none
+  // given (the channel), or a file from before the field.
+  std::vector<std::string> metric_sources;
 
   const BaselineMetric* Find(std::string_view name) const;
 };

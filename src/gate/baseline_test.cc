@@ -143,6 +143,30 @@ TEST(BaselineTest, FirstStageTrialsRoundTripAndRefusals) {
   }
 }
 
+// The --metric sources the trials were read with (issue 37): written, read back, and a
+// malformed list refused with the file's name.
+TEST(BaselineTest, MetricSourcesRoundTripAndRefusals) {
+  std::vector<BaselineInput> in = {{"tok_s", "tok/s", Better::kHigher, {1, 2, 3}}};
+  BaselineOptions opt;
+  opt.created_utc = "2026-11-29T10:00:00Z";
+  auto b = MakeBaseline(in, "tok_s", Clock(), opt);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(BaselineToJson(*b).find("metric_sources"), std::string::npos);
+  b->metric_sources = {"json:tok_s:tok/s:higher:/tok_s", "regex:x:ms:lower:x=(\\d+)"};
+  const std::string text = BaselineToJson(*b);
+  auto r = ParseBaseline(text, "src.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->metric_sources, b->metric_sources);
+  std::string t = text;
+  const std::string key = "\"metric_sources\": [";
+  t.replace(t.find(key), key.size(), key + "3, ");
+  auto e = ParseBaseline(t, "src.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("src.json: field 'metric_sources[0]': expected a string"),
+            std::string::npos)
+      << e.error().message;
+}
+
 TEST(BaselineTest, ReadsGoodFile) {
   auto b = ReadBaseline(Data("good.json"));
   ASSERT_TRUE(b.ok()) << b.error().message;

@@ -59,8 +59,9 @@ void Decide(const BaselineMetric& m, double bad, const std::vector<double>& now_
     row->verdict = GateVerdict::kFail;
   } else if (m.fail_pct && !within(*m.fail_pct)) {
     row->verdict = GateVerdict::kInconclusive;
+    // The baseline trials' spread, as `vouch baseline` advised from (gate/advice.h).
     std::optional<double> sd = SdOfLogs(m.trials);
-    if (auto s2 = SdOfLogs(now_values); s2 && (!sd || *s2 > *sd)) sd = s2;
+    if (!sd) sd = SdOfLogs(now_values);
     row->note = fmt::format(
         "the noise cannot tell: the change is {:+.2f}% .. {:+.2f}%, across the fail threshold of "
         "{:g}%{}",

@@ -13,6 +13,7 @@
 #include "metrics/formats_hyperfine.h"
 #include "metrics/json_util.h"
 #include "metrics/reserved.h"
+#include "util/escape.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/number.h"
@@ -219,6 +220,42 @@ Result<Metric> ExtractRegex(const MetricSpec& spec, std::string_view text, std::
       {},        std::nullopt};
 }
 
+namespace extract_detail {
+
+// When TEXT (not valid JSON as a whole) is several lines of which some are JSON: which lines
+// are not ("and lines 1, 3 (of 5) are not JSON: 'loading model...'"), or that every line is a
+// document of its own. "" when no line is JSON (then the parser's own error says more).
+std::string NotOneJsonDocument(std::string_view text) {
+  std::vector<int> bad;
+  int lines = 0, good = 0;
+  std::string first_bad;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    ++lines;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (json::accept(line)) {
+      ++good;
+    } else {
+      if (bad.empty()) first_bad = std::string(line.substr(0, 60));
+      bad.push_back(lines);
+    }
+  }
+  if (good == 0) return "";
+  if (bad.empty()) return fmt::format("and it holds {} JSON documents, one per line", good);
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < bad.size() && i < 8; ++i) shown.push_back(std::to_string(bad[i]));
+  if (bad.size() > 8) shown.push_back("...");
+  return fmt::format("and line{} {} (of {}) {} not JSON (line {}: '{}')",
+                     bad.size() == 1 ? "" : "s", fmt::join(shown, ", "), lines,
+                     bad.size() == 1 ? "is" : "are", bad.front(), TerminalSafe(first_bad));
+}
+
+}  // namespace extract_detail
+
 Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,
                                   std::string_view path) {
   auto ptr = CompilePointer(spec.pattern);
@@ -232,6 +269,13 @@ Result<Metric> ExtractJsonPointer(const MetricSpec& spec, std::string_view text,
   try {
     doc = json::parse(text);
   } catch (const json::exception& e) {
+    if (auto mixed = extract_detail::NotOneJsonDocument(text); !mixed.empty())
+      return MakeError(
+          "{}: not one JSON document, so metric '{}' cannot be read: a json: source reads the "
+          "whole output as one JSON document, {}; print only the JSON there (logs to stderr), "
+          "or have the command write it to a file and read that with json@FILE:..., or report "
+          "the metric on $VOUCH_METRICS",
+          path, spec.name, mixed);
     return MakeError("{}: not valid JSON, so metric '{}' cannot be read ({})", path, spec.name,
                      e.what());
   }

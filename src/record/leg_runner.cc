@@ -379,7 +379,10 @@ Result<LegRecord> RunLeg(Device& device, LegExecutor& executor, const LegConfig&
     // Its work may have gone on past the leg's end (on the GPU too), outside its window.
     rec.reasons.push_back(rec.result.DescribeLeftovers() +
                           ": work of the leg ran past its end, outside its window");
-  if (rec.window.verdict.status != WindowStatus::kValid) {
+  // A command that crashed or was stopped ended its window early: the window's own reasons
+  // ("only 3 busy readings ... give the command more work") would send the user after the
+  // wrong cause. They stay in the window's verdict; the leg's reason is the command's failure.
+  if (rec.window.verdict.status != WindowStatus::kValid && rec.result.Succeeded()) {
     if (rec.window.verdict.reasons.empty())
       rec.reasons.push_back(fmt::format("window {}", ToString(rec.window.verdict.status)));
     for (const auto& r : rec.window.verdict.reasons)

@@ -17,6 +17,7 @@
 #include "util/json_io.h"
 #include "util/median.h"
 #include "util/strings.h"
+#include "util/value_format.h"
 
 namespace vouch {
 namespace {}  // namespace
@@ -440,7 +441,7 @@ std::string RenderRecordSummary(const nlohmann::json& rec) {
     // Byte counts in KiB/MiB/GiB; the name and unit columns as wide as their longest entry.
     auto value = [](const nlohmann::json& m, const char* key) {
       const double v = m.value(key, 0.0);
-      return m.value("unit", "") == "bytes" ? HumanBytes(v) : fmt::format("{:.6g}", v);
+      return FormatValue(v, m.value("unit", ""));
     };
     auto unit = [](const nlohmann::json& m) {
       return m.value("unit", "") == "bytes" ? std::string() : TerminalSafe(m.value("unit", ""));

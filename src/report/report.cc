@@ -9,6 +9,7 @@
 
 #include "report/page.h"
 #include "util/json_io.h"
+#include "util/value_format.h"
 
 namespace vouch {
 namespace {
@@ -217,8 +218,9 @@ void SummaryTable(const json& rec, Page& p) {
         p.body += fmt::format(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></"
             "tr>\n",
-            HtmlEscape(Str(s, "name")), Num(Dbl(s, "median")), HtmlEscape(Str(s, "unit")),
-            Num(Dbl(s, "min")), Num(Dbl(s, "max")),
+            HtmlEscape(Str(s, "name")), FormatValue(Dbl(s, "median"), Str(s, "unit")),
+            HtmlEscape(Str(s, "unit")), FormatValue(Dbl(s, "min"), Str(s, "unit")),
+            FormatValue(Dbl(s, "max"), Str(s, "unit")),
             At(s, "spread_pct").is_number() ? fmt::format("{:.2f} %", s["spread_pct"].get<double>())
                                             : "n/a",
             HtmlEscape(DumpJson(At(s, "n"))));
@@ -323,8 +325,9 @@ void GateTable(const json& gate, const std::string& baseline_path, Page& p) {
           verdict == "fail" || verdict == "missing" || verdict == "error" ? "bad"
           : verdict == "warn"                                             ? "warn"
                                                                           : "",
-          HtmlEscape(Str(r, "metric")), Num(Dbl(r, "baseline")), HtmlEscape(Str(r, "unit")),
-          At(r, "now").is_number() ? Num(r["now"].get<double>()) : "-",
+          HtmlEscape(Str(r, "metric")), FormatValue(Dbl(r, "baseline"), Str(r, "unit")),
+          HtmlEscape(Str(r, "unit")),
+          At(r, "now").is_number() ? FormatValue(r["now"].get<double>(), Str(r, "unit")) : "-",
           At(r, "change_pct").is_number() ? fmt::format("{:+.2f} %", r["change_pct"].get<double>())
                                           : "-",
           GateInterval(r), HtmlEscape(Str(r, "threshold")), HtmlEscape(verdict),

@@ -6,7 +6,10 @@
 
 #include "report/page.h"
 #include "report/report.h"
+#include "report/trend_layout.h"
 #include "util/json_io.h"
+#include "util/median.h"
+#include "util/value_format.h"
 
 namespace vouch {
 namespace {
@@ -78,36 +81,64 @@ Result<std::string> RenderTrendReport(const TrendSeries& s, const ReportAssets& 
       p.body += fmt::format(
           "<tr><td><code>{}</code> .. <code>{}</code></td><td>{}</td><td>{}</td><td>{:+.2f} "
           "%</td><td>{:.3f}</td></tr>\n",
-          HtmlEscape(st.before), HtmlEscape(st.after), Num(st.before_value), Num(st.after_value),
-          st.size_pct, st.p_value);
+          HtmlEscape(st.before), HtmlEscape(st.after), FormatValue(st.before_value, s.unit),
+          FormatValue(st.after_value, s.unit), st.size_pct, st.p_value);
     p.body += "</table>\n";
   }
   p.body +=
       "<p class=\"legend\">E-Divisive means (Matteson &amp; James 2014) with a permutation "
-      "test; red lines: the steps; filled points: attributed (a valid clock window); hollow grey "
+      "test (under 30 points: the largest two-sample t, Bonferroni over the splits); red lines: "
+      "the steps; filled points: attributed (a valid clock window); hollow grey "
       "points: unattributed.</p>\n</section>\n";
+  // Beyond what a chart can show (issue 37: 100,000 points took 48 s to open), the points are
+  // drawn in buckets of K: each bucket's median, lowest and highest; the table lists the points
+  // around each step and the latest ones (TrendPageLayout).
+  const TrendPageLayout layout = LayOutTrendPage(s.points.size(), s.steps);
+  const size_t k = layout.bucket;
   json x = json::array(), v = json::array(), u = json::array(), labels = json::array();
-  for (size_t i = 0; i < s.points.size(); ++i) {
-    x.push_back(i);
-    labels.push_back(s.points[i].label);
-    v.push_back(s.points[i].attributed ? json(s.points[i].value) : json());
-    u.push_back(s.points[i].attributed ? json() : json(s.points[i].value));
+  json lo = json::array(), hi = json::array();
+  bool any_unattributed = false;
+  for (size_t b = 0; b * k < s.points.size(); ++b) {
+    std::vector<double> att, un;
+    for (size_t i = b * k; i < std::min(s.points.size(), (b + 1) * k); ++i)
+      (s.points[i].attributed ? att : un).push_back(s.points[i].value);
+    x.push_back(b);
+    labels.push_back(s.points[b * k].label);
+    v.push_back(att.empty() ? json() : json(MedianOf(att)));
+    u.push_back(un.empty() ? json() : json(MedianOf(un)));
+    any_unattributed = any_unattributed || !un.empty();
+    if (k > 1) {
+      lo.push_back(att.empty() ? json() : json(*std::min_element(att.begin(), att.end())));
+      hi.push_back(att.empty() ? json() : json(*std::max_element(att.begin(), att.end())));
+    }
   }
   json vlines = json::array();
   for (const auto& st : s.steps)
-    vlines.push_back({{"x", st.index - 0.5}, {"label", fmt::format("{:+.1f} %", st.size_pct)}});
-  json series = json::array({{{"label", s.metric + (s.unit.empty() ? "" : " (" + s.unit + ")")},
+    vlines.push_back({{"x", static_cast<double>(st.index) / static_cast<double>(k) - 0.5},
+                      {"label", fmt::format("{:+.1f} %", st.size_pct)}});
+  const std::string unit = s.unit.empty() ? "" : " (" + s.unit + ")";
+  json series = json::array({{{"label", s.metric + unit + (k > 1 ? ", bucket median" : "")},
                               {"values", v},
                               {"color", kClock},
                               {"points", true},
                               {"hollow", false},
                               {"line", true}}});
-  if (s.unattributed > 0)
+  if (k > 1) {
+    series.push_back({{"label", "bucket lowest"}, {"values", lo}, {"color", "#9ecae1"}});
+    series.push_back({{"label", "bucket highest"}, {"values", hi}, {"color", "#9ecae1"}});
+  }
+  if (s.unattributed > 0 && any_unattributed)
     series.push_back({{"label", "unattributed"},
                       {"values", u},
                       {"color", "#999"},
                       {"points", true},
                       {"hollow", true}});
+  if (k > 1)
+    p.body += fmt::format(
+        "<p class=\"legend\" id=\"aggregated\">{} points, drawn as {} buckets of {} "
+        "consecutive points: the line is each bucket's median, the light lines its lowest and "
+        "highest. Every point: <code>vouch history trend {} --json</code>.</p>\n",
+        FormatValue(static_cast<double>(s.points.size())), x.size(), k, HtmlEscape(s.metric));
   p.body += "<section>\n" +
             p.Chart("trend", fmt::format("{} per {}", s.metric, TrendByName(s.by)), x, series,
                     {{"vlines", vlines}},
@@ -117,12 +148,22 @@ Result<std::string> RenderTrendReport(const TrendSeries& s, const ReportAssets& 
       "<section><h2>Points</h2><table><tr><th>{}</th><th>value</th><th>runs</th><th>SM "
       "clock</th></tr>\n",
       TrendByName(s.by));
-  for (const auto& pt : s.points)
-    p.body += fmt::format(
-        "<tr class=\"{}\"><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        pt.attributed ? "" : "warn", HtmlEscape(pt.label), pt.dirty ? " (dirty)" : "",
-        Num(pt.value), pt.run_keys.size(),
-        pt.clock_sm_median_mhz ? fmt::format("{:.0f} MHz", *pt.clock_sm_median_mhz) : "n/a");
+  size_t next = 0;
+  for (const auto& [from, to] : layout.rows) {
+    if (from > next)
+      p.body += fmt::format(
+          "<tr class=\"gap\"><td colspan=\"4\">&hellip; {} points not listed &hellip;</td></tr>\n",
+          FormatValue(static_cast<double>(from - next)));
+    for (size_t i = from; i < to; ++i) {
+      const auto& pt = s.points[i];
+      p.body += fmt::format(
+          "<tr class=\"{}\"><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+          pt.attributed ? "" : "warn", HtmlEscape(pt.label), pt.dirty ? " (dirty)" : "",
+          FormatValue(pt.value, s.unit), pt.run_keys.size(),
+          pt.clock_sm_median_mhz ? fmt::format("{:.0f} MHz", *pt.clock_sm_median_mhz) : "n/a");
+    }
+    next = to;
+  }
   p.body += "</table></section>\n";
   return p.Html(a);
 }

@@ -159,6 +159,45 @@ Segment Scan(const std::vector<double>& s, int begin, int end, int min_segment) 
 
 }  // namespace
 
+std::pair<int, double> BestSplitT(const std::vector<double>& z, int min_segment) {
+  const int n = static_cast<int>(z.size()), k = std::max(2, min_segment);
+  if (n < 2 * k) return {-1, 1.0};
+  // Shifted by the first value, so the sums of squares do not cancel at large magnitudes.
+  std::vector<double> sum(static_cast<size_t>(n) + 1, 0.0), sq(static_cast<size_t>(n) + 1, 0.0);
+  for (int i = 0; i < n; ++i) {
+    const double d = z[static_cast<size_t>(i)] - z[0];
+    sum[static_cast<size_t>(i) + 1] = sum[static_cast<size_t>(i)] + d;
+    sq[static_cast<size_t>(i) + 1] = sq[static_cast<size_t>(i)] + d * d;
+  }
+  auto ss = [&](int from, int to) {  // sum of squared deviations from the mean of [from, to)
+    const double c = to - from, s1 = sum[static_cast<size_t>(to)] - sum[static_cast<size_t>(from)];
+    return std::max(0.0, sq[static_cast<size_t>(to)] - sq[static_cast<size_t>(from)] - s1 * s1 / c);
+  };
+  int best = -1;
+  double best_t = -1;
+  for (int tau = k; tau <= n - k; ++tau) {
+    const double a = tau, b = n - tau;
+    const double diff = (sum[static_cast<size_t>(n)] - sum[static_cast<size_t>(tau)]) / b -
+                        sum[static_cast<size_t>(tau)] / a;
+    const double var = (ss(0, tau) + ss(tau, n)) / (n - 2);
+    double t;
+    if (var > 0)
+      t = std::fabs(diff) / std::sqrt(var * (1 / a + 1 / b));
+    else  // two flat levels: a step when they differ, none when they do not
+      t = diff != 0 ? std::numeric_limits<double>::infinity() : 0;
+    if (t > best_t) {
+      best_t = t;
+      best = tau;
+    }
+  }
+  if (best < 0) return {-1, 1.0};
+  if (std::isinf(best_t)) return {best, 0.0};
+  const double splits = n - 2 * k + 1;
+  const double p = 2 * boost::math::cdf(boost::math::complement(
+                           boost::math::students_t_distribution<double>(n - 2), best_t));
+  return {best, std::min(1.0, splits * p)};
+}
+
 std::vector<double> EnergyStatistics(const std::vector<double>& series, int min_segment) {
   std::vector<double> q;
   (void)BestSplit(series, min_segment, &q);
@@ -182,11 +221,26 @@ std::vector<ChangePoint> ExactSearch(const std::vector<double>& series, const ED
       return a.q < b.q;
     });
     if (it == segs.end() || it->split < 0) break;
+    std::vector<double> z(series.begin() + it->begin, series.begin() + it->end);
+    if (it->end - it->begin < o.parametric_below) {
+      // A short segment: the t rule (steps.h). One that fails is set aside, not the search.
+      auto [tau, p] = BestSplitT(z, min_seg);
+      if (tau < 0 || p > o.significance) {
+        it->split = -1;
+        continue;
+      }
+      const int at = it->begin + tau;
+      out.push_back({at, EnergyStatistics(z, min_seg)[static_cast<size_t>(tau)], p});
+      Segment left = Scan(series, it->begin, at, min_seg);
+      Segment right = Scan(series, at, it->end, min_seg);
+      *it = left;
+      segs.push_back(right);
+      continue;
+    }
     // Permutation test of the best split within its own segment. A shuffle moves the ranks,
     // not the values (std::shuffle swaps the same positions whatever the element type, so
     // the shuffled segment is the same as shuffling the values). It stops once p must exceed
     // the significance level: the search ends there whatever the remaining shuffles give.
-    std::vector<double> z(series.begin() + it->begin, series.begin() + it->end);
     std::vector<size_t> rank, next;
     const Ranked k = RankSegment(z, &rank);
     Fenwick tree(z.size());
@@ -417,6 +471,8 @@ std::vector<int> MovingMedianSteps(const std::vector<double>& s, const MovingMed
 }
 
 int MinStepSeriesLength(const EDivisiveOptions& o) {
+  const int side = std::max(2, o.min_segment);
+  if (o.parametric_below > 2 * side) return 2 * side;
   if (1.0 / (o.permutations + 1) > o.significance) return std::numeric_limits<int>::max();
   for (int n = 2 * std::max(1, o.min_segment);; ++n) {
     double c = 1;  // C(n, n/2)

@@ -11,13 +11,16 @@
 
 #include "util/escape.h"
 #include "util/median.h"
+#include "util/value_format.h"
 
 namespace vouch {
 namespace {
 
 std::string ShortCommit(const std::string& c) { return c.substr(0, 10); }
 
-constexpr const char* kExactMethod = "E-Divisive means (Matteson & James 2014), permutation test";
+constexpr const char* kExactMethod =
+    "E-Divisive means (Matteson & James 2014), permutation test; segments under 30 points: the "
+    "largest two-sample t, Bonferroni over the splits";
 
 // The median of [FIRST, LAST) (reordered), as MedianOf gives it; one value is itself.
 double MedianInPlace(double* first, double* last) {
@@ -205,8 +208,8 @@ std::string RenderTrendText(const TrendSeries& s) {
     return out;
   }
   for (const auto& p : s.points)
-    out += fmt::format("  {:<12} {:>14.6g}  runs {:<3} {}{}{}\n", TerminalSafe(p.label), p.value,
-                       p.run_keys.size(),
+    out += fmt::format("  {:<12} {:>14}  runs {:<3} {}{}{}\n", TerminalSafe(p.label),
+                       FormatValue(p.value, s.unit), p.run_keys.size(),
                        p.clock_sm_median_mhz ? fmt::format("SM {:.0f} MHz", *p.clock_sm_median_mhz)
                                              : std::string("no clock"),
                        p.attributed ? "" : "  UNATTRIBUTED", p.dirty ? "  dirty" : "");
@@ -215,11 +218,12 @@ std::string RenderTrendText(const TrendSeries& s) {
     if (!TrendTooShort(s).empty())
       out += fmt::format("steps: none can be found yet: the series is {}\n", TrendTooShort(s));
     else if (s.steps.empty())
-      out += "steps: none found (E-Divisive means, permutation test)\n";
+      out += "steps: none found (E-Divisive means: permutation test, t test under 30 points)\n";
     for (const auto& st : s.steps)
-      out += fmt::format("step between {} and {}: {:.6g} -> {:.6g} ({:+.2f} %, {}), p = {:.3f}\n",
-                         TerminalSafe(st.before), TerminalSafe(st.after), st.before_value,
-                         st.after_value, st.size_pct, StepWord(s, st), st.p_value);
+      out += fmt::format("step between {} and {}: {} -> {} ({:+.2f} %, {}), p = {:.3f}\n",
+                         TerminalSafe(st.before), TerminalSafe(st.after),
+                         FormatValue(st.before_value, s.unit), FormatValue(st.after_value, s.unit),
+                         st.size_pct, StepWord(s, st), st.p_value);
   }
   return out;
 }
@@ -233,22 +237,23 @@ std::string RenderTrendMarkdown(const TrendSeries& s) {
     if (!TrendTooShort(s).empty()) {
       out += fmt::format("No step can be found yet: the series is {}.\n\n", TrendTooShort(s));
     } else if (s.steps.empty()) {
-      out += "No step found (E-Divisive means, permutation test).\n\n";
+      out += "No step found (E-Divisive means: permutation test, t test under 30 points).\n\n";
     } else {
       out += "| step between | before | after | change | p |\n|---|---:|---:|---:|---:|\n";
       for (const auto& st : s.steps)
-        out += fmt::format("| {} .. {} | {:.6g} | {:.6g} | {:+.2f} % ({}) | {:.3f} |\n",
-                           MarkdownCode(st.before), MarkdownCode(st.after), st.before_value,
-                           st.after_value, st.size_pct, StepWord(s, st), st.p_value);
+        out += fmt::format(
+            "| {} .. {} | {} | {} | {:+.2f} % ({}) | {:.3f} |\n", MarkdownCode(st.before),
+            MarkdownCode(st.after), FormatValue(st.before_value, s.unit),
+            FormatValue(st.after_value, s.unit), st.size_pct, StepWord(s, st), st.p_value);
       out += "\n";
     }
   }
   out += fmt::format("| {} | {} ({}) | runs | SM clock |\n|---|---:|---:|---:|\n",
                      TrendByName(s.by), MarkdownCell(s.metric), MarkdownCell(s.unit));
   for (const auto& p : s.points)
-    out += fmt::format("| {}{} | {:.6g}{} | {} | {} |\n", MarkdownCode(p.label),
-                       p.dirty ? " (dirty)" : "", p.value, p.attributed ? "" : " (unattributed)",
-                       p.run_keys.size(),
+    out += fmt::format("| {}{} | {}{} | {} | {} |\n", MarkdownCode(p.label),
+                       p.dirty ? " (dirty)" : "", FormatValue(p.value, s.unit),
+                       p.attributed ? "" : " (unattributed)", p.run_keys.size(),
                        p.clock_sm_median_mhz ? fmt::format("{:.0f} MHz", *p.clock_sm_median_mhz)
                                              : std::string("n/a"));
   return out;

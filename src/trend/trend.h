@@ -56,7 +56,7 @@ struct TrendSeries {
 };
 
 // Why a searched series with no step says nothing about steps: "too short to find a step
-// reliably (8 points; at p <= 0.01 the test needs at least 10)"; "" when it is long enough (then
+// reliably (5 points; at p <= 0.01 the test needs at least 6)"; "" when it is long enough (then
 // "none found" means none).
 std::string TrendTooShort(const TrendSeries& s);
 

@@ -154,7 +154,9 @@ TEST(Trend, StreamedJsonIsTheTreesDumpByteForByte) {
   DetectSteps(s);
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_EQ(TrendJsonText(s), DumpJson(TrendJson(s), 2));
-  EXPECT_EQ(TrendJson(s)["method"], "E-Divisive means (Matteson & James 2014), permutation test");
+  EXPECT_EQ(TrendJson(s)["method"],
+            "E-Divisive means (Matteson & James 2014), permutation test; segments under 30 "
+            "points: the largest two-sample t, Bonferroni over the splits");
   // Long enough to be handed over in several parts: the parts join into the same text.
   std::vector<TrendPoint> many;
   for (int i = 0; i < 3000; ++i)
