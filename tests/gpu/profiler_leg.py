@@ -24,6 +24,10 @@ import torch
 import vouch
 
 
+def cuda_events(prof):
+    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["none", "torch_profiler", "torch_late", "graph", "kineto_env"])
@@ -71,7 +75,7 @@ def main():
             if a.mode == "torch_late" and prof is not None and i == (3 * a.iters) // 4:
                 torch.cuda.synchronize()
                 prof.__exit__(None, None, None)
-                seen = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+                seen = cuda_events(prof)
                 prof = None
             x.add_(1.0)
             if a.sleep_s:
@@ -79,7 +83,7 @@ def main():
         torch.cuda.synchronize()
         if prof is not None:
             prof.__exit__(None, None, None)
-            seen = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+            seen = cuda_events(prof)
     print(json.dumps({"mode": a.mode, "launched": a.iters, "profiler_cuda_events": seen,
                       "torch": torch.__version__, "cuda": torch.version.cuda}))
 
