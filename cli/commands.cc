@@ -30,6 +30,7 @@ int CmdFleetGate(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetBaseline(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetWorker(const GlobalOptions&, std::vector<std::string>);
 int CmdFleetMerge(const GlobalOptions&, std::vector<std::string>);
+int CmdBisect(const GlobalOptions&, std::vector<std::string>);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
@@ -62,6 +63,8 @@ const std::vector<Command>& Commands() {
       {"fleet worker", "one array task of a fleet plan on this node (run by the jobs)",
        CmdFleetWorker},
       {"fleet merge", "merge a fleet run directory into one record and verdict", CmdFleetMerge},
+      {"bisect", "which commit made it slower? git bisect by paired A/B, error rate held",
+       CmdBisect},
   };
   return table;
 }
