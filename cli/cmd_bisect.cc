@@ -19,6 +19,7 @@
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "verdict/ab.h"
+#include "verdict/ab_record.h"
 
 namespace vouch::cli {
 namespace {
@@ -213,7 +214,7 @@ int Bisector::Step(Search& search, std::size_t i) {
   ctx.record.planned_legs = AbPlannedLegs(plan);
   ctx.planned_is_max = true;
   ctx.record.extra["seed"] = plan.seed;
-  ctx.record.extra["ab_plan"] = AbPlanJson(plan, a_.not_on_gpu, {}, {});
+  ctx.record.extra["ab_plan"] = verdict::AbPlanJson(plan, {a_.not_on_gpu, false}, {}, {});
   ctx.record.extra["bisect_step"] = {{"commit", c.sha}, {"kind", st.kind}};
   LegRunner run_leg = [&](const Arm& arm, const std::string& role) {
     size_t before = ctx.record.legs.size();

@@ -193,8 +193,7 @@ std::pair<int, double> BestSplitT(const std::vector<double>& z, int min_segment)
   if (best < 0) return {-1, 1.0};
   if (std::isinf(best_t)) return {best, 0.0};
   const double splits = n - 2 * k + 1;
-  const double p = 2 * boost::math::cdf(boost::math::complement(
-                           boost::math::students_t_distribution<double>(n - 2), best_t));
+  const double p = 2 * StudentTUpper(n - 2, best_t);
   return {best, std::min(1.0, splits * p)};
 }
 
