@@ -27,7 +27,7 @@ namespace vouch::cli {
 
 namespace {
 
-void Say(const std::string& m) { fmt::print(stderr, "vouch ab: {}\n", m); }
+void AbSay(const std::string& m) { fmt::print(stderr, "vouch ab: {}\n", m); }
 
 // The text of the arms as the flags give them.
 struct AbArmFlags {
@@ -45,10 +45,10 @@ std::optional<int> BuildArms(const RunFlags& f, const AbArmFlags& x,
   auto ae = ParseEnv(x.a_env);
   auto be = ParseEnv(x.b_env);
   if (!common_env || !ae || !be)
-    return Say((!common_env ? common_env : !ae ? ae : be).error().message), kExitUsage;
+    return AbSay((!common_env ? common_env : !ae ? ae : be).error().message), kExitUsage;
   if (!cmd.empty()) {
     if (!x.a_cmd.empty() || !x.b_cmd.empty())
-      return Say("give either --a/--b or one command after --, not both"), kExitUsage;
+      return AbSay("give either --a/--b or one command after --, not both"), kExitUsage;
     a.argv = b.argv = cmd;
   } else if (f.shell) {
     // /bin/sh -c gets each string as it was written.
@@ -57,14 +57,14 @@ std::optional<int> BuildArms(const RunFlags& f, const AbArmFlags& x,
   } else {
     auto wa = SplitShellWords(x.a_cmd), wb = SplitShellWords(x.b_cmd);
     if (!wa || !wb)
-      return Say(fmt::format("--{}: {}", !wa ? "a" : "b", (!wa ? wa : wb).error().message)),
+      return AbSay(fmt::format("--{}: {}", !wa ? "a" : "b", (!wa ? wa : wb).error().message)),
              kExitUsage;
     a.argv = *wa;
     b.argv = *wb;
   }
   if (a.argv.empty() || b.argv.empty())
-    return Say("no command: give --a and --b, or -- CMD with --a-env/--b-env"), kExitUsage;
-  if (x.a_name == x.b_name) return Say("the two arms need different names"), kExitUsage;
+    return AbSay("no command: give --a and --b, or -- CMD with --a-env/--b-env"), kExitUsage;
+  if (x.a_name == x.b_name) return AbSay("the two arms need different names"), kExitUsage;
   a.env = *common_env;
   b.env = *common_env;
   a.env.insert(a.env.end(), ae->begin(), ae->end());
@@ -92,7 +92,7 @@ std::optional<int> CheckTwoArms(const RunFlags& f, const AbArmFlags& x, const Ar
   if (!arms_a.artifacts.empty() || !arms_b.artifacts.empty() || !controls.empty() ||
       !sources.empty()) {
     auto rep = CheckArms(arms_a, arms_b);
-    if (!rep) return Say(rep.error().message), kExitError;
+    if (!rep) return AbSay(rep.error().message), kExitError;
     arms_json = nlohmann::json::parse(RenderArmsJson(*rep));
     // With --gpu-trace the kernel multiset is a behavioural control measured by the legs
     // themselves: "no control (yet)" does not stop them; a fatal finding (one artifact) does.
@@ -103,7 +103,7 @@ std::optional<int> CheckTwoArms(const RunFlags& f, const AbArmFlags& x, const Ar
     });
     if (blocked) {
       fmt::print("{}", RenderArmsText(*rep));
-      Say("refused: the two arms are not shown to be two arms (see above); no leg was run");
+      AbSay("refused: the two arms are not shown to be two arms (see above); no leg was run");
       return kAbRefused;
     }
   }
@@ -111,15 +111,15 @@ std::optional<int> CheckTwoArms(const RunFlags& f, const AbArmFlags& x, const Ar
   if (arms_a.artifacts.empty() && arms_b.artifacts.empty() &&
       !(a.argv == b.argv && a.env == b.env)) {
     auto files = CheckCommandArms(a, b);
-    if (!files) return Say(files.error().message), kExitError;
+    if (!files) return AbSay(files.error().message), kExitError;
     for (const auto& y : files->findings)
-      Say(fmt::format(
+      AbSay(fmt::format(
           "arms: {}{}",
           y.severity == ArmsSeverity::kInfo ? "" : std::string(ArmsSeverityName(y.severity)) + ": ",
           y.message));
     arms_files_json = nlohmann::json::parse(RenderCommandArmsJson(*files));
     if (files->fatal) {
-      Say("refused: the two arms are one artifact (see above); no leg was run");
+      AbSay("refused: the two arms are one artifact (see above); no leg was run");
       return kAbRefused;
     }
   }
