@@ -131,8 +131,8 @@ TEST_F(ForgeFilesCli, AStoreWhoseRunsTableIsARecursiveViewIsRefused) {
   auto l = Vouch("history list --store h.sqlite");
   EXPECT_EQ(l.rc, 1) << l.out;  // was 124: it ran for ever
   EXPECT_TRUE(Has(l.out,
-                  "h.sqlite: it holds a view named 'runs', and a vouch store has tables "
-                  "only: not a vouch store, or a tampered one; refused"))
+                  "h.sqlite: it holds a view named 'runs', and a vouch store has plain "
+                  "tables and columns only: not a vouch store, or a tampered one; refused"))
       << l.out;
 }
 

@@ -65,11 +65,16 @@ TEST_F(HistoryCli, AddIsIdempotentAndListShowsTheRun) {
 
 TEST_F(HistoryCli, ANewerRecordIsRefusedByNameAndTheRestStored) {
   std::string newer = Copy(1, "c1", 100, 2), ok = Copy(2, "c2", 100);
-  auto a = Vouch(fmt::format("history add --store h.sqlite {} {} nowhere", newer, ok));
+  auto a = Vouch(fmt::format("history add --store h.sqlite {} {}", newer, ok));
   EXPECT_EQ(a.rc, 1) << a.out;
   EXPECT_TRUE(Has(a.out, "record schema version 2 is not one this vouch reads")) << a.out;
   EXPECT_TRUE(Has(a.out, newer)) << a.out;
-  EXPECT_TRUE(Has(a.out, "1 added, 0 unchanged, 0 replaced, 2 refused")) << a.out;
+  EXPECT_TRUE(Has(a.out, "1 added, 0 unchanged, 0 replaced, 1 refused")) << a.out;
+  // A path that is not there stops the add before anything is written (issue 37).
+  auto missing = Vouch(fmt::format("history add --store h2.sqlite {} nowhere", ok));
+  EXPECT_EQ(missing.rc, 1) << missing.out;
+  EXPECT_TRUE(Has(missing.out, "nowhere: no such file or folder")) << missing.out;
+  EXPECT_FALSE(std::filesystem::exists(D("h2.sqlite")));
 }
 
 TEST_F(HistoryCli, TwoWritersAtOnceStoreEveryRecordOnce) {

@@ -87,8 +87,10 @@ class ModuleAgreesWithVouch(unittest.TestCase):
                    if k not in ("VOUCH_METRICS", "VOUCH_REGION_PID", "RANK")}
             env.update(VOUCH_SIM=str(SIM), VOUCH_LOCK_FILE=os.path.join(d, "lock"))
             r = subprocess.run(
-                [BINARY, "run", "--min-busy-readings", "5", "--warmup", "0", "--reps",
-                 str(len(cases)), "--out", "r", "--", sys.executable, "leg.py",
+                # --keep-going: each leg is its own case (a run otherwise stops at the first leg
+                # whose metrics cannot be read).
+                [BINARY, "run", "--min-busy-readings", "5", "--warmup", "0", "--keep-going",
+                 "--reps", str(len(cases)), "--out", "r", "--", sys.executable, "leg.py",
                  str(ROOT / "python"), json.dumps(cases)],
                 cwd=d, env=env, capture_output=True, text=True, timeout=600)
             rec_path = pathlib.Path(d, "r", "record.json")
