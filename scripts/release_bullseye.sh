@@ -75,13 +75,13 @@ bind "$src" "$root/src/vouch" ro
 [ -f /usr/local/cuda/include/cupti.h ] && bind "$(realpath /usr/local/cuda)" "$root/usr/local/cuda" ro
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/opt/hostcmake/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 
-if [ ! -f "$root/.vouch-packages" ]; then
+if [ ! -f "$root/.vouch-packages-2" ]; then
   log "bullseye's compiler and -dev packages (apt-get in the root)"
   in_root apt-get update -q >/dev/null
   in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     g++ ninja-build pkg-config libboost-dev libsqlite3-dev libssl-dev zlib1g-dev libre2-dev \
-    libpq-dev ccache binutils >/dev/null
-  touch "$root/.vouch-packages"
+    libpq-dev libutf8proc-dev ccache binutils >/dev/null
+  touch "$root/.vouch-packages-2"
 fi
 
 if [ ! -f "$root/.vouch-deps" ]; then
