@@ -169,8 +169,10 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--max-pairs", max_pairs,
                  "sequential mode: decide after each block, at most this many pairs")
       ->check(NumberFlag(Count(4, 1000)));
+  // Any 64-bit seed (vouch draws them so, and a fleet hands them on): CLI11's own integer
+  // conversion checks it; a double-valued range cannot hold 2^64 - 1.
   app.add_option("--seed", seed, "seed of the block orientations (default: random, recorded)")
-      ->check(NumberFlag(Count(0, 9e18)));
+      ->check(Seed64());
   app.add_option("--calibrate", calibrate,
                  "run K A/A pairs first; the band is the 95th percentile of their |d|")
       ->check(NumberFlag(Count(0, 1000)));

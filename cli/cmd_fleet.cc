@@ -23,8 +23,8 @@
 #include "fleet/plan.h"
 #include "fleet/slurm.h"
 #include "fleet/trust.h"
-#include "record/record_hook.h"
 #include "number_flag.h"
+#include "record/record_hook.h"
 #include "run_common.h"
 #include "telemetry/sim_builtin.h"
 #include "util/fs.h"
@@ -271,8 +271,9 @@ int Submit(FleetKind kind, const GlobalOptions& g, std::vector<std::string> args
                    "pairs in all, split in whole ABBA blocks over the nodes "
                    "(default 4 per node)")
         ->check(NumberFlag(Count(2, 1000000)));
+    // Any 64-bit seed: CLI11's own integer conversion checks it.
     app.add_option("--seed", seed, "seed of the tasks' orientation seeds (default random)")
-        ->check(NumberFlag(Count(0, 9e18)));
+        ->check(Seed64());
   }
   if (kind == FleetKind::kGate)
     app.add_option("--baseline", baseline,

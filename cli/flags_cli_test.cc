@@ -63,6 +63,18 @@ TEST_F(FlagsCli, ANumericFlagOutOfItsRangeIsAUsageErrorNamingIt) {
 
 // `ab --from RECORD` recomputes the verdict with the record's plan: --band and --confidence
 // were silently dropped. Refused, naming the flag, before the record is read.
+// A seed is any 64-bit number (vouch draws them so, and a fleet hands them to its nodes): the
+// largest is taken, a negative or a larger one is a usage error naming it.
+TEST_F(FlagsCli, ASeedIsAnySixtyFourBitNumberAndNothingElse) {
+  for (const char* bad : {"-5", "18446744073709551616", "1e3", "nan"}) {
+    auto r = Vouch(fmt::format("ab --seed {} --a true --b false", bad));
+    EXPECT_EQ(r.rc, 64) << bad << "\n" << r.out;
+    EXPECT_TRUE(testing_util::Has(r.out, "is not a seed")) << r.out;
+  }
+  auto max = Vouch("ab --seed 18446744073709551615 --pairs 4 --a true --b false");
+  EXPECT_FALSE(testing_util::Has(max.out, "is not a seed")) << max.out;
+}
+
 TEST_F(FlagsCli, AbFromRefusesAFlagItCannotHonour) {
   for (const char* flag : {"--band 50", "--confidence 0.5", "--pairs 6", "--max-spread-pct 3"}) {
     auto r = Vouch(fmt::format("ab --from nowhere {}", flag));
