@@ -112,7 +112,10 @@ std::vector<std::string> RefuseLatenciesOfAnInvalidLoad(std::vector<Metric>* met
     if (!prefix.empty() && prefix.back() != '/') continue;
     if (m.text->rfind("valid:", 0) != 0) invalid.push_back({prefix, *m.text});
   }
-  for (const auto& [prefix, what] : invalid) {
+  for (const auto& entry : invalid) {
+    // Not a structured binding: Debian 12's clang 14 cannot capture one in a lambda.
+    const std::string& prefix = entry.first;
+    const std::string& what = entry.second;
     auto latency = [&](const Metric& m) {
       return IsServingMetric(m) && !m.is_text() && (m.unit == "ms" || m.unit == "s") &&
              m.name.compare(0, prefix.size(), prefix) == 0 &&
