@@ -201,7 +201,8 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   };
   RunWarmupAndMeasured(ctx, arm, f.warmup, f.reps);
   int first_stage = 0;  // the first stage's trials when the baseline grew
-  if (max_trials > trials && !ctx.interrupted) {
+  const bool growth_rule = max_trials > trials && !ctx.interrupted;
+  if (growth_rule) {
     // Stein's second stage: the first trials' spread says how many would resolve the fail
     // thresholds (the defaults for the headline and peak VRAM apply here too).
     if (auto first = BaselineFromLegs(ctx, headline, bo)) {
@@ -230,6 +231,7 @@ int CmdBaseline(const GlobalOptions& g, std::vector<std::string> args) {
   b->trials = trials;
   b->metric_sources = f.metric_specs;  // a gate reads its legs the same way (gate_hints.h)
   if (first_stage >= 2) b->first_stage_trials = first_stage;
+  if (growth_rule) b->max_trials = std::max(max_trials, trials);
   headline = b->headline;
   const std::string headline_reason = b->headline_reason;
   b->noise_warnings = BaselineNoiseWarnings(*b, kGateDefaultLegs);
@@ -335,30 +337,41 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
                "RECORD\n");
     return kExitUsage;
   }
-  // The sequential design (gate/gate_sequential.h), on the fewest trials a failing metric has.
-  std::optional<GateSequentialDesign> design;
-  if (max_reps > f.reps) {
-    std::size_t m = 0;
-    for (const auto& bm : base->metrics)
-      if (bm.fail_pct && bm.trials.size() >= 2)
-        m = m ? std::min(m, bm.trials.size()) : bm.trials.size();
-    GateSequentialPlan plan;
-    plan.baseline_trials = m;
-    if (base->first_stage_trials > 0 && static_cast<std::size_t>(base->first_stage_trials) < m)
-      plan.baseline_spread_trials = static_cast<std::size_t>(base->first_stage_trials);
-    plan.first_legs = static_cast<std::size_t>(f.reps);
-    plan.legs_per_look = static_cast<std::size_t>(f.reps);
-    plan.max_legs = static_cast<std::size_t>(max_reps);
-    plan.alpha = GateAlphaPerMetric(*base, ProcessEnv());
-    design = MakeGateSequentialDesign(plan);
-    if (!design)
-      fmt::print(stderr,
-                 "vouch gate: --max-reps {} not used: a sequential gate needs --reps 2 or more and "
-                 "a baseline with 2 or more trials of a metric that can fail\n",
-                 max_reps);
-  }
   RunContext ctx;
   std::size_t legs_run = 0;
+  auto count_legs = [&]() {
+    legs_run = static_cast<std::size_t>(
+        std::count_if(ctx.record.legs.begin(), ctx.record.legs.end(),
+                      [](const LegRecord& l) { return l.role == "measured"; }));
+  };
+  nlohmann::json rec;
+  std::size_t design_reps = static_cast<std::size_t>(f.reps);
+  if (!record_path.empty()) {
+    auto r = ReadRecordJson(record_path);
+    if (!r) return fmt::print(stderr, "vouch gate: {}\n", r.error().message), kExitError;
+    rec = *r;
+    if (rec.value("valid_legs", 0) == 0) {
+      fmt::print(stderr, "vouch gate: {} has no valid measured leg: nothing to gate\n",
+                 record_path);
+      return kExitError;
+    }
+    // The record's own legs, as the live gate that wrote it planned them: the same design.
+    design_reps = 0;
+    if (rec.contains("legs") && rec["legs"].is_array())
+      for (const auto& l : rec["legs"])
+        if (l.is_object() && l.value("role", "") == "measured") ++design_reps;
+  }
+  // The design (gate/gate_sequential.h): sequential with --max-reps, or one look calibrated on
+  // the baseline's growth rule when it could grow.
+  bool unusable = false;
+  std::optional<GateSequentialDesign> design =
+      GateDesignFor(*base, design_reps, static_cast<std::size_t>(max_reps),
+                    GateAlphaPerMetric(*base, ProcessEnv()), &unusable);
+  if (unusable)
+    fmt::print(stderr,
+               "vouch gate: --max-reps {} not used: a sequential gate needs --reps 2 or more and "
+               "a baseline with 2 or more trials of a metric that can fail\n",
+               max_reps);
   auto look_at = [&]() -> std::optional<GateLook> {
     if (!design) return std::nullopt;
     std::size_t k = std::max<std::size_t>(1, GateLookAt(*design, legs_run));
@@ -369,22 +382,7 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
                     design->nominal_alpha[k - 1],
                     design->plan.alpha};
   };
-  auto count_legs = [&]() {
-    legs_run = static_cast<std::size_t>(
-        std::count_if(ctx.record.legs.begin(), ctx.record.legs.end(),
-                      [](const LegRecord& l) { return l.role == "measured"; }));
-  };
-  nlohmann::json rec;
-  if (!record_path.empty()) {
-    auto r = ReadRecordJson(record_path);
-    if (!r) return fmt::print(stderr, "vouch gate: {}\n", r.error().message), kExitError;
-    rec = *r;
-    if (rec.value("valid_legs", 0) == 0) {
-      fmt::print(stderr, "vouch gate: {} has no valid measured leg: nothing to gate\n",
-                 record_path);
-      return kExitError;
-    }
-  } else {
+  if (record_path.empty()) {
     auto env = ParseEnv(f.env);
     if (!env) return fmt::print(stderr, "vouch gate: {}\n", env.error().message), kExitUsage;
     Arm arm{"run", cmd, *env, f.cwd, f.shell};

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,38 +60,54 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"pocock", "obf"}));
   bool sequential_only = false;
   app.add_flag("--sequential-only", sequential_only, "skip the fixed design's rows");
+  std::string direction = "both";
+  app.add_option("--direction", direction, "the headline's direction: higher, lower or both")
+      ->check(CLI::IsMember({"higher", "lower", "both"}));
   CLI11_PARSE(app, argc, argv);
   const std::vector<Case> cases = {{2, 0, "unchanged"},
                                    {2, 3, "at the 3 % threshold"},
                                    {1, 8, "+8 % regression"},
                                    {5, 0, "unchanged"}};
   fmt::print(
-      "| noise | truth | design | pass | FAIL | inconclusive | baseline trials | gate legs | "
-      "total legs |\n|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
+      "| noise | truth | better | design | pass | FAIL (upper 95 %) | inconclusive | baseline "
+      "trials | gate legs | total legs |\n|---:|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<vouch::Better> directions;
+  if (direction != "lower") directions.push_back(vouch::Better::kHigher);
+  if (direction != "higher") directions.push_back(vouch::Better::kLower);
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     if (only_case != 0 && ci + 1 != only_case) continue;
-    for (bool seq : {false, true}) {
-      if (sequential_only && !seq) continue;
-      vouch::GateSimulator sim(seed);  // the same seed for both designs
-      if (spending == "pocock") sim.spending = vouch::SpendingFunction::kPocock;
-      vouch::GateSimSetup s;
-      s.noise_sd_pct = c.noise_pct;
-      s.change_pct = c.change_pct;
-      s.trials = trials;
-      s.reps = reps;
-      if (seq) {
-        s.max_trials = max_trials;
-        s.max_reps = max_reps;
+    for (vouch::Better better : directions)
+      for (bool seq : {false, true}) {
+        if (sequential_only && !seq) continue;
+        vouch::GateSimulator sim(seed);  // the same seed for both designs
+        if (spending == "pocock") sim.spending = vouch::SpendingFunction::kPocock;
+        vouch::GateSimSetup s;
+        s.noise_sd_pct = c.noise_pct;
+        s.change_pct = c.change_pct;
+        s.better = better;
+        s.trials = trials;
+        s.reps = reps;
+        if (seq) {
+          s.max_trials = max_trials;
+          s.max_reps = max_reps;
+        }
+        Rates r = Simulate(sim, s, gates);
+        // The FAIL rate's upper 95 % bound (Wilson score interval, one-sided z = 1.645).
+        const double z = 1.645, nn = gates, ph = r.fail;
+        const double upper =
+            (ph + z * z / (2 * nn) + z * std::sqrt(ph * (1 - ph) / nn + z * z / (4 * nn * nn))) /
+            (1 + z * z / nn);
+        fmt::print(
+            "| {:g} % | {} | {} | {} | {:.1f} % | {:.2f} % ({:.2f} %) | {:.1f} % | {:.2f} | {:.2f} "
+            "| "
+            "{:.2f} |\n",
+            c.noise_pct, c.truth, better == vouch::Better::kHigher ? "higher" : "lower",
+            seq ? fmt::format("sequential (max-trials {}, max-reps {})", max_trials, max_reps)
+                : fmt::format("fixed ({} trials, {} legs)", trials, reps),
+            100 * r.pass, 100 * r.fail, 100 * upper, 100 * r.inconclusive, r.trials, r.legs,
+            r.trials + r.legs);
       }
-      Rates r = Simulate(sim, s, gates);
-      fmt::print(
-          "| {:g} % | {} | {} | {:.1f} % | {:.1f} % | {:.1f} % | {:.2f} | {:.2f} | {:.2f} |\n",
-          c.noise_pct, c.truth,
-          seq ? fmt::format("sequential (max-trials {}, max-reps {})", max_trials, max_reps)
-              : fmt::format("fixed ({} trials, {} legs)", trials, reps),
-          100 * r.pass, 100 * r.fail, 100 * r.inconclusive, r.trials, r.legs, r.trials + r.legs);
-    }
   }
   fmt::print("\n{} simulated gates per row, seed {}; fail threshold 3 %, one metric.\n", gates,
              seed);

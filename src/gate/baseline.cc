@@ -458,6 +458,14 @@ Result<Baseline> ParseBaseline(std::string_view json_text, const std::string& or
                    fmt::format("{} is not between 2 and the {} trials", first, trials));
     b.first_stage_trials = static_cast<int>(first);
   }
+  if (doc.contains("max_trials")) {
+    long long top = 0;
+    VOUCH_TRY_ASSIGN(top, r.Integer(doc, "", "max_trials"));
+    if (top < trials || top > 1000000)
+      return r.Bad("max_trials",
+                   fmt::format("{} is not between the {} trials and 1000000", top, trials));
+    b.max_trials = static_cast<int>(top);
+  }
   VOUCH_TRY_ASSIGN(b.headline, r.String(doc, "", "headline"));
   VOUCH_TRY_ASSIGN(b.headline_reason, r.String(doc, "", "headline_reason", false));
   const json* clock = nullptr;
@@ -510,6 +518,7 @@ std::string BaselineToJson(const Baseline& b) {
   j["record_path"] = b.record_path;
   j["trials"] = b.trials;
   if (b.first_stage_trials > 0) j["first_stage_trials"] = b.first_stage_trials;
+  if (b.max_trials > 0) j["max_trials"] = b.max_trials;
   j["headline"] = b.headline;
   j["headline_reason"] = b.headline_reason;
   j["clock"] = ClockToJson(b.clock);

@@ -56,6 +56,10 @@ struct Baseline {
   // the gate takes the baseline's spread from these trials only (gate/noise.h), since how
   // many trials were added depended on their spread. 0: not grown (one stage).
   int first_stage_trials = 0;
+  // The --max-trials it was pinned with when the growth rule ran (grown or not): a baseline that
+  // could grow and kept its first trials did so because their spread looked small, and the gate
+  // calibrates its levels on that rule (gate/gate_sequential.h). 0: it could not grow.
+  int max_trials = 0;
   std::string created_utc;                  // ISO 8601, e.g. 2026-11-29T10:48:56Z
   std::vector<std::string> noise_warnings;  // BaselineNoiseWarnings when it was written
   // The --metric sources its trials were read with ("json:tok_s:tok/s:higher:/tok_s", ...): a

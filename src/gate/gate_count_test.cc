@@ -102,7 +102,7 @@ TEST(GateCount, ANonZeroBaselineKeepsPercentAndTheCountThreshold) {
   EXPECT_EQ(Failed(r).verdict, GateVerdict::kWarn);
   EXPECT_NEAR(*Failed(r).change_pct, 25.0, 1e-9);
   EXPECT_EQ(Failed(r).threshold, "warn > +5%, fail > +2 (count)");
-  EXPECT_EQ(r.rows[0].threshold, "fail < -3%");  // not a count: no count threshold
+  EXPECT_EQ(r.rows[0].threshold, "fail < -2.91% (1/1.03)");  // not a count: no count threshold
   r = Gate(VllmBaseline(4), 7, 2);
   EXPECT_EQ(Failed(r).verdict, GateVerdict::kFail);
   EXPECT_EQ(Failed(r).note, "4 -> 7: beyond the count threshold of 2");

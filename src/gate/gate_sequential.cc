@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <random>
+#include <tuple>
 
+#include "gate/noise.h"
 #include "stats/sequential.h"
 #include "stats/welch.h"
 
@@ -75,6 +79,135 @@ double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<dou
   return lo;
 }
 
+// The baseline's first stage: the trials its spread is taken from.
+std::size_t FirstStage(const GateSequentialPlan& plan) {
+  const std::size_t m = plan.baseline_trials, m1 = plan.baseline_spread_trials;
+  return m1 >= 2 && m1 < m ? m1 : m;
+}
+
+// The one-sided level of each look for a baseline of M trials: the Lan-DeMets boundary on the
+// information I(n) = 1/(1/m + 1/n) (header), before the small-sample scale. Z: c_k, if wanted.
+std::optional<std::vector<double>> LookLevels(const GateSequentialPlan& plan,
+                                              const std::vector<std::size_t>& look_legs,
+                                              std::size_t m, std::vector<double>* z = nullptr) {
+  auto info = [&](std::size_t n) {
+    return 1.0 / (1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n));
+  };
+  std::vector<double> t;
+  for (std::size_t n : look_legs) t.push_back(info(n) / info(plan.max_legs));
+  auto c = SpendingBoundaries(t, 2 * plan.alpha, plan.spending);
+  if (!c) return std::nullopt;
+  std::vector<double> a;
+  for (double x : *c) a.push_back(PhiUpper(x));
+  if (z) *z = *c;
+  return a;
+}
+
+// The smallest lambda that keeps paths of `baseline --max-trials` and the looks at alpha, over a
+// grid of noise-to-threshold ratios (header). Each path draws the first stage, grows it as
+// BaselineTrialsToResolve would (the trials k that resolve the threshold: sd <= tau / ((t_{2k-2}
+// + z_power) sqrt(2/k)), Resolves in gate/noise.cc), takes the spread from the first stage
+// (Stein) and the mean from all trials, then the legs look by look with the levels of the
+// realised trials. Cached per plan: the bench's simulated gates ask for the same plan often.
+std::optional<double> GrowthScale(const GateSequentialPlan& plan,
+                                  const std::vector<std::size_t>& look_legs) {
+  const std::size_t m1 = FirstStage(plan), top = std::max(plan.baseline_growth_max, m1);
+  using Key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, double,
+                         int, std::size_t, std::uint64_t>;
+  const Key key{m1,
+                top,
+                plan.first_legs,
+                plan.legs_per_look,
+                plan.max_legs,
+                plan.alpha,
+                static_cast<int>(plan.spending),
+                plan.calibration_paths,
+                plan.calibration_seed};
+  static std::mutex mu;
+  static std::map<Key, double> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  std::vector<std::vector<double>> levels(top + 1);
+  for (std::size_t m = m1; m <= top; ++m) {
+    auto a = LookLevels(plan, look_legs, m);
+    if (!a) return std::nullopt;
+    levels[m] = *a;
+  }
+  // cutoff[k]: the largest spread (in units of the threshold's log) that k trials resolve.
+  const double z_power =
+      boost::math::quantile(boost::math::normal_distribution<double>(), kGateResolutionPower);
+  std::vector<double> cutoff(top + 1, 0.0);
+  for (std::size_t k = 2; k <= top; ++k)
+    cutoff[k] = 1.0 / ((StudentTQuantile(2.0 * k - 2, 1 - plan.alpha) + z_power) *
+                       std::sqrt(2.0 / static_cast<double>(k)));
+  auto grown_to = [&](double sd) {
+    for (std::size_t k = 2; k <= top; ++k)
+      if (sd <= cutoff[k]) return std::max(m1, k);
+    return top;
+  };
+  const std::vector<double> ratios = {0.1, 0.2, 0.3,  0.4, 0.5, 0.6, 0.7,
+                                      0.8, 1.0, 1.25, 1.5, 2.0, 3.0};
+  const std::size_t looks = look_legs.size();
+  const std::size_t paths = std::max<std::size_t>(2000, plan.calibration_paths / 4);
+  std::mt19937_64 rng(plan.calibration_seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  double lambda_min = 1.0;
+  std::vector<float> p(paths * looks);
+  std::vector<std::size_t> trials(paths);
+  for (double sigma : ratios) {
+    for (std::size_t i = 0; i < paths; ++i) {
+      double bs = 0, bss = 0;
+      for (std::size_t j = 0; j < m1; ++j) {
+        const double x = sigma * normal(rng);
+        bs += x;
+        bss += x * x;
+      }
+      const double n1 = static_cast<double>(m1), mean1 = bs / n1;
+      const double vb = std::max((bss - n1 * mean1 * mean1) / (n1 - 1), 1e-300);
+      const std::size_t m = grown_to(std::sqrt(vb));
+      for (std::size_t j = m1; j < m; ++j) bs += sigma * normal(rng);
+      trials[i] = m;
+      const double mb = bs / static_cast<double>(m);
+      double s = 0, ss = 0;
+      std::size_t n = 0;
+      for (std::size_t k = 0; k < looks; ++k) {
+        for (; n < look_legs[k]; ++n) {
+          const double x = sigma * normal(rng);
+          s += x;
+          ss += x * x;
+        }
+        const double nn = static_cast<double>(n), mn = s / nn;
+        const double vn = std::max((ss - nn * mn * mn) / (nn - 1), 1e-300);
+        const WelchT w = Welch({mb, vb, static_cast<double>(m), n1 - 1.0}, {mn, vn, nn, nn - 1});
+        p[i * looks + k] = static_cast<float>(StudentTUpper(w.df, w.t));
+      }
+    }
+    auto level = [&](double lambda) {
+      std::size_t crossed = 0;
+      for (std::size_t i = 0; i < paths; ++i)
+        for (std::size_t k = 0; k < looks; ++k)
+          if (p[i * looks + k] <= lambda * levels[trials[i]][k]) {
+            ++crossed;
+            break;
+          }
+      return static_cast<double>(crossed) / static_cast<double>(paths);
+    };
+    if (level(lambda_min) <= plan.alpha) continue;
+    double lo = 0.5 * lambda_min, hi = lambda_min;
+    while (level(lo) > plan.alpha && lo > 1e-6) lo /= 2;
+    for (int it = 0; it < 25; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (level(mid) > plan.alpha ? hi : lo) = mid;
+    }
+    lambda_min = lo;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(key, lambda_min);
+  return lambda_min;
+}
+
 }  // namespace
 
 std::optional<GateSequentialDesign> MakeGateSequentialDesign(const GateSequentialPlan& plan) {
@@ -88,17 +221,44 @@ std::optional<GateSequentialDesign> MakeGateSequentialDesign(const GateSequentia
   for (std::size_t n = plan.first_legs; n < plan.max_legs; n += plan.legs_per_look)
     d.look_legs.push_back(n);
   d.look_legs.push_back(plan.max_legs);
-  const double m = static_cast<double>(plan.baseline_trials);
-  auto info = [&](std::size_t n) { return 1.0 / (1.0 / m + 1.0 / static_cast<double>(n)); };
-  std::vector<double> t;
-  for (std::size_t n : d.look_legs) t.push_back(info(n) / info(plan.max_legs));
-  auto c = SpendingBoundaries(t, 2 * plan.alpha, plan.spending);
-  if (!c) return std::nullopt;
-  d.boundary_z = *c;
-  std::vector<double> a;
-  for (double z : d.boundary_z) a.push_back(PhiUpper(z));
-  d.small_sample_scale = plan.calibration_paths > 0 ? GateSmallSampleScale(d, a) : 1.0;
-  for (double x : a) d.nominal_alpha.push_back(d.small_sample_scale * x);
+  auto a = LookLevels(plan, d.look_legs, plan.baseline_trials, &d.boundary_z);
+  if (!a) return std::nullopt;
+  if (plan.calibration_paths == 0) {
+    d.small_sample_scale = 1.0;
+  } else if (plan.baseline_growth_max > FirstStage(plan)) {
+    auto lambda = GrowthScale(plan, d.look_legs);
+    if (!lambda) return std::nullopt;
+    d.small_sample_scale = *lambda;
+  } else {
+    d.small_sample_scale = GateSmallSampleScale(d, *a);
+  }
+  for (double x : *a) d.nominal_alpha.push_back(d.small_sample_scale * x);
+  return d;
+}
+
+std::optional<GateSequentialDesign> GateDesignFor(const Baseline& base, std::size_t reps,
+                                                  std::size_t max_reps, double alpha,
+                                                  bool* unusable, SpendingFunction spending) {
+  if (unusable) *unusable = false;
+  const bool sequential = max_reps > reps;
+  std::size_t m = 0;  // the fewest trials a metric that can fail has
+  for (const auto& bm : base.metrics)
+    if (bm.fail_pct && bm.trials.size() >= 2)
+      m = m ? std::min(m, bm.trials.size()) : bm.trials.size();
+  const std::size_t top = static_cast<std::size_t>(std::max(0, base.max_trials));
+  if (!sequential && !(m >= 2 && top > 0)) return std::nullopt;
+  GateSequentialPlan plan;
+  plan.baseline_trials = m;
+  if (base.first_stage_trials > 0 && static_cast<std::size_t>(base.first_stage_trials) < m)
+    plan.baseline_spread_trials = static_cast<std::size_t>(base.first_stage_trials);
+  plan.baseline_growth_max = top;
+  plan.first_legs = reps;
+  plan.legs_per_look = std::max<std::size_t>(1, reps);
+  plan.max_legs = sequential ? max_reps : reps;
+  plan.alpha = alpha;
+  plan.spending = spending;
+  auto d = MakeGateSequentialDesign(plan);
+  if (!d && sequential && unusable) *unusable = true;
   return d;
 }
 

@@ -7,26 +7,22 @@ namespace vouch {
 
 double GateSimulator::Normal() { return std::normal_distribution<double>(0.0, 1.0)(rng_); }
 
-const GateSequentialDesign* GateSimulator::Design(std::size_t trials, std::size_t first,
-                                                  const GateSimSetup& s) {
-  auto it = designs_.find({trials, first});
-  if (it != designs_.end()) return &it->second;
-  GateSequentialPlan plan;
-  plan.baseline_trials = trials;
-  plan.baseline_spread_trials = first;
-  plan.spending = spending;
-  plan.first_legs = s.reps;
-  plan.legs_per_look = s.reps;
-  plan.max_legs = s.max_reps;
-  auto d = MakeGateSequentialDesign(plan);
-  if (!d) return nullptr;
-  return &designs_.emplace(std::make_pair(trials, first), *d).first->second;
+const GateSequentialDesign* GateSimulator::Design(const Baseline& b, const GateSimSetup& s) {
+  const auto key =
+      std::make_tuple(b.metrics.front().trials.size(), b.first_stage_trials, b.max_trials);
+  auto it = designs_.find(key);
+  if (it == designs_.end())
+    it = designs_
+             .emplace(key, GateDesignFor(b, s.reps, s.max_reps, GateAlphaPerMetric(b, nullptr),
+                                         nullptr, spending))
+             .first;
+  return it->second ? &*it->second : nullptr;
 }
 
 GateSimOutcome GateSimulator::Run(const GateSimSetup& s) {
   const double sd = s.noise_sd_pct / 100, base = 1000;
   auto draw = [&](double log_mean) { return base * std::exp(log_mean + sd * Normal()); };
-  BaselineInput in{"tps", "tok/s", Better::kHigher, {}, {}};
+  BaselineInput in{"tps", s.better == Better::kHigher ? "tok/s" : "ms", s.better, {}, {}};
   for (std::size_t i = 0; i < s.trials; ++i) in.values.push_back(draw(0));
   BaselineOptions bo;
   bo.headline_fail_pct = s.fail_pct;
@@ -38,12 +34,14 @@ GateSimOutcome GateSimulator::Run(const GateSimSetup& s) {
     b = MakeBaseline({in}, "tps", ClockState{}, bo);
     // As `baseline --max-trials` records it: the gate takes the spread from the first stage.
     if (in.values.size() > s.trials) b->first_stage_trials = static_cast<int>(s.trials);
+    b->max_trials = static_cast<int>(s.max_trials);
   }
   GateSimOutcome out;
   out.trials = in.values.size();
-  // Higher is better: a change of +X % in the bad direction is a rate X % lower.
-  const double now_mean = std::log1p(-s.change_pct / 100);
-  CurrentMetric cur{0, "tok/s", {}, {}};
+  // X % in the bad direction is a factor of 1 + X/100 worse: below for higher-is-better.
+  const double bad_log = std::log1p(s.change_pct / 100);
+  const double now_mean = s.better == Better::kHigher ? -bad_log : bad_log;
+  CurrentMetric cur{0, s.better == Better::kHigher ? "tok/s" : "ms", {}, {}};
   auto compare = [&](const std::optional<GateLook>& look) {
     std::vector<double> sorted = cur.values;
     std::sort(sorted.begin(), sorted.end());
@@ -51,9 +49,7 @@ GateSimOutcome GateSimulator::Run(const GateSimSetup& s) {
     return CompareToBaseline(*b, {{"tps", cur}}, ClockState{}, nullptr, look);
   };
   for (std::size_t i = 0; i < s.reps; ++i) cur.values.push_back(draw(now_mean));
-  const GateSequentialDesign* d =
-      s.max_reps > s.reps ? Design(out.trials, static_cast<std::size_t>(b->first_stage_trials), s)
-                          : nullptr;
+  const GateSequentialDesign* d = Design(*b, s);
   GateReport r;
   for (;;) {
     std::optional<GateLook> look;

@@ -6,20 +6,25 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
+#include <tuple>
 
 #include "gate/gate.h"
 
 namespace vouch {
 
 struct GateSimSetup {
-  double noise_sd_pct = 2;     // log sd of every leg and trial, in percent
-  double change_pct = 0;       // the true change in the bad direction (+8: 8 % slower)
-  double fail_pct = 3;         // the headline's fail threshold
-  std::size_t trials = 5;      // the baseline's planned trials (--trials)
-  std::size_t max_trials = 0;  // baseline --max-trials; 0: the fixed design (no growth)
-  std::size_t reps = 3;        // the gate's planned legs (--reps)
-  std::size_t max_reps = 0;    // gate --max-reps; 0: the fixed design (no further legs)
+  double noise_sd_pct = 2;  // log sd of every leg and trial, in percent
+  // The true change in the bad direction, as a factor: +8 is 1.08x worse (a lower-is-better
+  // headline 8 % higher, a higher-is-better one 1/1.08 of the baseline), the gate's own scale.
+  double change_pct = 0;
+  Better better = Better::kHigher;  // the headline's direction
+  double fail_pct = 3;              // the headline's fail threshold
+  std::size_t trials = 5;           // the baseline's planned trials (--trials)
+  std::size_t max_trials = 0;       // baseline --max-trials; 0: the fixed design (no growth)
+  std::size_t reps = 3;             // the gate's planned legs (--reps)
+  std::size_t max_reps = 0;         // gate --max-reps; 0: the fixed design (no further legs)
 };
 
 struct GateSimOutcome {
@@ -32,17 +37,17 @@ struct GateSimOutcome {
 class GateSimulator {
  public:
   explicit GateSimulator(std::uint64_t seed) : rng_(seed) {}
-  // One simulated baseline and gate (the headline "tps", higher is better).
+  // One simulated baseline and gate (the headline "tps", in the setup's direction).
   GateSimOutcome Run(const GateSimSetup& setup);
   // The sequential gate's alpha spending (the gate's is Pocock).
   SpendingFunction spending = GateSequentialPlan{}.spending;
-  // FIRST: the baseline's first stage when it grew (0: it did not).
-  const GateSequentialDesign* Design(std::size_t trials, std::size_t first,
-                                     const GateSimSetup& setup);
+  // The design the gate on B runs under (GateDesignFor: sequential, one look calibrated on
+  // the growth rule, or none), cached by the baseline's trials, first stage and growth cap.
+  const GateSequentialDesign* Design(const Baseline& b, const GateSimSetup& setup);
 
  private:
   std::mt19937_64 rng_;
-  std::map<std::pair<std::size_t, std::size_t>, GateSequentialDesign> designs_;
+  std::map<std::tuple<std::size_t, int, int>, std::optional<GateSequentialDesign>> designs_;
   double Normal();
 };
 

@@ -70,23 +70,25 @@ TEST(GateTest, AllEqualPasses) {
   EXPECT_EQ(*Row(r, "decode_tok_s").change_pct, 0.0);
 }
 
-// "Worse than -3 %" fails: strictly beyond. 3.00 % worse passes, 3.01 % fails.
+// "3 % worse" fails strictly beyond, on the log scale (issue 34): a higher-is-better metric
+// at 1/1.03 of its baseline (-2.91 %) passes, a hair below fails; -3.00 % fails now.
 TEST(GateTest, HeadlineBoundaryIsStrict) {
   auto at = [](double decode) {
     return Row(CompareToBaseline(SeedBaseline(), Now(decode), Clock(), NoEnv()), "decode_tok_s");
   };
-  EXPECT_EQ(at(97.01).verdict, GateVerdict::kPass);  // -2.99 %
-  EXPECT_EQ(at(97.00).verdict, GateVerdict::kPass);  // -3.00 %
-  EXPECT_EQ(at(96.99).verdict, GateVerdict::kFail);  // -3.01 %
+  EXPECT_EQ(at(97.10).verdict, GateVerdict::kPass);       // -2.90 %
+  EXPECT_EQ(at(100 / 1.03).verdict, GateVerdict::kPass);  // exactly 1/1.03
+  EXPECT_EQ(at(97.08).verdict, GateVerdict::kFail);       // -2.92 %
+  EXPECT_EQ(at(97.00).verdict, GateVerdict::kFail);       // -3.00 %
   EXPECT_NEAR(*at(96.99).change_pct, -3.01, 1e-9);
   EXPECT_NEAR(*at(96.99).change_in_bad_direction_pct, 3.01, 1e-9);
-  // A baseline whose 3 % is not exact in binary still passes at exactly -3 %.
+  // A baseline whose bound is not exact in binary still passes at exactly 1/1.03.
   Baseline b = SeedBaseline();
   b.metrics[0].value = 123.4;
   b.metrics[0].trials = {123.4, 123.4};
-  auto r = CompareToBaseline(b, Now(123.4 * 0.97), Clock(), NoEnv());
+  auto r = CompareToBaseline(b, Now(123.4 / 1.03), Clock(), NoEnv());
   EXPECT_EQ(Row(r, "decode_tok_s").verdict, GateVerdict::kPass);
-  r = CompareToBaseline(b, Now(123.4 * 0.9699), Clock(), NoEnv());
+  r = CompareToBaseline(b, Now(123.4 / 1.03 * 0.9999), Clock(), NoEnv());
   EXPECT_EQ(Row(r, "decode_tok_s").verdict, GateVerdict::kFail);
   EXPECT_EQ(GateExitCode(r), 1);
   // Faster is never a failure.
@@ -110,14 +112,16 @@ TEST(GateTest, LowerIsBetterLatencyUpFourPercentFails) {
 TEST(GateTest, WarnOnlyMetricNeverFails) {
   auto r = CompareToBaseline(SeedBaseline(), Now(100, 4700), Clock(), NoEnv());  // -6 %
   EXPECT_EQ(Row(r, "prefill_tok_s").verdict, GateVerdict::kWarn);
-  EXPECT_EQ(Row(r, "prefill_tok_s").threshold, "warn < -5%");
+  EXPECT_EQ(Row(r, "prefill_tok_s").threshold, "warn < -4.76% (1/1.05)");
   EXPECT_EQ(r.overall, GateVerdict::kWarn);
   EXPECT_EQ(GateExitCode(r), 0);
   r = CompareToBaseline(SeedBaseline(), Now(100, 1000), Clock(), NoEnv());  // -80 %
   EXPECT_EQ(Row(r, "prefill_tok_s").verdict, GateVerdict::kWarn);
   EXPECT_EQ(GateExitCode(r), 0);
-  r = CompareToBaseline(SeedBaseline(), Now(100, 4750), Clock(), NoEnv());  // exactly -5 %
+  r = CompareToBaseline(SeedBaseline(), Now(100, 5000 / 1.05), Clock(), NoEnv());  // 1/1.05
   EXPECT_EQ(Row(r, "prefill_tok_s").verdict, GateVerdict::kPass);
+  r = CompareToBaseline(SeedBaseline(), Now(100, 4750), Clock(), NoEnv());  // -5 %: past 1/1.05
+  EXPECT_EQ(Row(r, "prefill_tok_s").verdict, GateVerdict::kWarn);
 }
 
 TEST(GateTest, FailAndWarnOnOneMetric) {
@@ -125,7 +129,7 @@ TEST(GateTest, FailAndWarnOnOneMetric) {
   b.metrics[0].warn_pct = 1.0;
   auto r = CompareToBaseline(b, Now(98), Clock(), NoEnv());
   EXPECT_EQ(Row(r, "decode_tok_s").verdict, GateVerdict::kWarn);
-  EXPECT_EQ(Row(r, "decode_tok_s").threshold, "fail < -3%, warn < -1%");
+  EXPECT_EQ(Row(r, "decode_tok_s").threshold, "fail < -2.91% (1/1.03), warn < -0.99% (1/1.01)");
   r = CompareToBaseline(b, Now(96), Clock(), NoEnv());
   EXPECT_EQ(Row(r, "decode_tok_s").verdict, GateVerdict::kFail);
 }
@@ -307,9 +311,9 @@ TEST(GateTest, RenderersShowRowsCaveatsAndVerdict) {
       std::string::npos);
   EXPECT_NE(
       // '<' as an entity (util/escape.h MarkdownCell): GitHub shows "fail < -3%".
-      md.find(
-          "| decode_tok_s | tok/s | 100 | 96 | -4.00% | exact | 0.9600 (slower) | fail &lt; -3% | "
-          "**FAIL** |"),
+      md.find("| decode_tok_s | tok/s | 100 | 96 | -4.00% | exact | 0.9600 (slower) | fail &lt; "
+              "-2.91% (1/1.03) | "
+              "**FAIL** |"),
       std::string::npos)
       << md;
   EXPECT_NE(md.find("\nCaveats:\n- taken under different clock states"), std::string::npos);
