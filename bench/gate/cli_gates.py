@@ -5,7 +5,8 @@ Each gate pins a baseline (--trials 5 --max-trials 20, Stein's growth rule) and 
 legs are worse by exactly the fail threshold's factor (1.03: the gate's log-scale threshold), or
 unchanged, on the simulated device. Every leg's value is drawn beforehand from a lognormal of the
 given noise (seeded), so the truth is known; the leg prints it as vouch's metric channel expects.
-Counts pass / FAIL / inconclusive from the exit codes (0 / 1 / 2) and prints a Markdown row.
+Counts pass / FAIL / inconclusive / refused from the exit codes (0 / 1 / 2 / 3: the modes test's
+1 % false alarm on lognormal legs) and prints a Markdown row; rates are of all gates.
 
   python3 bench/gate/cli_gates.py --vouch build/vouch --gates 150 --better higher --change 3
 """
@@ -62,7 +63,7 @@ def one_gate(vouch, sim, i, args, rng, tmp):
     g = subprocess.run([vouch, "gate", *common, "--reps", "3", "--max-reps", "12",
                         "--baseline", os.path.join(d, "base.json"), "--out", os.path.join(d, "g"),
                         "--", os.path.join(d, "gate.sh")], env=env, capture_output=True, text=True)
-    if g.returncode not in (0, 1, 2):
+    if g.returncode not in (0, 1, 2, 3):
         sys.exit(f"gate {i}: exit {g.returncode}: {g.stdout}{g.stderr}")
     trials = int(open(os.path.join(d, "base.count")).read())
     legs = int(open(os.path.join(d, "gate.count")).read())
@@ -84,7 +85,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=3, help="gates at once (each has its own lock)")
     ap.add_argument("--seed", type=int, default=34)
     args = ap.parse_args()
-    counts = {0: 0, 1: 0, 2: 0}
+    counts = {0: 0, 1: 0, 2: 0, 3: 0}  # pass, FAIL, inconclusive, refused (two modes)
     trials = legs = 0
     with tempfile.TemporaryDirectory() as tmp, \
             concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -101,6 +102,7 @@ def main():
     print(f"| {args.noise:g} % | {args.change:+g} % | {args.better} | {n} | "
           f"{100 * counts[0] / n:.1f} % | {100 * counts[1] / n:.1f} % "
           f"({100 * wilson_upper(counts[1], n):.1f} %) | {100 * counts[2] / n:.1f} % | "
+          f"{100 * counts[3] / n:.1f} % | "
           f"{trials / n:.2f} | {legs / n:.2f} |")
 
 
