@@ -19,6 +19,40 @@ double PhiUpper(double z) {
   return boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), z));
 }
 
+// The one-sided Welch p value at each look of one path's legs (sigma times standard normals)
+// against a baseline of mean MB over M trials and variance VB over its first M1: into P.
+void LookPValues(std::mt19937_64& rng, std::normal_distribution<double>& normal, double sigma,
+                 const std::vector<std::size_t>& look_legs, double mb, double vb, std::size_t m,
+                 std::size_t m1, float* p) {
+  double s = 0, ss = 0;
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < look_legs.size(); ++k) {
+    for (; n < look_legs[k]; ++n) {
+      const double x = sigma * normal(rng);
+      s += x;
+      ss += x * x;
+    }
+    const double nn = static_cast<double>(n), mn = s / nn;
+    const double vn = std::max((ss - nn * mn * mn) / (nn - 1), 1e-300);
+    const WelchT w = Welch({mb, vb, static_cast<double>(m), m1 - 1.0}, {mn, vn, nn, nn - 1});
+    p[k] = static_cast<float>(StudentTUpper(w.df, w.t));
+  }
+}
+
+// The largest lambda <= START whose LEVEL (the share of paths crossing) is at most ALPHA:
+// START itself when it already is, else bisected (25 steps).
+template <typename Level>
+double BisectScale(const Level& level, double alpha, double start) {
+  if (level(start) <= alpha) return start;
+  double lo = 0.5 * start, hi = start;
+  while (level(lo) > alpha && lo > 1e-6) lo /= 2;
+  for (int i = 0; i < 25; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (level(mid) > alpha ? hi : lo) = mid;
+  }
+  return lo;
+}
+
 // The one-sided Welch p value of each look of `paths` seeded null paths (equal variances,
 // no change), then lambda bisected so that the share of paths with any p_k <= lambda a_k is
 // alpha. Only ever tightens (lambda <= 1).
@@ -43,20 +77,8 @@ double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<dou
         vb = std::max((bss - static_cast<double>(m1) * mean1 * mean1) / (m1 - 1.0), 1e-300);
       }
     }
-    const double mb = bs / static_cast<double>(m);
-    double s = 0, ss = 0;
-    std::size_t n = 0;
-    for (std::size_t k = 0; k < looks; ++k) {
-      for (; n < d.look_legs[k]; ++n) {
-        const double x = normal(rng);
-        s += x;
-        ss += x * x;
-      }
-      const double nn = static_cast<double>(n), mn = s / nn;
-      const double vn = std::max((ss - nn * mn * mn) / (nn - 1), 1e-300);
-      const WelchT w = Welch({mb, vb, static_cast<double>(m), m1 - 1.0}, {mn, vn, nn, nn - 1});
-      p[i * looks + k] = static_cast<float>(StudentTUpper(w.df, w.t));
-    }
+    LookPValues(rng, normal, 1.0, d.look_legs, bs / static_cast<double>(m), vb, m, m1,
+                &p[i * looks]);
   }
   auto level = [&](double lambda) {
     std::size_t crossed = 0;
@@ -68,15 +90,7 @@ double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<dou
         }
     return static_cast<double>(crossed) / static_cast<double>(paths);
   };
-  const double alpha = d.plan.alpha;
-  if (level(1.0) <= alpha) return 1.0;
-  double lo = 0.5, hi = 1.0;
-  while (level(lo) > alpha && lo > 1e-6) lo /= 2;
-  for (int i = 0; i < 25; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (level(mid) > alpha ? hi : lo) = mid;
-  }
-  return lo;
+  return BisectScale(level, d.plan.alpha, 1.0);
 }
 
 // The baseline's first stage: the trials its spread is taken from.
@@ -169,20 +183,8 @@ std::optional<double> GrowthScale(const GateSequentialPlan& plan,
       const std::size_t m = grown_to(std::sqrt(vb));
       for (std::size_t j = m1; j < m; ++j) bs += sigma * normal(rng);
       trials[i] = m;
-      const double mb = bs / static_cast<double>(m);
-      double s = 0, ss = 0;
-      std::size_t n = 0;
-      for (std::size_t k = 0; k < looks; ++k) {
-        for (; n < look_legs[k]; ++n) {
-          const double x = sigma * normal(rng);
-          s += x;
-          ss += x * x;
-        }
-        const double nn = static_cast<double>(n), mn = s / nn;
-        const double vn = std::max((ss - nn * mn * mn) / (nn - 1), 1e-300);
-        const WelchT w = Welch({mb, vb, static_cast<double>(m), n1 - 1.0}, {mn, vn, nn, nn - 1});
-        p[i * looks + k] = static_cast<float>(StudentTUpper(w.df, w.t));
-      }
+      LookPValues(rng, normal, sigma, look_legs, bs / static_cast<double>(m), vb, m, m1,
+                  &p[i * looks]);
     }
     auto level = [&](double lambda) {
       std::size_t crossed = 0;
@@ -194,14 +196,7 @@ std::optional<double> GrowthScale(const GateSequentialPlan& plan,
           }
       return static_cast<double>(crossed) / static_cast<double>(paths);
     };
-    if (level(lambda_min) <= plan.alpha) continue;
-    double lo = 0.5 * lambda_min, hi = lambda_min;
-    while (level(lo) > plan.alpha && lo > 1e-6) lo /= 2;
-    for (int it = 0; it < 25; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (level(mid) > plan.alpha ? hi : lo) = mid;
-    }
-    lambda_min = lo;
+    lambda_min = BisectScale(level, plan.alpha, lambda_min);
   }
   std::lock_guard<std::mutex> lock(mu);
   cache.emplace(key, lambda_min);
