@@ -12,6 +12,7 @@
 #include "common.h"
 #include "lock/lock.h"
 #include "number_flag.h"
+#include "roof_check.h"
 #include "util/escape.h"
 #include "util/fs.h"
 #include "util/host.h"
@@ -38,6 +39,10 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
   app.add_option("--low-device-memory-gib", low_mem_gib,
                  "warn when a GPU has less free memory than this (1 GiB)")
       ->check(NumberFlag(NotNegative(kMaxGib)));
+  bool calibrate = false;
+  app.add_flag("--calibrate", calibrate,
+               "measure each GPU's device-to-device copy bandwidth (a few seconds, CUDA driver "
+               "API) and keep it for this boot: metrics above it are refused (`vouch help roof`)");
   if (int rc = Parse(app, args); rc >= 0) return rc;
 
   std::vector<std::string> problems, warnings;
@@ -72,6 +77,7 @@ int CmdDoctor(const GlobalOptions& g, std::vector<std::string> args) {
     }
   }
   report["gpu_selection"] = {{"gpus", chosen}, {"source", source}};
+  if (calibrate) return CalibrateGpus(d, chosen);
   nlohmann::json gpus = nlohmann::json::array();
   for (int i = 0; i < d.Count(); ++i) {
     bool measured = std::find(chosen.begin(), chosen.end(), i) != chosen.end();

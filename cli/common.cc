@@ -172,6 +172,11 @@ void PolicyFlags::Add(CLI::App& app) {
                  "policy: warn when a GPU's peak memory used comes within this percent of its "
                  "total (2)")
       ->check(NumberFlag(Percent()));
+  app.add_option(
+         "--max-throttled-pct", max_throttled_pct,
+         "policy: a window is invalid when the driver's violation counters show one cause "
+         "(power cap, thermal...) held the clocks down longer than this percent of it (off)")
+      ->check(NumberFlag(Percent()));
 }
 
 Policy PolicyFlags::Apply(Policy p) const {
@@ -181,6 +186,7 @@ Policy PolicyFlags::Apply(Policy p) const {
   if (max_median_offset_pct) p.max_median_offset = *max_median_offset_pct / 100;
   if (max_mean_offset_pct) p.max_mean_offset = *max_mean_offset_pct / 100;
   if (memory_margin_pct) p.memory_margin = *memory_margin_pct / 100;
+  if (max_throttled_pct) p.max_throttled_share = *max_throttled_pct / 100;
   return p;
 }
 

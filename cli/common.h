@@ -59,6 +59,7 @@ struct PolicyFlags {
   std::optional<int> min_busy_readings;
   std::optional<double> min_busy_pct, max_spread_pct, max_median_offset_pct, max_mean_offset_pct;
   std::optional<double> memory_margin_pct;
+  std::optional<double> max_throttled_pct;
   void Add(CLI::App& app);
   Policy Apply(Policy p) const;
 };

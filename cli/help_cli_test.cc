@@ -37,6 +37,9 @@ const std::vector<std::pair<std::string, std::string>> kTopics = {
     {"gpu-trace", "docs/gpu-trace.md"},
     {"sim", "tests/data/sim/README.md"},
     {"exit-codes", "docs/exit-codes.md"},
+    {"bisect-method", "docs/bisect.md"},
+    {"throttle", "docs/throttle.md"},
+    {"roof", "docs/roof.md"},
 };
 
 TEST_F(HelpCli, EachTopicPrintsItsDocumentOfflineByteForByte) {

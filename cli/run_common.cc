@@ -20,6 +20,7 @@
 #include "modes_check.h"
 #include "number_flag.h"
 #include "record/preflight.h"
+#include "roof_check.h"
 #include "stats/percentiles.h"
 #include "stats/serving_load.h"
 #include "telemetry/sim_builtin.h"
@@ -369,6 +370,8 @@ bool RunOneLeg(RunContext& ctx, const Arm& arm, const std::string& role) {
   // A signal during the leg, or after it while its evidence was read: stop here.
   if (leg->result.interrupted || Interrupted()) ctx.interrupted = true;
   r.legs.push_back(std::move(*leg));
+  // A rate of bytes or FLOPs above the GPU's roof is not a figure (src/roof): refused.
+  RefuseAboveRoof(r.legs.back());
   // The journal first: the terminal may be gone (a closed ssh session) by the time we print.
   // Appended, not the whole record rewritten: constant cost per leg (record.json is written
   // again at the end, and a reader of a killed run reassembles it from the journal).

@@ -40,7 +40,9 @@ std::vector<Sample> Flat(int busy, int idle) {
 }
 
 Fold FoldOf(const std::vector<Sample>& s) { return FoldWindow(s, Policy{}); }
-WindowStatus Judge(const Fold& f) { return JudgeWindow({{StaticState{}, f}}, Policy{}).status; }
+WindowStatus Judge(const Fold& f) {
+  return JudgeWindow({{StaticState{}, f, false, {}}}, Policy{}).status;
+}
 
 TEST(Readings, CountsDriverUpdatesNotPolls) {
   auto f = FoldOf(Flat(30, 0));
@@ -99,7 +101,7 @@ TEST(Rules, ExactlyHalfBusyIsNotAMajority) {
   EXPECT_EQ(half.busy_readings, 40);
   EXPECT_EQ(half.readings, 80);
   EXPECT_EQ(Judge(half), WindowStatus::kInvalid);
-  auto v = JudgeWindow({{StaticState{}, half}}, Policy{});
+  auto v = JudgeWindow({{StaticState{}, half, false, {}}}, Policy{});
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_NE(v.reasons[0].find("busy readings are 50.00 % of the window"), std::string::npos);
   EXPECT_EQ(Judge(FoldOf(Flat(41, 40))), WindowStatus::kValid);
@@ -182,7 +184,7 @@ TEST_F(Scenario, MatrixSegmentIsRefusedForSpread) {
   EXPECT_EQ(f.sm_mhz->min, 1215);
   EXPECT_EQ(f.sm_mhz->max, 1980);
   EXPECT_GT(*f.spread, 0.05);
-  auto v = JudgeWindow({{StaticState{}, f}}, Policy{});
+  auto v = JudgeWindow({{StaticState{}, f, false, {}}}, Policy{});
   EXPECT_EQ(v.status, WindowStatus::kInvalid);
   bool spread_reason = false;
   for (const auto& r : v.reasons)

@@ -27,7 +27,7 @@ WindowSummary DescribeDevice(Device& device, const std::vector<int>& gpus) {
   w.hostname = h.hostname;
   w.kernel = h.kernel;
   w.boot_id = device.BootId();
-  for (int g : gpus) w.gpus.push_back({device.Static(g), Fold{}});
+  for (int g : gpus) w.gpus.push_back({device.Static(g), Fold{}, false, std::nullopt});
   return w;
 }
 
@@ -81,6 +81,17 @@ Result<MeasuredLeg> MeasureLeg(
   Sampler sampler(device, SamplerOptions{gpus, opt.interval_s, 0.1, m.samples_path, 0.5});
   if (auto s = sampler.Start(); !s) return s.error();
   m.window.started_unix_s = UnixNowSeconds();
+  // The driver's violation counters and instant power at the window's edges: milliseconds a
+  // read, so never in the poll loop (telemetry/edge.h).
+  auto read_edges = [&] {
+    std::vector<EdgeReading> e;
+    for (int g : gpus) {
+      e.push_back(device.ReadEdge(g));
+      e.back().unix_s = UnixNowSeconds();
+    }
+    return e;
+  };
+  const std::vector<EdgeReading> edges_begin = read_edges();
   // Forwards the leg's polls to OBSERVER and shows the sampler's latest reading to ON_TICK.
   struct Tick : LegObserver {
     LegObserver* inner;
@@ -99,6 +110,7 @@ Result<MeasuredLeg> MeasureLeg(
     }
   } tick_observer(observer, on_tick, sampler, gpus.front());
   auto leg = executor.Run(spec, &tick_observer);
+  const std::vector<EdgeReading> edges_end = read_edges();
   m.window.ended_unix_s = UnixNowSeconds();
   // The boot id at the close of the window: on a real machine it cannot change while the
   // leg runs (a reboot ends the leg), and reading it last lets a simulated reboot land.
@@ -120,7 +132,12 @@ Result<MeasuredLeg> MeasureLeg(
     m.window.region_begin_unix_s = region->begin_unix_s;
     m.window.region_end_unix_s = region->end_unix_s;
   }
-  for (auto& g : m.window.gpus) {
+  for (size_t gi = 0; gi < m.window.gpus.size(); ++gi) {
+    auto& g = m.window.gpus[gi];
+    g.throttle = FoldEdges(edges_begin[gi], edges_end[gi]);
+    if (g.throttle && region)
+      g.throttle->notes.push_back(
+          "the counters cover the whole window (read at its edges), not only the marked region");
     auto mine = SelectGpu(all, g.state.index);
     if (region) mine = Slice(mine, region->begin_unix_s, region->end_unix_s);
     g.fold = FoldWindow(mine, opt.policy);

@@ -7,13 +7,15 @@
 namespace vouch {
 
 nlohmann::json ToJson(const Policy& p) {
-  return {{"min_busy_readings", p.min_busy_readings},
-          {"min_busy_fraction", p.min_busy_fraction},
-          {"max_spread", p.max_spread},
-          {"max_median_offset", p.max_median_offset},
-          {"max_mean_offset", p.max_mean_offset},
-          {"default_update_period_s", p.default_update_period_s},
-          {"memory_margin", p.memory_margin}};
+  nlohmann::json j = {{"min_busy_readings", p.min_busy_readings},
+                      {"min_busy_fraction", p.min_busy_fraction},
+                      {"max_spread", p.max_spread},
+                      {"max_median_offset", p.max_median_offset},
+                      {"max_mean_offset", p.max_mean_offset},
+                      {"default_update_period_s", p.default_update_period_s},
+                      {"memory_margin", p.memory_margin}};
+  if (p.max_throttled_share) j["max_throttled_share"] = *p.max_throttled_share;
+  return j;
 }
 
 const JsonSchema& PolicySchema() {
@@ -25,6 +27,7 @@ const JsonSchema& PolicySchema() {
       May("max_mean_offset", JsonSchema::Number(0, 1e6)),
       May("default_update_period_s", JsonSchema::Number(1e-6, 1e6)),
       May("memory_margin", JsonSchema::Number(0, 1)),
+      May("max_throttled_share", JsonSchema::Number(0, 1)),
   });
   return s;
 }
@@ -44,6 +47,8 @@ Policy PolicyFromCheckedJson(const nlohmann::json& j) {
   p.max_mean_offset = j.value("max_mean_offset", p.max_mean_offset);
   p.default_update_period_s = j.value("default_update_period_s", p.default_update_period_s);
   p.memory_margin = j.value("memory_margin", p.memory_margin);
+  if (j.contains("max_throttled_share"))
+    p.max_throttled_share = j["max_throttled_share"].get<double>();
   return p;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 
 #include "util/result.h"
@@ -30,6 +31,10 @@ struct Policy {
   // #1103: at ~0 MiB free, WDDM and unified memory spill to host memory and keep returning
   // success, and bandwidth falls off a cliff).
   double memory_margin = 0.02;
+  // --max-throttled-pct: a window whose GPU the driver's own violation counters show held
+  // down by one cause (power cap, thermal, ...) for more than this share of the window is
+  // invalid, whatever its clock spread (throttle/throttle.h). Off unless given.
+  std::optional<double> max_throttled_share;
 };
 
 nlohmann::json ToJson(const Policy& p);

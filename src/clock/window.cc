@@ -157,6 +157,9 @@ WindowVerdict JudgeWindow(const std::vector<GpuWindow>& gpus, const Policy& p,
       continue;
     }
     gv.reasons = JudgeFold(f, p, prefix);
+    if (p.max_throttled_share && g.throttle)
+      if (auto why = ThrottleRefusal(*g.throttle, *p.max_throttled_share))
+        gv.reasons.push_back(prefix + *why);
     gv.status = gv.reasons.empty() ? "valid" : "invalid";
     v.reasons.insert(v.reasons.end(), gv.reasons.begin(), gv.reasons.end());
     if (f.polls_slower_than_updates)
@@ -212,6 +215,7 @@ nlohmann::json ToJson(const WindowSummary& w) {
   for (size_t i = 0; i < w.gpus.size(); ++i) {
     const auto& g = w.gpus[i];
     nlohmann::json gj = {{"static", ToJson(g.state)}, {"fold", ToJson(g.fold)}, {"named", g.named}};
+    if (g.throttle) gj["throttle"] = ToJson(*g.throttle);
     if (i < w.verdict.gpus.size())
       gj["verdict"] = {{"status", w.verdict.gpus[i].status},
                        {"reasons", w.verdict.gpus[i].reasons}};
@@ -259,7 +263,7 @@ const JsonSchema& WindowSummarySchema() {
       Must("policy", PolicySchema()),
       Must("gpus", JsonSchema::Array(JsonSchema::Object(
                        {Must("static", StaticStateSchema()), Must("fold", FoldSchema()),
-                        May("named", JsonSchema::Bool()),
+                        May("named", JsonSchema::Bool()), May("throttle", ThrottleFoldSchema()),
                         May("verdict", JsonSchema::Object({Must("status", JsonSchema::String()),
                                                            May("reasons", strings)}))}))),
       May("gpu_source", JsonSchema::String()),
@@ -305,7 +309,9 @@ WindowSummary WindowSummaryOfChecked(const nlohmann::json& j) {
   w.policy = PolicyFromCheckedJson(j.at("policy"));
   for (const auto& g : j.at("gpus")) {
     w.gpus.push_back({StaticStateFromCheckedJson(g.at("static")), FoldFromCheckedJson(g.at("fold")),
-                      g.value("named", false)});
+                      g.value("named", false), std::nullopt});
+    if (g.contains("throttle"))
+      w.gpus.back().throttle = ThrottleFoldFromCheckedJson(g.at("throttle"));
     if (g.contains("verdict")) {
       const auto& gv = g.at("verdict");
       w.verdict.gpus.push_back({w.gpus.back().fold.gpu, gv.at("status").get<std::string>(),
@@ -391,6 +397,7 @@ std::string RenderWindowText(const WindowSummary& w) {
           f.sm_mhz->min, f.sm_mhz->median, f.sm_mhz->mean, f.sm_mhz->max,
           100 * f.spread.value_or(0));
     if (f.mem_mhz) out += fmt::format("  memory clock median {:.0f} MHz\n", f.mem_mhz->median);
+    if (g.throttle) out += "  " + RenderThrottleLine(*g.throttle) + "\n";
     for (const auto& d : f.driver)
       out += fmt::format(
           "  driver samples ({}): {} readings every {:.0f} ms, {} missed by the polls\n",

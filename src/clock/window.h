@@ -11,6 +11,7 @@
 #include "clock/fold.h"
 #include "clock/policy.h"
 #include "telemetry/sample.h"
+#include "throttle/throttle.h"
 
 namespace vouch {
 
@@ -20,6 +21,8 @@ struct GpuWindow {
   // Named by --gpu or CUDA_VISIBLE_DEVICES: the command was meant to use it, so it must be
   // busy. A GPU sampled only because nothing was named may stay idle (it is then "unused").
   bool named = false;
+  // The driver's violation counters between the window's edges, where the device has them.
+  std::optional<ThrottleFold> throttle;
 };
 
 enum class WindowStatus { kValid, kInvalid, kIdle };

@@ -15,10 +15,6 @@
 namespace vouch {
 namespace {
 
-double PhiUpper(double z) {
-  return boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), z));
-}
-
 // The one-sided Welch p value at each look of one path's legs (sigma times standard normals)
 // against a baseline of mean MB over M trials and variance VB over its first M1: into P.
 void LookPValues(std::mt19937_64& rng, std::normal_distribution<double>& normal, double sigma,
@@ -112,7 +108,7 @@ std::optional<std::vector<double>> LookLevels(const GateSequentialPlan& plan,
   auto c = SpendingBoundaries(t, 2 * plan.alpha, plan.spending);
   if (!c) return std::nullopt;
   std::vector<double> a;
-  for (double x : *c) a.push_back(PhiUpper(x));
+  for (double x : *c) a.push_back(NormalUpper(x));
   if (z) *z = *c;
   return a;
 }

@@ -23,7 +23,7 @@
 // correlation of the estimates at n_j < n_k is sqrt(I_j / I_k)), and t_k = I(n_k) / I(N).
 // Each side spends alpha (the per-metric one-sided level, Bonferroni over the metrics that
 // can fail): the two-sided boundary is computed at 2 alpha and c_k turned into the one-sided
-// nominal level PhiUpper(c_k) of the Welch interval at look k.
+// nominal level NormalUpper(c_k) of the Welch interval at look k.
 //
 // Small-sample correction, as in stats/sequential.h: the Welch t with the baseline's few
 // trials is heavier-tailed than z, so all nominal levels are scaled by one factor lambda <= 1,

@@ -8,6 +8,11 @@
 #include <random>
 
 namespace vouch {
+
+double NormalUpper(double z) {
+  return boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), z));
+}
+
 namespace {
 
 // Simpson intervals across the continuation region (-c, c). The sub-densities are
@@ -15,9 +20,6 @@ namespace {
 constexpr int kGridIntervals = 400;
 
 double Phi(double z) { return boost::math::cdf(boost::math::normal_distribution<double>(), z); }
-double PhiUpper(double z) {
-  return boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), z));
-}
 double PhiDensity(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi); }
 double ZQuantileUpper(double p) {
   return boost::math::quantile(
@@ -47,7 +49,7 @@ Grid MakeGrid(double c, const auto& density) {
 double ExitProbability(const Grid& g, double r, double s, double c) {
   double p = 0;
   for (std::size_t j = 0; j < g.z.size(); ++j) {
-    p += g.weighted[j] * (Phi((-c - r * g.z[j]) / s) + PhiUpper((c - r * g.z[j]) / s));
+    p += g.weighted[j] * (Phi((-c - r * g.z[j]) / s) + NormalUpper((c - r * g.z[j]) / s));
   }
   return p;
 }
@@ -123,7 +125,7 @@ double AlphaSpent(SpendingFunction spending, double alpha, double t) {
       // Each side spends alpha/2 by the one-sided O'Brien-Fleming-type function
       // 2 - 2 Phi(z_{1-(alpha/2)/2} / sqrt(t)); the symmetric two-sided form of R ldbounds
       // and gsDesign, whose published boundaries the tests check.
-      return 2 * (2 * PhiUpper(ZQuantileUpper(alpha / 4) / std::sqrt(t)));
+      return 2 * (2 * NormalUpper(ZQuantileUpper(alpha / 4) / std::sqrt(t)));
     case SpendingFunction::kPocock:
       return alpha * std::log(1 + (std::numbers::e - 1) * t);
   }
@@ -194,7 +196,7 @@ std::optional<SequentialDesign> MakeSequentialDesign(const SequentialPlan& plan)
   if (!c) return std::nullopt;
   design.boundary_z = *c;
   std::vector<double> z_alpha;
-  for (double z : design.boundary_z) z_alpha.push_back(2 * PhiUpper(z));
+  for (double z : design.boundary_z) z_alpha.push_back(2 * NormalUpper(z));
   design.small_sample_scale =
       plan.calibration_paths > 0 ? SmallSampleScale(design.look_pairs, z_alpha, 1 - plan.confidence,
                                                     plan.calibration_paths, plan.calibration_seed)

@@ -45,6 +45,9 @@ enum class SpendingFunction {
 };
 
 // The cumulative two-sided alpha spent by information fraction t in [0, 1].
+// The standard normal upper tail, P(Z > z).
+double NormalUpper(double z);
+
 double AlphaSpent(SpendingFunction spending, double alpha, double t);
 
 // Two-sided z boundaries c_k for looks at increasing information fractions t_k in (0, 1]

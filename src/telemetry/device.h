@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "telemetry/edge.h"
 #include "telemetry/sample.h"
 #include "util/result.h"
 
@@ -50,6 +51,13 @@ class Device {
                                                           std::uint64_t since_us) = 0;
   // Every call that answered "not supported" or failed, with the NVML error text.
   virtual std::vector<std::string> NotSupported() const = 0;
+  // The cumulative violation counters and instant power, for a window's edges only (each
+  // read costs milliseconds). A device without them answers an empty reading with a note.
+  virtual EdgeReading ReadEdge(int gpu) {
+    EdgeReading r;
+    r.errors.push_back(fmt::format("GPU {}: this device has no violation counters", gpu));
+    return r;
+  }
 };
 
 // Loads libnvidia-ml.so.1 with dlopen; an error (naming what failed) when there is no driver.

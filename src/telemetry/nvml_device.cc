@@ -56,6 +56,18 @@ struct nvmlSample_t {
   nvmlValue_t sampleValue;
 };
 constexpr unsigned long long kNotAvailable = 0xFFFFFFFFFFFFFFFFull;  // NVML_VALUE_NOT_AVAILABLE
+struct nvmlViolationTime_t {
+  unsigned long long referenceTime;  // CPU timestamp, microseconds
+  unsigned long long violationTime;  // nanoseconds, cumulative
+};
+struct nvmlFieldValue_t {
+  unsigned fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType;  // nvmlValueType_t
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+};
+constexpr unsigned NVML_FI_DEV_POWER_AVERAGE = 185, NVML_FI_DEV_POWER_INSTANT = 186;  // mW
 
 struct Api {
   void* lib = nullptr;
@@ -82,6 +94,8 @@ struct Api {
   bool process_v1_layout = false;
   nvmlReturn_t (*DeviceGetSamples)(nvmlDevice_t, unsigned, unsigned long long, int*, unsigned*,
                                    nvmlSample_t*) = nullptr;
+  nvmlReturn_t (*DeviceGetViolationStatus)(nvmlDevice_t, unsigned, nvmlViolationTime_t*) = nullptr;
+  nvmlReturn_t (*DeviceGetFieldValues)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
   nvmlReturn_t (*DeviceSetGpuLockedClocks)(nvmlDevice_t, unsigned, unsigned) = nullptr;
   nvmlReturn_t (*DeviceResetGpuLockedClocks)(nvmlDevice_t) = nullptr;
 };
@@ -271,6 +285,40 @@ class NvmlDevice final : public Device {
     return out;
   }
 
+  // At a window's edges only: eight violation counters and two field values cost a few ms.
+  EdgeReading ReadEdge(int gpu) override {
+    EdgeReading r;
+    nvmlDevice_t d = handles_.at(static_cast<size_t>(gpu));
+    for (ThrottleCause c : kThrottleCauses) {
+      nvmlViolationTime_t v{};
+      nvmlReturn_t rc = Call(api_.DeviceGetViolationStatus, d, static_cast<unsigned>(c), &v);
+      if (rc == NVML_SUCCESS)
+        r.violation_ns[c] = v.violationTime;
+      else
+        r.errors.push_back(
+            fmt::format("nvmlDeviceGetViolationStatus({}): {}", CounterName(c),
+                        rc == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : Text(rc)));
+    }
+    nvmlFieldValue_t f[2] = {};
+    f[0].fieldId = NVML_FI_DEV_POWER_INSTANT;
+    f[1].fieldId = NVML_FI_DEV_POWER_AVERAGE;
+    nvmlReturn_t rc = Call(api_.DeviceGetFieldValues, d, 2, f);
+    for (int i = 0; i < 2 && rc == NVML_SUCCESS; ++i) {
+      if (f[i].nvmlReturn != NVML_SUCCESS) continue;
+      // nvmlValueType_t: DOUBLE 0, UNSIGNED_INT 1, UNSIGNED_LONG 2, UNSIGNED_LONG_LONG 3.
+      const auto& v = f[i].value;
+      double mw = f[i].valueType == 0   ? v.d
+                  : f[i].valueType == 1 ? v.ui
+                  : f[i].valueType == 2 ? static_cast<double>(v.ul)
+                                        : static_cast<double>(v.ull);
+      (i == 0 ? r.power_instant_w : r.power_average_w) = mw / 1000;
+    }
+    if (rc != NVML_SUCCESS)
+      r.errors.push_back(fmt::format("nvmlDeviceGetFieldValues(POWER_INSTANT, POWER_AVERAGE): {}",
+                                     rc == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : Text(rc)));
+    return r;
+  }
+
   std::vector<std::string> NotSupported() const override {
     std::lock_guard<std::mutex> l(mu_);
     return {unsupported_.begin(), unsupported_.end()};
@@ -365,6 +413,8 @@ Result<std::unique_ptr<Device>> OpenNvml() {
     a.process_v1_layout = true;
   }
   Load(a.lib, a.DeviceGetSamples, {"nvmlDeviceGetSamples"});
+  Load(a.lib, a.DeviceGetViolationStatus, {"nvmlDeviceGetViolationStatus"});
+  Load(a.lib, a.DeviceGetFieldValues, {"nvmlDeviceGetFieldValues"});
   Load(a.lib, a.DeviceSetGpuLockedClocks, {"nvmlDeviceSetGpuLockedClocks"});
   Load(a.lib, a.DeviceResetGpuLockedClocks, {"nvmlDeviceResetGpuLockedClocks"});
   if (!a.Init || !a.ErrorString || !a.DeviceGetCount || !a.DeviceGetHandleByIndex)

@@ -16,6 +16,7 @@
 #include "util/host.h"
 #include "util/json_io.h"
 #include "util/number.h"
+#include "util/strings.h"
 
 namespace vouch {
 namespace {
@@ -65,6 +66,59 @@ Changes FindChanges(const std::vector<Sample>& s, DriverQuantity q) {
   for (auto it = s.rbegin(); it != s.rend() && !c.last_value; ++it)
     c.last_value = DriverValue(*it, q);
   return c;
+}
+
+// One line of a replayed stream's violation counters (STREAM.counters.jsonl): cumulative
+// nanoseconds per cause at stream time t_s, and the power the edges read.
+struct CounterLine {
+  double t_s = 0;
+  std::map<ThrottleCause, double> violation_ns;
+  std::optional<double> power_instant_w, power_average_w;
+};
+
+// The lines of PATH per GPU, in time order; an error names the line.
+Result<std::vector<std::vector<CounterLine>>> ReadCounterLines(const std::string& path, int gpus) {
+  auto text = ReadFile(path, 64ull << 20);
+  if (!text) return text.error();
+  static const JsonSchema kLine = JsonSchema::Object({
+      Must("t_s", JsonSchema::Number()),
+      May("gpu", JsonSchema::Integer(0, 1023)),
+      May("violation_ns", JsonSchema::Map(JsonSchema::Number(0, 1e21))),
+      May("power_instant_w", JsonSchema::Number(0, 1e7)),
+      May("power_average_w", JsonSchema::Number(0, 1e7)),
+  });
+  std::vector<std::vector<CounterLine>> out(static_cast<size_t>(gpus));
+  std::size_t n = 0;
+  for (const auto& line : Split(*text, '\n')) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", path, n);
+    auto j = ParseJson(line, where);
+    if (!j) return j.error();
+    if (auto ok = kLine.Check(*j, where); !ok) return ok.error();
+    const int g = j->value("gpu", 0);
+    if (g >= gpus) return MakeError("{}: GPU {} is not in the stream ({} GPUs)", where, g, gpus);
+    CounterLine c;
+    c.t_s = j->at("t_s").get<double>();
+    if (j->contains("violation_ns"))
+      for (const auto& [k, v] : j->at("violation_ns").items()) {
+        auto cause = CauseFromKey(k);
+        if (!cause) return MakeError("{}: '{}' is not a violation counter", where, k);
+        c.violation_ns[*cause] = v.get<double>();
+      }
+    if (j->contains("power_instant_w")) c.power_instant_w = j->at("power_instant_w").get<double>();
+    if (j->contains("power_average_w")) c.power_average_w = j->at("power_average_w").get<double>();
+    auto& list = out[static_cast<size_t>(g)];
+    if (!list.empty() && c.t_s <= list.back().t_s)
+      return MakeError("{}: t_s {} does not increase", where, c.t_s);
+    for (const auto& [cause, ns] : c.violation_ns)
+      if (!list.empty() && list.back().violation_ns.count(cause) &&
+          ns < list.back().violation_ns.at(cause))
+        return MakeError("{}: counter '{}' goes backwards (counters are cumulative)", where,
+                         CauseKey(cause));
+    list.push_back(std::move(c));
+  }
+  return out;
 }
 
 class SimDevice final : public Device {
@@ -203,6 +257,42 @@ class SimDevice final : public Device {
 
   std::vector<std::string> NotSupported() const override { return {}; }
 
+  // The replayed counters at the stream time now: linear between lines, and cumulative across
+  // loops of the stream (each loop adds the last line's values), as a driver's would be.
+  EdgeReading ReadEdge(int gpu) override {
+    EdgeReading r;
+    if (counters_.empty() || counters_.at(static_cast<size_t>(gpu)).empty()) {
+      r.errors.push_back(fmt::format(
+          "GPU {}: nvmlDeviceGetViolationStatus: Not Supported (the replayed stream has no "
+          "counters file)",
+          gpu));
+      return r;
+    }
+    const auto& lines = counters_[static_cast<size_t>(gpu)];
+    const auto& s = per_gpu_.at(static_cast<size_t>(gpu));
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double loop = s.back().t_s - s.front().t_s + 0.01;
+    const double t = start_s_ + elapsed;
+    const double loops = std::floor(t / loop);
+    const double at = s.front().t_s + (t - loops * loop);
+    auto it = std::upper_bound(lines.begin(), lines.end(), at,
+                               [](double v, const CounterLine& x) { return v < x.t_s; });
+    const CounterLine& lo = it == lines.begin() ? lines.front() : *(it - 1);
+    const CounterLine& hi = it == lines.end() ? lines.back() : *it;
+    const double w = hi.t_s > lo.t_s ? std::clamp((at - lo.t_s) / (hi.t_s - lo.t_s), 0.0, 1.0) : 0;
+    for (const auto& [cause, ns] : lo.violation_ns) {
+      const double end =
+          lines.back().violation_ns.count(cause) ? lines.back().violation_ns.at(cause) : ns;
+      const double next = hi.violation_ns.count(cause) ? hi.violation_ns.at(cause) : ns;
+      r.violation_ns[cause] = static_cast<std::uint64_t>(loops * end + ns + w * (next - ns));
+    }
+    r.power_instant_w = lo.power_instant_w;
+    r.power_average_w = lo.power_average_w;
+    return r;
+  }
+  void SetCounters(std::vector<std::vector<CounterLine>> c) { counters_ = std::move(c); }
+
  private:
   // Tests steer the simulated GPU between legs through a small JSON file (a reboot: a new
   // boot_id; a slower clock: sm_offset_mhz). Re-read when it changes. Caller holds mu_.
@@ -241,6 +331,7 @@ class SimDevice final : public Device {
   std::mutex mu_;
   std::vector<int> locked_;
   std::vector<std::array<Changes, kDriverQuantities>> changes_;
+  std::vector<std::vector<CounterLine>> counters_;  // per GPU; empty: none replayed
 };
 
 // The H200 the fixture was recorded on (tests/fixtures/README.md).
@@ -373,9 +464,15 @@ Result<std::unique_ptr<Device>> OpenSimulated(const std::string& stream_path,
   const std::string described =
       builtin ? fmt::format("built-in scenario {} ({})", builtin->name, builtin->source)
               : stream_path;
-  return std::unique_ptr<Device>(new SimDevice(described, std::move(per_gpu), std::move(st),
-                                               boot_id, std::move(procs), lock_allowed, start_s,
-                                               control_file));
+  auto device = std::make_unique<SimDevice>(described, std::move(per_gpu), std::move(st), boot_id,
+                                            std::move(procs), lock_allowed, start_s, control_file);
+  // The driver's violation counters, replayed from STREAM.counters.jsonl when it exists.
+  if (!builtin && std::filesystem::exists(stream_path + ".counters.jsonl", exists_ec)) {
+    auto counters = ReadCounterLines(stream_path + ".counters.jsonl", n);
+    if (!counters) return MakeError("simulated device counters: {}", counters.error().message);
+    device->SetCounters(std::move(*counters));
+  }
+  return std::unique_ptr<Device>(std::move(device));
 }
 
 }  // namespace vouch
