@@ -173,9 +173,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=flush, after_in_child=_after_fork_in_child)
 
 
-def _buffer_locked(event):
-    # The hot path: a time and an append. The flusher thread writes within FLUSH_INTERVAL_S.
-    _buf.append((event, time.time_ns()))
+_time_ns = time.time_ns
+
+
+def _buffered_slow_locked():
+    # After a marker was appended: write a full buffer now, or start the flusher thread that
+    # writes within FLUSH_INTERVAL_S.
     if len(_buf) >= _MAX_BUFFERED:
         _flush_locked()
     elif _flusher is None:
@@ -235,23 +238,31 @@ class region:  # noqa: N801 - used as vouch.region(...)
         self._entered = self._outer = self._pushed = False
 
     def __enter__(self):
+        # The hot path (once per decode step): no call that can be avoided, the lock taken
+        # directly, the time read once. bench/python/region_bench.py measures it.
         global _inside
         if not (_ENV.get(_KEY) if _ENV is not None else os.environ.get("VOUCH_METRICS")):
             return self
         self._entered = True
-        depth = getattr(_tls, "depth", 0)
-        _tls.depth = depth + 1
-        self._outer = depth == 0 and _marks()
-        if self._outer:
+        tls = _tls
+        depth = getattr(tls, "depth", 0)
+        tls.depth = depth + 1
+        if depth == 0 and (_owner if _owner is not None else _marks()):
+            self._outer = True
             try:
-                with _lock:
+                _lock.acquire()
+                try:
                     _inside += 1
                     if _inside == 1:
-                        _buffer_locked("begin")
+                        _buf.append(("begin", _time_ns()))
+                        if _flusher is None or len(_buf) >= _MAX_BUFFERED:
+                            _buffered_slow_locked()
+                finally:
+                    _lock.release()
             except Exception as e:  # noqa: BLE001 - never the leg's failure
                 _note("write", "cannot write the channel (%s); markers lost" % e)
         nv = _nvtx
-        if nv is None or (nv[0] is None and nv[1] != "torch"):
+        if nv is None or (nv[0] is None and nv[1] is None and "torch" in sys.modules):
             nv = _nvtx_pair()
         push = nv[0]
         if push is not None:
@@ -266,23 +277,30 @@ class region:  # noqa: N801 - used as vouch.region(...)
         global _inside
         if self._pushed:
             self._pushed = False
-            pop = _nvtx_pair()[1]
+            pop = _nvtx[1] if _nvtx is not None else None
             try:
-                if callable(pop):
+                if pop is not None and pop.__class__ is not str:
                     pop()
             except Exception as e:  # noqa: BLE001
                 _nvtx_failed(e)
         if not self._entered:
             return False
         self._entered = False
-        _tls.depth = max(getattr(_tls, "depth", 1) - 1, 0)
+        tls = _tls
+        depth = getattr(tls, "depth", 1) - 1
+        tls.depth = depth if depth > 0 else 0
         if self._outer:
             self._outer = False
             try:
-                with _lock:
-                    _inside = max(_inside - 1, 0)
+                _lock.acquire()
+                try:
+                    _inside = _inside - 1 if _inside > 0 else 0
                     if _inside == 0:
-                        _buffer_locked("end")
+                        _buf.append(("end", _time_ns()))
+                        if _flusher is None or len(_buf) >= _MAX_BUFFERED:
+                            _buffered_slow_locked()
+                finally:
+                    _lock.release()
             except Exception as e:  # noqa: BLE001
                 _note("write", "cannot write the channel (%s); markers lost" % e)
         return False
