@@ -10,7 +10,8 @@
 namespace vouch {
 
 bool JudgedCause(ThrottleCause c) {
-  return c != ThrottleCause::kLowUtilization && c != ThrottleCause::kTotalAppClocks;
+  return c != ThrottleCause::kLowUtilization && c != ThrottleCause::kTotalAppClocks &&
+         c != ThrottleCause::kTotalBaseClocks;
 }
 
 std::string CausePhrase(ThrottleCause c) {

@@ -29,7 +29,8 @@ struct ThrottleFold {
 };
 
 // Whether a cause is a throttle the rule judges: every cause but low utilization (idle time,
-// not a limiter) and the total below application clocks (which includes that idle time).
+// not a limiter) and the two totals, below application clocks and below base clocks (both
+// include that idle time: an H100's idle clock, 345 MHz, is below base).
 bool JudgedCause(ThrottleCause c);
 // "power-capped", "thermally throttled", "held by sync boost", "board-limited",
 // "at low utilization", "reliability-limited", "below application clocks", "below base clocks"

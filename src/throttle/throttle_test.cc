@@ -49,6 +49,36 @@ TEST(Throttle, SecondsAndSharePerCauseBetweenTheEdges) {
             "1-s average (the window's power figures are the 1-s average)");
 }
 
+// The H100 of 2026-12-06 (evidence/2026-12-06-roof-throttle-region): a bf16 GEMM loop in a
+// 14.23 s window that holds PyTorch's start-up. The below-base total (82.6 %) holds the idle
+// start-up too; the cause is the power cap (72.4 %), and it is the one that decides.
+TEST(Throttle, TheBelowBaseTotalHoldsIdleTimeAndIsNotTheCause) {
+  EdgeReading b, e;
+  b.unix_s = 2000.0;
+  e.unix_s = 2014.228184938;
+  b.violation_ns = {{ThrottleCause::kPower, 0},
+                    {ThrottleCause::kLowUtilization, 0},
+                    {ThrottleCause::kTotalAppClocks, 0},
+                    {ThrottleCause::kTotalBaseClocks, 0}};
+  e.violation_ns = {{ThrottleCause::kPower, 10'300'395'360ull},
+                    {ThrottleCause::kLowUtilization, 2'234'217'696ull},
+                    {ThrottleCause::kTotalAppClocks, 12'172'659'360ull},
+                    {ThrottleCause::kTotalBaseClocks, 11'748'066'880ull}};
+  auto f = FoldEdges(b, e);
+  ASSERT_TRUE(f);
+  auto worst = WorstJudgedCause(*f);
+  ASSERT_TRUE(worst);
+  EXPECT_EQ(worst->cause, ThrottleCause::kPower);
+  auto why = ThrottleRefusal(*f, 0.5);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->rfind("power-capped 72.4 % of the region (10.30 s of 14.23 s, "
+                       "NVML_PERF_POLICY_POWER), above the policy's 50.0 %",
+                       0),
+            0u)
+      << *why;
+  EXPECT_FALSE(ThrottleRefusal(*f, 0.75)) << "below base 82.6 % is not a cause";
+}
+
 TEST(Throttle, AboveThePolicyShareIsRefusedNamingTheCounter) {
   auto [b, e] = GemmLoop();
   auto f = *FoldEdges(b, e);

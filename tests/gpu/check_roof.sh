@@ -33,9 +33,24 @@ grep -h "copy_gb_per_s\|above what this GPU can do" "$OUT"/roof_*.out "$OUT"/roo
 judged() { "$@"; rc=$?; [ $rc = 0 ] || [ $rc = 3 ]; }
 step throttle_compute 0 judged "$VOUCH" clock sample --out "$OUT/throttle-compute" -- "$BUSY" --mode compute --seconds 10
 step throttle_copy 0 judged "$VOUCH" clock sample --out "$OUT/throttle-copy" -- "$BUSY" --mode memory --seconds 10
-step throttle_capped_refused 3 "$VOUCH" clock check "$OUT/throttle-compute/window.json" --max-throttled-pct 0
-grep -h "driver counters" "$OUT"/throttle_*.out | tee -a "$OUT/status.txt"
-for d in roof-true roof-twice throttle-compute throttle-copy; do
+# busy's compute loop does not reach the power cap on an H100 (0.0 % capped, 2026-12-06); a
+# PyTorch bf16 GEMM loop does (72 % of its window): the capped case, where PyTorch is installed.
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  cat > "$OUT/gemm.py" <<'PY'
+import time, torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
+t0 = time.time(); n = 0
+while time.time() - t0 < 10:
+    for _ in range(20): c = a @ b
+    torch.cuda.synchronize(); n += 20
+print(f"{n} GEMMs, {2 * 8192**3 * n / (time.time() - t0) / 1e12:.0f} TFLOP/s")
+PY
+  step throttle_gemm 0 judged "$VOUCH" clock sample --out "$OUT/throttle-gemm" -- python3 "$OUT/gemm.py"
+  step throttle_capped_refused 3 "$VOUCH" clock check "$OUT/throttle-gemm/window.json" --max-throttled-pct 50
+fi
+step throttle_copy_kept 0 "$VOUCH" clock check "$OUT/throttle-copy/window.json" --max-throttled-pct 50
+grep -h "driver counters\|max-throttled-pct" "$OUT"/throttle_*.out | tee -a "$OUT/status.txt"
+for d in roof-true roof-twice throttle-compute throttle-copy throttle-gemm; do
   find "$OUT/$d" -name samples.jsonl -delete 2>/dev/null  # keep summaries; the raw samples are large
 done
 echo "fail=$fail" | tee -a "$OUT/status.txt"
