@@ -5,7 +5,7 @@
 #   SIZE (MB, default 300): the large file of each page (raw, details), built from the real
 #     exports in tests/fixtures by gen_ncu.py; ROUNDS rounds (default 3) on each;
 #   CURVE (MB, default 5): the cost curve at CURVE, 4x and 16x (details page), best of 3.
-# Python is the interpreter itself (readlink -f of python3), not a pyenv shim (~660 ms a call).
+# Python is the interpreter itself (sys.executable), not a pyenv shim (~660 ms a call).
 #
 # usage: bench/ncu/ncu_bench.sh [VOUCH] [WORKDIR]        (from the repository root)
 set -euo pipefail
@@ -15,7 +15,8 @@ SIZE=${SIZE:-300}
 ROUNDS=${ROUNDS:-3}
 CURVE=${CURVE:-5}
 PAGES=${PAGES:-"raw details"}
-PY=$(readlink -f "$(command -v python3)")
+# The interpreter itself: python3 may be a pyenv shim, a script that costs ~0.4-0.7 s a call.
+PY=$(python3 -c 'import sys; print(sys.executable)')
 HERE=$(dirname "$0")
 mkdir -p "$W"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$W"' EXIT

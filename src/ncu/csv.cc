@@ -15,14 +15,6 @@ constexpr std::array<bool, 256> kSpecial = [] {
   return t;
 }();
 
-std::size_t CountNewlines(std::string_view s) {
-  std::size_t n = 0;
-  for (const char *p = s.data(), *end = p + s.size();
-       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)))); ++p)
-    ++n;
-  return n;
-}
-
 }  // namespace
 
 // Anything the fast paths do not take: quotes that open mid-field, doubled quotes, carriage
@@ -87,11 +79,14 @@ CsvReader::Step CsvReader::ReadRow(const char* p, const char* end, bool eof, con
     std::string_view f;
     const char* stop = nullptr;
     if (q < end && *q == '"') {  // "field", or "field" at the line end: ncu quotes every field
-      const auto* close =
-          static_cast<const char*>(std::memchr(q + 1, '"', static_cast<std::size_t>(end - q - 1)));
-      if (close && close + 1 < end && (close[1] == ',' || close[1] == '\n')) {
+      // A byte loop, not memchr: a field is a few bytes, and the line breaks are counted
+      // on the way.
+      const char* close = q + 1;
+      std::size_t breaks = 0;
+      while (close < end && *close != '"') breaks += *close++ == '\n';
+      if (end - close > 1 && (close[1] == ',' || close[1] == '\n')) {
         f = std::string_view(q + 1, static_cast<std::size_t>(close - q - 1));
-        *lines += CountNewlines(f);
+        *lines += breaks;
         content = fast = true;
         stop = close + 1;
       }
@@ -154,19 +149,25 @@ Status CsvReader::Parse(std::string_view src, bool eof, const RowSink& row, std:
 }
 
 Status CsvReader::Feed(std::string_view data, const RowSink& row) {
-  std::size_t used = 0;
-  if (pending_.empty()) {  // rows read in place; only a row cut by the chunk's end is kept
+  // A row the last chunk cut: completed with the bytes up to the next line end (a row holds
+  // a line break only inside quotes), so the rest of the chunk is read in place, not copied.
+  // A row still open is tried again once its bytes have doubled: a long row costs a few
+  // passes over it, not one per line or chunk.
+  while (!pending_.empty() && !data.empty()) {
+    std::size_t take = data.find('\n');
+    take = take == std::string_view::npos ? data.size() : take + 1;
+    pending_.append(data.substr(0, take));
+    data.remove_prefix(take);
+    if (pending_.size() < retry_at_) continue;
+    std::size_t used = 0;
+    if (auto s = Parse(pending_, false, row, &used); !s) return s;
+    pending_.erase(0, used);
+    retry_at_ = pending_.empty() ? 0 : 2 * pending_.size();
+  }
+  if (pending_.empty()) {
+    std::size_t used = 0;
     if (auto s = Parse(data, false, row, &used); !s) return s;
     pending_.assign(data.substr(used));
-  } else {
-    pending_.append(data);
-    // A row longer than a chunk is parsed again from its start: only once its bytes have
-    // doubled, so a long row costs a few passes over it, not one per chunk.
-    if (pending_.size() >= retry_at_) {
-      if (auto s = Parse(pending_, false, row, &used); !s) return s;
-      pending_.erase(0, used);
-      retry_at_ = used == 0 ? 2 * pending_.size() : 0;
-    }
   }
   if (pending_.size() > max_row_)
     return MakeError(
