@@ -4,7 +4,7 @@
 # alternated rounds, the load average written beside each round.
 #   SIZE (MB, default 300): the large file of each page (raw, details), built from the real
 #     exports in tests/fixtures by gen_ncu.py; ROUNDS rounds (default 3) on each;
-#   CURVE (MB, default 5): the cost curve at CURVE, 4x and 16x (details page), best of 3.
+#   CURVE (MB, default 5): the cost curve at CURVE, 4x and 16x (each page), best of 3.
 # Python is the interpreter itself (sys.executable), not a pyenv shim (~660 ms a call).
 #
 # usage: bench/ncu/ncu_bench.sh [VOUCH] [WORKDIR]        (from the repository root)
@@ -49,21 +49,23 @@ for page in $PAGES; do
   for r in $(seq "$ROUNDS"); do round "$f" "$page" "$r"; done
   rm -f "$f"
 done
-echo "cost curve (details page; best of 3 CPU seconds each):"
-for mult in 1 4 16; do
-  f="$W/curve.csv"
-  mb=$(awk -v c="$CURVE" -v m="$mult" 'BEGIN{print c * m}')
-  "$PY" "$HERE/gen_ncu.py" tests/fixtures/ncu_details.csv "$f" --mb "$mb" > /dev/null
-  best_v=999 best_p=999 rss=0
-  for r in 1 2 3; do
-    v=$(measure "$VOUCH" ncu --json "$f"); p=$(measure "$PY" -c "$PYCSV" "$f")
-    best_v=$(awk -v a="$best_v" -v b="${v% *}" 'BEGIN{print (b < a ? b : a)}')
-    best_p=$(awk -v a="$best_p" -v b="${p% *}" 'BEGIN{print (b < a ? b : a)}')
-    rss=${v#* }
+echo "cost curve (best of 3 CPU seconds each; RSS of the last):"
+for page in $PAGES; do
+  for mult in 1 4 16; do
+    f="$W/curve.csv"
+    mb=$(awk -v c="$CURVE" -v m="$mult" 'BEGIN{print c * m}')
+    "$PY" "$HERE/gen_ncu.py" "tests/fixtures/ncu_$page.csv" "$f" --mb "$mb" > /dev/null
+    best_v=999 best_p=999 rss=0
+    for r in 1 2 3; do
+      v=$(measure "$VOUCH" ncu --json "$f"); p=$(measure "$PY" -c "$PYCSV" "$f")
+      best_v=$(awk -v a="$best_v" -v b="${v% *}" 'BEGIN{print (b < a ? b : a)}')
+      best_p=$(awk -v a="$best_p" -v b="${p% *}" 'BEGIN{print (b < a ? b : a)}')
+      rss=${v#* }
+    done
+    awk -v page="$page" -v m="$mult" -v mb="$mb" -v v="$best_v" -v p="$best_p" -v rss="$rss" 'BEGIN{
+      printf "  %-7s %2sx (%4.0f MB): vouch %.3f s (%.2f ms/MB, %.1f MiB RSS) | python csv %.3f s | python/vouch %.2fx\n",
+        page, m, mb, v, v * 1000 / mb, rss, p, p / v }'
+    rm -f "$f"
   done
-  awk -v m="$mult" -v mb="$mb" -v v="$best_v" -v p="$best_p" -v rss="$rss" 'BEGIN{
-    printf "  %2sx (%5.0f MB): vouch %.3f s (%.1f ms/MB, %.1f MiB RSS) | python csv %.3f s | python/vouch %.2fx\n",
-      m, mb, v, v * 1000 / mb, rss, p, p / v }'
-  rm -f "$f"
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
