@@ -112,10 +112,12 @@ void WriteNcuJson(const NcuReport& r, const TextSink& out) {
     // A kernel dumped alone, indented to its depth (JSON strings hold no raw line break).
     const std::string one = DumpJson(KernelJson(r.kernels[i]), 2);
     piece.assign("    ");
-    for (char c : one) {
-      piece += c;
-      if (c == '\n') piece += "    ";
+    std::size_t from = 0;
+    for (std::size_t eol; (eol = one.find('\n', from)) != std::string::npos; from = eol + 1) {
+      piece.append(one, from, eol + 1 - from);
+      piece += "    ";
     }
+    piece.append(one, from);
     piece += i + 1 < r.kernels.size() ? ",\n" : "\n";
     out(piece);
   }
