@@ -49,26 +49,34 @@ std::string Fmt(const std::optional<double>& v, const char* f = "{:.2f}") {
 
 namespace {
 
-nlohmann::json KernelJson(const KernelProfile& k) {
-  nlohmann::json s = nlohmann::json::array();
+// K's JSON into J. Assigned key by key: a J kept from the previous kernel keeps its nodes
+// (one object for a table of 100,000 kernels, not 16 allocations a kernel).
+void FillKernelJson(nlohmann::json& j, const KernelProfile& k) {
+  nlohmann::json& s = j["top_scheduler_stalls"];
+  s = nlohmann::json::array();
   for (const auto& st : k.top_stalls)
     s.push_back({{"reason", st.reason}, {"warps_per_issue_active", st.warps_per_issue_active}});
-  return {{"launch_id", k.id},
-          {"kernel_name", k.name},
-          {"grid_size", k.grid_size},
-          {"block_size", k.block_size},
-          {"device", k.device},
-          {"duration_ns", Opt(k.duration_ns)},
-          {"registers_per_thread", Opt(k.registers_per_thread)},
-          {"achieved_occupancy_percent", Opt(k.achieved_occupancy_percent)},
-          {"issue_active_percent", Opt(k.issue_active_percent)},
-          {"sm_throughput_percent", Opt(k.sm_throughput_percent)},
-          {"memory_throughput_percent", Opt(k.memory_throughput_percent)},
-          {"l2_hit_rate_percent", Opt(k.l2_hit_rate_percent)},
-          {"local_spilling_requests", Opt(k.local_spilling_requests)},
-          {"sm_frequency_mhz", Opt(k.sm_frequency_mhz)},
-          {"top_scheduler_stalls", s},
-          {"metric_count", k.metric_count}};
+  j["launch_id"] = k.id;
+  j["kernel_name"] = k.name;
+  j["grid_size"] = k.grid_size;
+  j["block_size"] = k.block_size;
+  j["device"] = k.device;
+  j["duration_ns"] = Opt(k.duration_ns);
+  j["registers_per_thread"] = Opt(k.registers_per_thread);
+  j["achieved_occupancy_percent"] = Opt(k.achieved_occupancy_percent);
+  j["issue_active_percent"] = Opt(k.issue_active_percent);
+  j["sm_throughput_percent"] = Opt(k.sm_throughput_percent);
+  j["memory_throughput_percent"] = Opt(k.memory_throughput_percent);
+  j["l2_hit_rate_percent"] = Opt(k.l2_hit_rate_percent);
+  j["local_spilling_requests"] = Opt(k.local_spilling_requests);
+  j["sm_frequency_mhz"] = Opt(k.sm_frequency_mhz);
+  j["metric_count"] = k.metric_count;
+}
+
+nlohmann::json KernelJson(const KernelProfile& k) {
+  nlohmann::json j = nlohmann::json::object();
+  FillKernelJson(j, k);
+  return j;
 }
 
 // Everything but the kernels ("kernels" an empty array).
@@ -108,9 +116,11 @@ void WriteNcuJson(const NcuReport& r, const TextSink& out) {
   out(std::string_view(outer).substr(0, at));
   out("\"kernels\": [\n");
   std::string piece;
+  nlohmann::json kernel = nlohmann::json::object();
   for (std::size_t i = 0; i < r.kernels.size(); ++i) {
     // A kernel dumped alone, indented to its depth (JSON strings hold no raw line break).
-    const std::string one = DumpJson(KernelJson(r.kernels[i]), 2);
+    FillKernelJson(kernel, r.kernels[i]);
+    const std::string one = DumpJson(kernel, 2);
     piece.assign("    ");
     std::size_t from = 0;
     for (std::size_t eol; (eol = one.find('\n', from)) != std::string::npos; from = eol + 1) {
