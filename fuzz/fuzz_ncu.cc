@@ -17,6 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (r) {
     (void)vouch::ncu::RenderNcuText(*r);
     (void)vouch::ncu::RenderNcuMarkdown(*r);
+    std::string pieces;  // --json, a kernel at a time: the same text
+    vouch::ncu::WriteNcuJson(*r, [&](std::string_view p) { pieces += p; });
+    if (pieces != whole + "\n") std::abort();
   }
   const std::size_t step = size ? 1 + data[0] % 64 : 1;
   vouch::ncu::NcuCsvStream stream("fuzz.csv");

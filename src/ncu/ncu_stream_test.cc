@@ -73,6 +73,15 @@ TEST(NcuStream, OnlyTheFirstKernelKeepsItsMetricsAndEveryKernelCountsThem) {
   EXPECT_EQ(details->kernels[0].metrics.at("Memory Throughput").unit, "%");
   EXPECT_EQ(details->kernels[0].metrics.at("Duration").unit, "ns");
   EXPECT_EQ(details->kernels[3].metric_count, 50u);
+  // --json a kernel at a time is the tree's text, stalls and all.
+  auto stalls = ParseNcuCsv(kStalls, "stalls.csv");
+  ASSERT_TRUE(stalls.ok()) << stalls.error().message;
+  ASSERT_FALSE(stalls->kernels[0].top_stalls.empty());
+  for (const NcuReport* r : std::vector<const NcuReport*>{&*raw, &*details, &*stalls}) {
+    std::string pieces;
+    WriteNcuJson(*r, [&](std::string_view p) { pieces += p; });
+    EXPECT_EQ(pieces, DumpJson(NcuToJson(*r), 2) + "\n");
+  }
   EXPECT_TRUE(details->kernels[3].metrics.empty());
 }
 
@@ -125,7 +134,8 @@ TEST(NcuStream, ARowPastTheCapIsRefusedWithItsLine) {
   Status st = OkStatus();
   for (int i = 0; i < 20 && st.ok(); ++i) st = reader.Feed(std::string(10, 'x'), count);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.error().message.find("cap.csv:11: a CSV row of more than 100 bytes"), std::string::npos)
+  EXPECT_NE(st.error().message.find("cap.csv:11: a CSV row of more than 100 bytes"),
+            std::string::npos)
       << st.error().message;
 }
 
