@@ -7,9 +7,15 @@
 #   kineto: vouch over the simdjson streaming reference (/work/shared/bench-reference, built
 #           here, one file) must keep at least KINETO_MIN (0.35x) of its throughput; without
 #           a compiler or libsimdjson, Python's json.load is the anchor (vouch >= 8x faster).
+#   ncu:    `vouch ncu --json` over Python's csv module reading the same generated raw page
+#           (40 MB; the interpreter itself, not a pyenv shim) must be at least NCU_MIN (1.3x)
+#           faster, and its peak RSS must stay under its RSS on the small fixture plus
+#           NCU_RSS_SHARE (0.25) of the file (issue 39: it streams).
 # Measured ratios (2-core VM, loaded): nsys ~1.0x, kineto ~0.6-0.7x of the reference (0.4x
 # before issue 24's per-event changes), ~30x json: a 2-3x regression of either reader fails.
-# About 1 minute on 2 cores (input generation most).
+# ncu: ~2.5-3x Python's csv, peak RSS ~0.1x the file over the small fixture's (before issue
+# 39: 0.14-0.18x Python's speed and 9x the file). About 1 minute on 2 cores (input
+# generation most); the ncu check ~5 s.
 #
 # usage: bench/ci_perf.sh [VOUCH] [WORKDIR]          (from the repository root)
 set -euo pipefail
@@ -19,6 +25,8 @@ ROUNDS=${ROUNDS:-3}
 NSYS_MAX=${NSYS_MAX:-1.5}
 KINETO_MIN=${KINETO_MIN:-0.35}
 JSON_MIN=${JSON_MIN:-8}
+NCU_MIN=${NCU_MIN:-1.3}
+NCU_RSS_SHARE=${NCU_RSS_SHARE:-0.25}
 mkdir -p "$W"
 trap 'rm -rf "$W"' EXIT
 
@@ -94,4 +102,30 @@ else
     echo "ci_perf: ok kineto reader: best round json.load/vouch = $ratio (limit $JSON_MIN)"
   fi
 fi
+# ncu: a 40 MB raw page (one wide row per kernel: the harder page for vouch) from the fixture.
+PY=$(python3 -c 'import sys; print(sys.executable)')
+"$PY" bench/ncu/gen_ncu.py tests/fixtures/ncu_raw.csv "$W/ncu.csv" --mb 40 > /dev/null
+bytes=$(stat -c %s "$W/ncu.csv")
+base_rss=$("$PY" bench/ncu/measure.py "$VOUCH" ncu --json tests/fixtures/ncu_raw.csv | cut -d' ' -f2)
+best=0 rss=0
+for r in $(seq "$ROUNDS"); do
+  p=$("$PY" bench/ncu/measure.py "$PY" -c 'import csv, sys
+for row in csv.reader(open(sys.argv[1], newline="")): pass' "$W/ncu.csv")
+  v=$("$PY" bench/ncu/measure.py "$VOUCH" ncu --json "$W/ncu.csv")
+  echo "ci_perf: ncu round $r: python csv ${p% *} s, vouch ${v% *} s (${v#* } MiB)," \
+    "python/vouch $(awk -v a="${p% *}" -v b="${v% *}" 'BEGIN{printf "%.2f", a/b}')" >&2
+  best=$(awk -v a="${p% *}" -v b="${v% *}" -v c="$best" 'BEGIN{r=a/b; printf "%.4f", (r > c ? r : c)}')
+  rss=$(awk -v a="${v#* }" -v b="$rss" 'BEGIN{print (a > b ? a : b)}')
+done
+rss_max=$(awk -v b="$base_rss" -v n="$bytes" -v s="$NCU_RSS_SHARE" 'BEGIN{printf "%.1f", b + s * n / 1048576}')
+if awk -v r="$best" -v m="$NCU_MIN" 'BEGIN{exit !(r < m)}'; then
+  echo "ci_perf: FAIL ncu reader: best round python csv/vouch = $best (< $NCU_MIN)"
+  status=1
+elif awk -v r="$rss" -v m="$rss_max" 'BEGIN{exit !(r > m)}'; then
+  echo "ci_perf: FAIL ncu reader: peak RSS $rss MiB on a $((bytes >> 20)) MiB CSV (limit $rss_max MiB: ${base_rss} MiB on the fixture + ${NCU_RSS_SHARE} of the file)"
+  status=1
+else
+  echo "ci_perf: ok ncu reader: best round python csv/vouch = $best (limit $NCU_MIN), peak RSS $rss MiB (limit $rss_max MiB)"
+fi
+rm -f "$W/ncu.csv"
 exit $status
