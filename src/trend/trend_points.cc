@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "trend/trend.h"
@@ -96,39 +98,42 @@ std::string_view EntryBytes(const unsigned char* e) {
   return {reinterpret_cast<const char*>(e), TrendStrings::EntrySize(e)};
 }
 
-// Encoded key -> series point, open addressing (a point's key is an entry in TrendStrings).
+// Encoded key -> series point, open addressing. A slot is the point and its key's hash; the
+// key itself is the point's entry in TrendStrings (KEY_OF), not kept twice.
 class KeyIndex {
  public:
   // The point of KEY (an encoded entry), or -1.
-  long Find(std::string_view key, size_t hash) const {
+  template <class KeyOf>
+  long Find(std::string_view key, size_t hash, const KeyOf& key_of) const {
     if (slots_.empty()) return -1;
-    for (size_t i = hash & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+    const auto h = static_cast<std::uint32_t>(hash);
+    for (size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
       const Slot& s = slots_[i];
-      if (!s.key) return -1;
-      if (s.hash == static_cast<std::uint32_t>(hash) && EntryBytes(s.key) == key) return s.point;
+      if (s.point == kEmpty) return -1;
+      if (s.hash == h && EntryBytes(key_of(s.point)) == key) return s.point;
     }
   }
-  void Insert(const unsigned char* key, size_t hash, std::uint32_t point) {
+  void Insert(size_t hash, std::uint32_t point) {
     if ((n_ + 1) * 2 > slots_.size()) Grow();
-    Place({key, point, static_cast<std::uint32_t>(hash)});
+    Place({point, static_cast<std::uint32_t>(hash)});
     ++n_;
   }
 
  private:
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;
   struct Slot {
-    const unsigned char* key;
     std::uint32_t point, hash;
   };
   void Place(const Slot& s) {
     size_t i = s.hash & (slots_.size() - 1);
-    while (slots_[i].key) i = (i + 1) & (slots_.size() - 1);
+    while (slots_[i].point != kEmpty) i = (i + 1) & (slots_.size() - 1);
     slots_[i] = s;
   }
   void Grow() {
-    std::vector<Slot> old(std::max<size_t>(64, slots_.size() * 2), Slot{nullptr, 0, 0});
+    std::vector<Slot> old(std::max<size_t>(64, slots_.size() * 2), Slot{kEmpty, 0});
     old.swap(slots_);
     for (const Slot& s : old)
-      if (s.key) Place(s);
+      if (s.point != kEmpty) Place(s);
   }
   std::vector<Slot> slots_;
   size_t n_ = 0;
@@ -191,6 +196,7 @@ struct TrendBuilder::Impl {
   std::vector<double> value, clock;
   std::vector<std::uint8_t> flags;
   std::vector<const unsigned char*> run_key;
+  std::vector<std::uint32_t> first_run;  // per point: its first run (the key of at_run)
 };
 
 TrendBuilder::TrendBuilder(const TrendQuery& q, TrendBy by) : impl_(std::make_unique<Impl>()) {
@@ -232,11 +238,17 @@ void TrendBuilder::Add(const TrendRow& p) {
   const unsigned char* group = key_entry;
   if (index != &m.at_run) TrendStrings::Encode(key, m.entry);
   const size_t hash = std::hash<std::string_view>{}(m.entry);
-  long at = index->Find(m.entry, hash);
+  long at =
+      index == &m.at_run
+          ? index->Find(m.entry, hash, [&](std::uint32_t pt) { return m.run_key[m.first_run[pt]]; })
+          : index->Find(m.entry, hash, [&](std::uint32_t pt) {
+              return s.by == TrendBy::kDay ? l.day_[pt] : l.first_commit_[pt];
+            });
   if (at < 0) {
     at = static_cast<long>(l.size());
     if (index != &m.at_run) group = m.text->Add(m.entry);
-    index->Insert(group, hash, static_cast<std::uint32_t>(at));
+    index->Insert(hash, static_cast<std::uint32_t>(at));
+    m.first_run.push_back(static_cast<std::uint32_t>(m.owner.size()));
     // The point's first commit: the group's key itself when grouped by commit.
     const unsigned char* commit = group;
     if (!(s.by == TrendBy::kCommit && !p.commit.empty())) {
@@ -305,6 +317,7 @@ TrendSeries TrendBuilder::Finish() {
   m.clock = {};
   m.flags = {};
   m.run_key = {};
+  m.first_run = {};
   m.at_commit = {};
   m.at_run = {};
   l.text_ = std::move(m.text);
