@@ -11,8 +11,8 @@
          (SELECT of commit, start and median, joined and ordered as vouch's query), at each
          size of POINTS.
 
-Every command is timed as a child of this process (os.wait4: its own user + system CPU, its
-peak RSS); the rounds alternate which side goes first, and the load average (/proc/loadavg) is
+Every command is timed as a child of this process (os.wait4: its user + system CPU; its peak
+RSS from GNU time's %M, see timed()); the rounds alternate which side goes first, and the load average (/proc/loadavg) is
 printed beside each round. Ratios are within a round.
 
 The trend stores are made once per size (kept under --work between invocations): the RECORDS
