@@ -33,12 +33,15 @@ trap 'rm -rf "$W"' EXIT
 cpu() {  # cpu COMMAND... : prints the child's user+sys CPU seconds (microseconds resolution)
   python3 - "$@" <<'PY'
 import resource, subprocess, sys
+# Less what was spent before: a pyenv shim's own children (~0.45 s) are counted in this process
+# after it execs Python.
+u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 if r.returncode != 0:
     sys.stderr.write(r.stderr.decode(errors="replace"))
     sys.exit(f"ci_perf: failed ({r.returncode}): {' '.join(sys.argv[1:])}")
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"{u.ru_utime + u.ru_stime:.4f}")
+print(f"{u.ru_utime + u.ru_stime - u0.ru_utime - u0.ru_stime:.4f}")
 PY
 }
 best_ratio() {  # best_ratio NAME ANCHOR_CMD -- VOUCH_CMD : prints the best anchor/vouch ratio
@@ -128,4 +131,39 @@ else
   echo "ci_perf: ok ncu reader: best round python csv/vouch = $best (limit $NCU_MIN), peak RSS $rss MiB (limit $rss_max MiB)"
 fi
 rm -f "$W/ncu.csv"
+
+# ---- history add (issue 39) -------------------------------------------------------------------
+# `vouch history add` of HISTORY_RECORDS copies of the stored fixture run (tests/data/store/run)
+# into a fresh SQLite store, against the sqlite3 shell replaying the same rows (dumped from a
+# store vouch filled: one transaction per record as vouch commits them, the same schema and
+# pragmas), both CPU time, best of ROUNDS alternated rounds. Fails when vouch takes more than
+# HISTORY_ADD_MAX (2.5x) sqlite3's CPU. Measured (2-core VM, loaded, 200 records,
+# bench/store/history_bench.py): 1.1-1.5x; a 2x regression fails. About 5 s.
+HISTORY_RECORDS=${HISTORY_RECORDS:-100}
+HISTORY_ADD_MAX=${HISTORY_ADD_MAX:-2.5}
+python3 - "$W/hist" "$HISTORY_RECORDS" "$VOUCH" <<'PY'
+import os, subprocess, sys
+sys.path.insert(0, "bench/store")
+import history_bench as h
+work, n, vouch = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+dirs = h.make_records(os.path.join(work, "runs"), n)
+subprocess.run([vouch, "history", "add", "--store", os.path.join(work, "ref.sqlite")] + dirs,
+               check=True, stdout=subprocess.DEVNULL)
+h.dump_replay(os.path.join(work, "ref.sqlite"), os.path.join(work, "replay.sql"))
+PY
+cat > "$W/hist/add.sh" <<SH
+#!/usr/bin/env bash
+rm -f "$W/hist/t.sqlite" "$W/hist/t.sqlite-wal" "$W/hist/t.sqlite-shm"
+if [ "\$1" = vouch ]; then exec "$VOUCH" history add --store "$W/hist/t.sqlite" "$W"/hist/runs/r*
+else exec sqlite3 "$W/hist/t.sqlite" < "$W/hist/replay.sql"; fi
+SH
+ratio=$(best_ratio "history add" bash "$W/hist/add.sh" sqlite3 -- bash "$W/hist/add.sh" vouch)
+if awk -v r="$ratio" -v m="$HISTORY_ADD_MAX" 'BEGIN{exit !(r * m < 1)}'; then
+  echo "ci_perf: FAIL history add: best round sqlite3/vouch = $ratio (vouch slower than sqlite3 by more than ${HISTORY_ADD_MAX}x)"
+  status=1
+else
+  echo "ci_perf: ok history add: best round sqlite3/vouch speed = $ratio (limit 1/${HISTORY_ADD_MAX})"
+fi
+rm -rf "$W/hist"
+# ---- end of history add ------------------------------------------------------------------------
 exit $status
