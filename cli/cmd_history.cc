@@ -232,15 +232,20 @@ int CmdHistoryTrend(const GlobalOptions&, std::vector<std::string> args) {
   if (app.count("--markdown") > 0 && markdown.empty()) markdown = "-";
   auto st = OpenStore(url, StoreAccess::kRead);
   if (!st) return fmt::print(stderr, "vouch history trend: {}\n", st.error().message), kExitError;
-  auto pts = st->store->Trend(q);
-  if (!pts) return fmt::print(stderr, "vouch history trend: {}\n", pts.error().message), kExitError;
-  // A misspelled metric is not an empty series: say so, with the names the store has.
-  if (pts->empty() && !KnownTrendMetric("history trend", *st->store, st->where, q.metric))
-    return kExitError;
   TrendBy b = by == "day" ? TrendBy::kDay : by == "run" ? TrendBy::kRun : TrendBy::kCommit;
-  TrendSeries s = BuildTrend(*pts, q, b);
-  pts->clear();
-  pts->shrink_to_fit();  // the series holds what is printed: its memory goes before the output's
+  // The series is built as the store's rows come (issue 39: no point kept twice).
+  TrendBuilder builder(q, b);
+  if (auto walked = st->store->TrendEach(q,
+                                         [&](const TrendRow& r) {
+                                           builder.Add(r);
+                                           return OkStatus();
+                                         });
+      !walked)
+    return fmt::print(stderr, "vouch history trend: {}\n", walked.error().message), kExitError;
+  TrendSeries s = builder.Finish();
+  // A misspelled metric is not an empty series: say so, with the names the store has.
+  if (s.points.empty() && !KnownTrendMetric("history trend", *st->store, st->where, q.metric))
+    return kExitError;
   if (!no_steps) DetectSteps(s, eo);
   if (!WriteMarkdownFile(
           markdown, [&] { return RenderTrendMarkdown(s); }, "history trend"))

@@ -1,6 +1,8 @@
 // vouch ncu: a per-kernel table from an Nsight Compute CSV export.
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "command.h"
 #include "common.h"
 #include "ncu/ncu_csv.h"
@@ -25,12 +27,15 @@ int CmdNcu(const GlobalOptions&, std::vector<std::string> args) {
   if (!WriteMarkdownFile(
           markdown, [&] { return ncu::RenderNcuMarkdown(*r); }, "ncu"))
     return kExitError;
+  const auto print = [](std::string_view piece) {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+  };
   if (json)
-    fmt::print("{}\n", DumpJson(ncu::NcuToJson(*r), 2));
+    ncu::WriteNcuJson(*r, print);
   else if (markdown == "-")
     fmt::print("{}", ncu::RenderNcuMarkdown(*r));
   else
-    fmt::print("{}", ncu::RenderNcuText(*r));
+    ncu::WriteNcuText(*r, print);
   return kExitOk;
 }
 

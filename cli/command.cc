@@ -66,16 +66,17 @@ int Parse(CLI::App& app, std::vector<std::string> args) {
     fmt::print("{}", app.help());
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
-      // CLI11 lists them back to front after a vector parse: say them in the order given.
-      auto extra = app.remaining();
+    // CLI11 checks required options before it reports arguments it did not know, so `gate
+    // --bogus` said "--baseline is required": an unknown argument is said first, whatever else
+    // is wrong.
+    const bool is_extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+    if (auto extra = app.remaining(); is_extras || !extra.empty()) {
       fmt::print(stderr, "vouch {}: unexpected argument{}: {}\n", app.get_name(),
                  extra.size() > 1 ? "s" : "", fmt::join(extra, " "));
       SuggestOptions(app);
       HintDoubleDash(app, given);
-    } else {
-      fmt::print(stderr, "vouch {}: {}\n", app.get_name(), e.what());
     }
+    if (!is_extras) fmt::print(stderr, "vouch {}: {}\n", app.get_name(), e.what());
     if (global_after_command)
       fmt::print(stderr,
                  "--sim and --lock-file are global options: put them before the command "

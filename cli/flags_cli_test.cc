@@ -134,5 +134,14 @@ TEST_F(FlagsCli, TwoBaselinesOnOneFileTheSecondIsRefused) {
   EXPECT_FALSE(fs::exists(D("bad.json"))) << bad.out;
 }
 
+// An unknown flag is said before a missing required one (CLI11 checks those first).
+TEST_F(FlagsCli, AnUnknownFlagIsSaidBeforeAMissingRequiredOne) {
+  auto r = Vouch("gate --bogus -- true");
+  EXPECT_EQ(r.rc, 64) << r.out;
+  const auto unknown = r.out.find("unexpected argument: --bogus");
+  EXPECT_NE(unknown, std::string::npos) << r.out;
+  EXPECT_LT(unknown, r.out.find("--baseline is required")) << r.out;
+}
+
 }  // namespace
 }  // namespace vouch

@@ -108,5 +108,29 @@ TEST_F(VerdictCli, RunFlagsModesBesideTheMedian) {
   EXPECT_TRUE(in_record);
 }
 
+// A gate whose baseline and legs are too few values for the modes test runs the legs the test
+// needs before it passes (issue 34 item 2c); `gate RECORD` of its record gives the same verdict.
+TEST_F(VerdictCli, AGateTooSmallToCheckModesRunsTheLegsItNeedsBeforePassing) {
+  Script("leg.sh",
+         "sleep 0.6\n"
+         "n=$(cat count 2>/dev/null | wc -l); echo x >> count\n"
+         "v=$(echo 100.0 100.3 100.1 100.2 | cut -d' ' -f$((n + 1)))\n"
+         "echo \"{\\\"name\\\":\\\"tok_s\\\",\\\"value\\\":$v,\\\"unit\\\":\\\"tok/s\\\","
+         "\\\"better\\\":\\\"higher\\\"}\" >> \"$VOUCH_METRICS\"\n");
+  ASSERT_EQ(Vouch("baseline --min-busy-readings 5 --trials 2 --baseline base.json -- ./leg.sh").rc,
+            0);
+  auto g = Vouch(
+      "gate --min-busy-readings 5 --baseline base.json --warmup 0 --reps 1 --out g -- ./leg.sh");
+  EXPECT_EQ(g.rc, 0) << g.out;
+  EXPECT_TRUE(Has(g.out,
+                  "tok_s: modes not checkable at 3 values (the baseline's 2 trials and this run's "
+                  "1 leg): 1 more leg before it can pass"))
+      << g.out;
+  EXPECT_EQ(Json("g/record.json").value("measured_legs", 0), 2);
+  auto again = Vouch("gate --baseline base.json g");
+  EXPECT_EQ(again.rc, g.rc) << again.out;
+  EXPECT_FALSE(Has(again.out, "not checkable")) << again.out;
+}
+
 }  // namespace
 }  // namespace vouch

@@ -6,7 +6,7 @@
 # has a CUDA toolkit with CUPTI: VOUCH_CUPTI=AUTO; set VOUCH_CUPTI=ON to require it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_TESTS=OFF \
+cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_STATIC_DEPS=ON -DVOUCH_TESTS=OFF \
   -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" >/dev/null
 ninja -C build-portable
 rm -rf .carry && mkdir -p .carry/bin .carry/lib

@@ -39,7 +39,7 @@ if [ "${1:-}" = "--from" ]; then
 else
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_TESTS=OFF \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_STATIC_DEPS=ON -DVOUCH_TESTS=OFF \
     -DVOUCH_BENCH=OFF -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" "${launcher[@]}" >/dev/null
 fi
 in_build ninja -C "$build" vouch $(grep -q '^VOUCH_CUPTI_LIBRARY:FILEPATH=/' "$rootfs$build/CMakeCache.txt" && echo vouch_cupti)

@@ -3,11 +3,11 @@
 # overhead on the same trivial command, alternated in one run.
 #   bench/run/overhead.sh [VOUCH] [LEGS] [ROUNDS]
 # SIM_SAMPLES=N replays a long stream instead (the fixture repeated to N samples, 10 ms apart):
-# the simulated device's lookups must not grow with it. Start-up = the first leg's start minus
-# the moment vouch was launched (reading the stream, the preflight, the run folder).
+# the simulated device's lookups must not grow with it. Start-up = the whole run's wall time less
+# its legs' marginal cost (reading the stream, the preflight, the run folder).
 # vouch runs on the simulated device (no GPU here): the sampler, window, metrics and record
-# are all real; only NVML is replaced. Per-leg overhead = (time between leg starts) minus
-# (the leg's own wall time), from the record. hyperfine -N runs `true` without a shell.
+# are all real; only NVML is replaced. Per-leg cost = the marginal wall (and CPU) time of one
+# more run of `true`, measured the same way for both tools. hyperfine -N runs it without a shell.
 set -euo pipefail
 VOUCH=${1:-./build/vouch}
 LEGS=${2:-30}
@@ -31,29 +31,30 @@ PY
   SIM=$tmp/long.jsonl
   echo "# simulated stream: $SIM_SAMPLES samples ($(du -h "$SIM" | cut -f1))"
 fi
-hyper() { hyperfine -N --runs "$LEGS" --warmup 3 --export-json "$tmp/h$r.json" true > /dev/null 2>&1; }
+# Wall time, the same way on both sides (issue 39: the earlier figure subtracted the command's
+# own time on vouch's side only, which flattered vouch by 5-9 ms): each tool's whole process
+# runs LEGS and 3 x LEGS times `true`; the difference over 2 x LEGS is its marginal wall time per
+# run, start-up cancelled, the command's own time inside both. Order alternated per round.
+wall() { python3 -c 'import subprocess, sys, time
+t = time.perf_counter()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(f"{(time.perf_counter() - t) * 1e3:.3f}")' "$@"; }
+vwall() { rm -rf "$tmp/w"; VOUCH_LOCK_FILE=$tmp/lock wall "$VOUCH" --sim "$SIM" run \
+  --min-busy-readings 1 --warmup 0 --reps "$1" --out "$tmp/w" -- true; }
+hwall() { wall hyperfine -N --runs "$1" --warmup 0 true; }
 for r in $(seq 1 "$ROUNDS"); do
-  [ $((r % 2)) -eq 1 ] && hyper  # alternate the order: hyperfine first in odd rounds
-  launch=$(date +%s.%N)
-  VOUCH_LOCK_FILE=$tmp/lock "$VOUCH" --sim "$SIM" run --min-busy-readings 1 --warmup 0 --reps "$LEGS" \
-    --out "$tmp/v$r" -- true > /dev/null 2>&1 || true
-  [ $((r % 2)) -eq 0 ] && hyper
-  python3 - "$tmp/h$r.json" "$tmp/v$r/record.json" "$r" "$launch" <<'PY'
-import json, sys, statistics
-h = json.load(open(sys.argv[1]))["results"][0]
-rec = json.load(open(sys.argv[2]))
-legs = rec["legs"]
-starts = [l["result"]["start_unix_ns"] for l in legs]
-walls = [l["result"]["wall_ns"] for l in legs]
-gaps = [(b - a) / 1e6 for a, b in zip(starts, starts[1:])]
-own = statistics.mean(walls[:-1]) / 1e6
-per_leg = statistics.mean(gaps)
-print(f"round {sys.argv[3]}: hyperfine true mean {h['mean']*1e3:.3f} ms/run; "
-      f"vouch leg-to-leg {per_leg:.3f} ms, command's own wall {own:.3f} ms, "
-      f"vouch overhead beyond the command {per_leg - own:.3f} ms/leg; "
-      f"difference to hyperfine's whole run {per_leg - own - h['mean']*1e3:+.3f} ms; "
-      f"start-up {(starts[0] / 1e9 - float(sys.argv[4])) * 1e3:.0f} ms")
-PY
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  if [ $((r % 2)) -eq 1 ]; then
+    h1=$(hwall "$LEGS"); v1=$(vwall "$LEGS"); h3=$(hwall $((3 * LEGS))); v3=$(vwall $((3 * LEGS)))
+  else
+    v1=$(vwall "$LEGS"); h1=$(hwall "$LEGS"); v3=$(vwall $((3 * LEGS))); h3=$(hwall $((3 * LEGS)))
+  fi
+  python3 -c 'import sys; v1, h1, v3, h3 = map(float, sys.argv[1:5]); n = 2 * int(sys.argv[5])
+v, h = (v3 - v1) / n, (h3 - h1) / n
+print(f"wall round {sys.argv[6]} (load {sys.argv[7]}): a leg of true takes vouch {v:.2f} ms, a "
+      f"run hyperfine {h:.2f} ms (marginal, both whole processes): difference {v - h:+.2f} ms; "
+      f"vouch start-up about {v1 - int(sys.argv[5]) * v:.0f} ms")' \
+    "$v1" "$h1" "$v3" "$h3" "$LEGS" "$r" "$load"
 done
 # CPU time (user + sys of the whole process tree, which a loaded machine's queue does not
 # inflate as wall time): the marginal CPU of a leg of `true` (runs of LEGS and 3 x LEGS legs,

@@ -7,6 +7,8 @@
 // are skipped, as are such lines and rows of the wrong width among the data.
 #pragma once
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -43,22 +45,29 @@ struct KernelProfile {
   // The SM clock ncu recorded for this kernel (details: "SM Frequency"; raw:
   // sm__/gpc__cycles_elapsed.avg.per_second), in MHz.
   std::optional<double> sm_frequency_mhz;
-  std::vector<Stall> top_stalls;          // up to 5, largest first (raw page with stall metrics)
-  std::map<std::string, Metric> metrics;  // everything, by metric name
+  std::vector<Stall> top_stalls;  // up to 5, largest first (raw page with stall metrics)
+  // Every metric by name, as written, for the first kernel in the file only: a sample of what
+  // the export holds. The others' are read into the figures above as their rows end and
+  // counted, not kept (issue 39: a table of every metric of every kernel was the file again).
+  std::map<std::string, Metric> metrics;
+  std::size_t metric_count = 0;  // every metric the kernel has
 };
 
 struct NcuReport {
   std::string path;
-  std::string layout;                  // "raw" or "details"
-  std::vector<KernelProfile> kernels;  // in ID order
-  std::int64_t skipped_lines = 0;      // program output and ==PROF== lines before the header
-  std::int64_t skipped_rows = 0;       // data rows of the wrong width
+  std::string layout;  // "raw" or "details"
+  // In ID order. A deque: grown a kernel at a time while the file is read, it never holds
+  // twice the table (a vector's doubling did, and so did moving into one at the end).
+  std::deque<KernelProfile> kernels;
+  std::int64_t skipped_lines = 0;  // program output and ==PROF== lines before the header
+  std::int64_t skipped_rows = 0;   // data rows of the wrong width
   std::vector<std::string> warnings;
   // The file looks cut short (no final newline, the last kernel missing sections, launch IDs
   // missing): the table may lack kernels. See the warnings.
   bool suspect_truncated = false;
 };
 
+// Reads PATH in chunks (NcuCsvStream): memory of one row and the per-kernel figures.
 Result<NcuReport> ReadNcuCsv(const std::string& path);
 Result<NcuReport> ParseNcuCsv(std::string_view text, const std::string& label);
 // "29,088" -> 29088; "n/a", "" -> nullopt.
@@ -72,6 +81,11 @@ inline constexpr const char* kNcuClockWindow =
 
 nlohmann::json NcuToJson(const NcuReport& r);
 std::string RenderNcuText(const NcuReport& r);
+// The same texts (DumpJson(NcuToJson(R), 2) plus a line end; RenderNcuText) handed to OUT a
+// piece at a time: a table of 100,000 kernels is never held whole (as a tree or a string).
+using TextSink = std::function<void(std::string_view)>;
+void WriteNcuJson(const NcuReport& r, const TextSink& out);
+void WriteNcuText(const NcuReport& r, const TextSink& out);
 // The same table as Markdown (a pull request or a notebook).
 std::string RenderNcuMarkdown(const NcuReport& r);
 

@@ -290,7 +290,9 @@ class SqliteDb final : public SqlDb {
       else if (auto* d = std::get_if<double>(&v))
         rc = sqlite3_bind_double(st, at, *d);
       else if (auto* s = std::get_if<std::string>(&v))
-        rc = sqlite3_bind_text(st, at, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
+        // Not copied: PARAMS outlive every step of the statement (Exec, Query and QueryEach
+        // step it before they return), and the next use binds afresh.
+        rc = sqlite3_bind_text(st, at, s->data(), static_cast<int>(s->size()), SQLITE_STATIC);
       else
         rc = sqlite3_bind_null(st, at);
       if (rc != SQLITE_OK) return Fail(sql).error();

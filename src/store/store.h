@@ -10,10 +10,12 @@
 // the store as it was before that record.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/sql.h"
@@ -78,6 +80,19 @@ struct TrendPoint {
   std::optional<double> clock_sm_median_mhz;
 };
 
+// A trend point as the store walks it (Store::TrendEach): the text fields view the row being
+// read and live for the call only.
+struct TrendRow {
+  std::string_view run_key, commit, branch, day, host, gpu_name, gpu_uuid, boot_id, unit, better;
+  double started_unix_s = 0;
+  double value = 0;
+  int n = 0;
+  bool attributed = true;
+  bool dirty = false;
+  std::optional<double> clock_sm_median_mhz;
+};
+TrendRow TrendRowOf(const TrendPoint& p);  // views of P's fields
+
 // What an opening is for. Both check the store's schema version read-only (no transaction,
 // no lock); only a write migrates a store that is behind, under the write lock. A read of a
 // store nothing was written to sees no run; a read of an older schema is refused by name.
@@ -120,12 +135,19 @@ class Store {
   // A value that is not a finite number where one is required (a median, a count) is an
   // error naming the store row, never a point at 0.
   Result<std::vector<TrendPoint>> Trend(const TrendQuery& q);
+  // The points of Trend, in its order and with its checks, handed to FN one at a time without
+  // being kept (a million points: no TrendPoint each). An error FN returns stops the walk.
+  // With include_unattributed the points are gathered first (they are merged by start time).
+  using TrendRowFn = std::function<Status(const TrendRow&)>;
+  Status TrendEach(const TrendQuery& q, const TrendRowFn& fn);
 
  private:
   explicit Store(std::unique_ptr<SqlDb> db) : db_(std::move(db)) {}
   // SchemaVersion, or 0 where the version table is not there; read-only.
   Result<int> ReadVersion();
   Status Migrate(int up_to);
+  // The attributed points of Trend (one summaries row each), in order.
+  Status WalkTrend(const TrendQuery& q, const TrendRowFn& fn);
   Result<IngestOutcome> AddRecordGuarded(const nlohmann::json& record, const std::string& source,
                                          bool shape_checked);
   Result<IngestOutcome> AddRecordChecked(const nlohmann::json& record, const std::string& source,

@@ -149,65 +149,109 @@ Result<nlohmann::json> Store::RunDocument(const std::string& run_key) {
   return std::move(doc);
 }
 
-Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
-  std::string cols =
-      "r.run_key, r.commit_sha, r.branch, r.day, r.host, r.gpu_name, r.gpu_uuid, r.boot_id, "
-      "r.started_unix_s, r.dirty";
+namespace {
+
+// The columns of runs a trend point carries, and the filters of a trend query (the same on
+// the summaries walk and the unattributed metrics).
+constexpr const char* kTrendRunColumns =
+    "r.run_key, r.commit_sha, r.branch, r.day, r.host, r.gpu_name, r.gpu_uuid, r.boot_id, "
+    "r.started_unix_s, r.dirty";
+
+std::string TrendFilters(const TrendQuery& t, std::vector<SqlValue>* p) {
   std::string where;
-  std::vector<SqlValue> p = {t.metric, t.arm};
   if (!t.host.empty()) {
     where += " AND r.host = ?";
-    p.push_back(t.host);
+    p->push_back(t.host);
   }
   if (!t.branch.empty()) {
     where += " AND r.branch = ?";
-    p.push_back(t.branch);
+    p->push_back(t.branch);
   }
   if (!t.gpu.empty()) {
     where += " AND (r.gpu_name = ? OR r.gpu_uuid LIKE ?)";
-    p.push_back(t.gpu);
-    p.push_back(t.gpu + "%");
+    p->push_back(t.gpu);
+    p->push_back(t.gpu + "%");
   }
   if (!t.include_simulated) where += " AND r.simulated = 0";
-  if (empty_) return std::vector<TrendPoint>{};
-  // Moves the text cells out: the row is the walk's buffer, refilled for the next one.
-  auto fill = [](TrendPoint& x, std::vector<SqlValue>& r) {
-    auto take = [](SqlValue& v) {
-      if (auto* s = std::get_if<std::string>(&v)) return std::move(*s);
-      return AsText(v);
-    };
-    x.run_key = take(r[0]);
-    x.commit = take(r[1]);
-    x.branch = take(r[2]);
-    x.day = take(r[3]);
-    x.host = take(r[4]);
-    x.gpu_name = take(r[5]);
-    x.gpu_uuid = take(r[6]);
-    x.boot_id = take(r[7]);
-    x.started_unix_s = AsReal(r[8]);
-    x.dirty = AsInt(r[9]) != 0;
-  };
-  std::vector<TrendPoint> out;
-  // Room for every summary of the metric up front (the filters only take some away): growing
-  // from empty moved every point's ten strings about twice (7 % of a 100,000-point trend).
-  // Capped: reserving touches no page, and a bound this large is only a guess to grow from.
-  if (auto n = db_->Query("SELECT COUNT(*) FROM summaries WHERE name = ? AND arm = ?",
-                          {t.metric, t.arm});
-      n && !n->rows.empty() && !n->rows[0].empty())
-    out.reserve(static_cast<size_t>(std::clamp<long>(AsInt(n->rows[0][0]), 0, 1L << 20)));
+  return where;
+}
+
+std::string_view TextOf(const SqlValue& v, std::string& scratch) {
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  scratch = AsText(v);
+  return scratch;
+}
+
+// The run's fields of a row that starts with kTrendRunColumns, as views (numbers kept as text
+// in a damaged store are converted into SCRATCH[0..7]).
+void RunFieldsOf(const std::vector<SqlValue>& r, TrendRow& x, std::string* scratch) {
+  std::string_view* fields[] = {&x.run_key, &x.commit,   &x.branch,   &x.day,
+                                &x.host,    &x.gpu_name, &x.gpu_uuid, &x.boot_id};
+  for (size_t i = 0; i < 8; ++i) *fields[i] = TextOf(r[i], scratch[i]);
+  x.started_unix_s = AsReal(r[8]);
+  x.dirty = AsInt(r[9]) != 0;
+}
+
+void FillPoint(TrendPoint& x, const TrendRow& r) {
+  x.run_key = r.run_key;
+  x.commit = r.commit;
+  x.branch = r.branch;
+  x.day = r.day;
+  x.host = r.host;
+  x.gpu_name = r.gpu_name;
+  x.gpu_uuid = r.gpu_uuid;
+  x.boot_id = r.boot_id;
+  x.unit = r.unit;
+  x.better = r.better;
+  x.started_unix_s = r.started_unix_s;
+  x.value = r.value;
+  x.n = r.n;
+  x.attributed = r.attributed;
+  x.dirty = r.dirty;
+  x.clock_sm_median_mhz = r.clock_sm_median_mhz;
+}
+
+}  // namespace
+
+TrendRow TrendRowOf(const TrendPoint& p) {
+  TrendRow r;
+  r.run_key = p.run_key;
+  r.commit = p.commit;
+  r.branch = p.branch;
+  r.day = p.day;
+  r.host = p.host;
+  r.gpu_name = p.gpu_name;
+  r.gpu_uuid = p.gpu_uuid;
+  r.boot_id = p.boot_id;
+  r.unit = p.unit;
+  r.better = p.better;
+  r.started_unix_s = p.started_unix_s;
+  r.value = p.value;
+  r.n = p.n;
+  r.attributed = p.attributed;
+  r.dirty = p.dirty;
+  r.clock_sm_median_mhz = p.clock_sm_median_mhz;
+  return r;
+}
+
+Status Store::WalkTrend(const TrendQuery& t, const TrendRowFn& fn) {
+  if (empty_) return OkStatus();
+  std::vector<SqlValue> p = {t.metric, t.arm};
+  const std::string where = TrendFilters(t, &p);
   // The row named in an error, built only when there is one.
-  auto row_of = [&](const TrendPoint& x) {
+  auto row_of = [&](const TrendRow& x) {
     return fmt::format("history store {}: summaries row (run {}, arm {}, metric {})", db_->Where(),
                        x.run_key, t.arm, t.metric);
   };
-  auto walked = db_->QueryEach(
-      "SELECT " + cols +
+  std::string scratch[10];
+  TrendRow x;
+  return db_->QueryEach(
+      std::string("SELECT ") + kTrendRunColumns +
           ", s.median, s.n, s.unit, s.better, s.clock_sm_median_mhz FROM summaries s JOIN runs r "
           "ON r.run_key = s.run_key WHERE s.name = ? AND s.arm = ?" +
           where + " ORDER BY r.started_unix_s, r.run_key",
       p, [&](std::vector<SqlValue>& r) -> Status {
-        TrendPoint& x = out.emplace_back();
-        fill(x, r);
+        RunFieldsOf(r, x, scratch);
         // A number where one is required, or an error naming the row: text is not a 0. The
         // row's name is built for an error only (checked once unnamed, then again named).
         auto value = StoredReal(r[10], "");
@@ -222,11 +266,41 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
         x.value = *value;
         x.n = static_cast<int>(*n);
         x.clock_sm_median_mhz = *clock;
-        x.unit = AsText(r[12]);
-        x.better = AsText(r[13]);
-        return OkStatus();
+        x.unit = TextOf(r[12], scratch[8]);
+        x.better = TextOf(r[13], scratch[9]);
+        return fn(x);
       });
-  if (!walked) return walked.error();
+}
+
+Status Store::TrendEach(const TrendQuery& t, const TrendRowFn& fn) {
+  if (!t.include_unattributed) return WalkTrend(t, fn);
+  auto pts = Trend(t);
+  if (!pts) return pts.error();
+  for (const auto& x : *pts)
+    if (auto s = fn(TrendRowOf(x)); !s) return s;
+  return OkStatus();
+}
+
+Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
+  if (empty_) return std::vector<TrendPoint>{};
+  std::vector<TrendPoint> out;
+  // Room for every summary of the metric up front (the filters only take some away): growing
+  // from empty moved every point's ten strings about twice (7 % of a 100,000-point trend).
+  // Capped: reserving touches no page, and a bound this large is only a guess to grow from.
+  if (auto n = db_->Query("SELECT COUNT(*) FROM summaries WHERE name = ? AND arm = ?",
+                          {t.metric, t.arm});
+      n && !n->rows.empty() && !n->rows[0].empty())
+    out.reserve(static_cast<size_t>(std::clamp<long>(AsInt(n->rows[0][0]), 0, 1L << 20)));
+  if (auto s = WalkTrend(t,
+                         [&](const TrendRow& r) {
+                           FillPoint(out.emplace_back(), r);
+                           return OkStatus();
+                         });
+      !s)
+    return s.error();
+  std::vector<SqlValue> p = {t.metric, t.arm};
+  const std::string where = TrendFilters(t, &p);
+  const std::string cols = kTrendRunColumns;
   if (t.include_unattributed) {
     // Runs whose legs produced the metric but had no valid window: the median over those
     // legs, marked unattributed.
@@ -249,7 +323,10 @@ Result<std::vector<TrendPoint>> Store::Trend(const TrendQuery& t) {
       auto it = extra.find(key);
       if (it == extra.end()) {
         TrendPoint x;
-        fill(x, r);
+        TrendRow v;
+        std::string scratch[8];
+        RunFieldsOf(r, v, scratch);
+        FillPoint(x, v);
         x.unit = AsText(r[11]);
         x.better = AsText(r[12]);
         x.attributed = false;

@@ -16,20 +16,9 @@
 namespace vouch {
 namespace {
 
-std::string ShortCommit(const std::string& c) { return c.substr(0, 10); }
-
 constexpr const char* kExactMethod =
     "E-Divisive means (Matteson & James 2014), permutation test; segments under 30 points: the "
     "largest two-sample t, Bonferroni over the splits";
-
-// The median of [FIRST, LAST) (reordered), as MedianOf gives it; one value is itself.
-double MedianInPlace(double* first, double* last) {
-  const auto n = last - first;
-  if (n == 1) return *first;
-  if (n == 0) return 0;
-  std::sort(first, last);
-  return n % 2 == 1 ? first[n / 2] : (first[n / 2 - 1] + first[n / 2]) / 2.0;
-}
 
 }  // namespace
 
@@ -46,77 +35,12 @@ std::string_view TrendByName(TrendBy b) {
 }
 
 TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, TrendBy by) {
-  TrendSeries s;
-  s.metric = q.metric;
-  s.arm = q.arm;
-  s.by = by;
-  std::set<std::string> gpus;
-  // Point of each key; the keys view the strings of PTS (commits and run keys apart, as a run
-  // without a commit is its own point).
-  std::unordered_map<std::string_view, size_t> at_commit, at_run;
-  std::vector<size_t> owner(pts.size());  // the series point of each input point
-  (by == TrendBy::kRun ? at_run : at_commit).reserve(pts.size());  // no rehash on the way
-  s.points.reserve(pts.size());
-  const std::string* last_name = nullptr;
-  const std::string* last_uuid = nullptr;
-  for (size_t i = 0; i < pts.size(); ++i) {
-    const TrendPoint& p = pts[i];
-    if (s.unit.empty()) {
-      s.unit = p.unit;
-      s.better = p.better;
-    }
-    if (!last_name || *last_name != p.gpu_name || *last_uuid != p.gpu_uuid) {
-      gpus.insert(p.gpu_name.empty() ? "unknown GPU"
-                                     : fmt::format("{} ({})", p.gpu_name, p.gpu_uuid));
-      last_name = &p.gpu_name;
-      last_uuid = &p.gpu_uuid;
-    }
-    std::unordered_map<std::string_view, size_t>* map = &at_run;
-    std::string_view key = p.run_key;
-    if (by == TrendBy::kDay) {
-      map = &at_commit;
-      key = p.day;
-    } else if (by == TrendBy::kCommit && !p.commit.empty()) {
-      map = &at_commit;
-      key = p.commit;
-    }
-    auto [it, fresh] = map->try_emplace(key, s.points.size());
-    if (fresh) {
-      SeriesPoint& sp = s.points.emplace_back();
-      sp.label = by == TrendBy::kDay   ? p.day
-                 : by == TrendBy::kRun ? p.run_key.substr(0, 12)
-                 : p.commit.empty()    ? "run " + p.run_key.substr(0, 8)
-                                       : ShortCommit(p.commit);
-      sp.first_commit = p.commit;
-      sp.started_unix_s = p.started_unix_s;
-    }
-    owner[i] = it->second;
-    SeriesPoint& sp = s.points[it->second];
-    sp.run_keys.push_back(p.run_key);
-    sp.attributed = sp.attributed && p.attributed;
-    sp.dirty = sp.dirty || p.dirty;
-  }
-  // Each point's values and clocks, grouped by a counting sort over the input's order (no
-  // vector per point): a point is the median of its runs.
-  const size_t np = s.points.size();
-  std::vector<size_t> begin(np + 1, 0);
-  for (size_t o : owner) ++begin[o + 1];
-  for (size_t k = 0; k < np; ++k) begin[k + 1] += begin[k];
-  std::vector<double> values(pts.size()), clocks(pts.size());
-  std::vector<size_t> nv(np, 0), nc(np, 0);
-  for (size_t i = 0; i < pts.size(); ++i) {
-    const size_t o = owner[i];
-    values[begin[o] + nv[o]++] = pts[i].value;
-    if (pts[i].clock_sm_median_mhz) clocks[begin[o] + nc[o]++] = *pts[i].clock_sm_median_mhz;
-  }
-  for (size_t k = 0; k < np; ++k) {
-    double* v = values.data() + begin[k];
-    s.points[k].value = MedianInPlace(v, v + nv[k]);
-    double* c = clocks.data() + begin[k];
-    if (nc[k] > 0) s.points[k].clock_sm_median_mhz = MedianInPlace(c, c + nc[k]);
-    if (!s.points[k].attributed) ++s.unattributed;
-  }
-  s.gpus.assign(gpus.begin(), gpus.end());
+  TrendBuilder b(q, by);
+  for (const auto& p : pts) b.Add(TrendRowOf(p));
+  return b.Finish();
+}
+
+void MarkMixedTrend(TrendSeries& s) {
   // Like with like, or no step: a step between two GPUs or two clock states is the
   // hardware's, not the commit's.
   if (s.gpus.size() > 1)
@@ -125,8 +49,8 @@ TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, 
         "with --gpu",
         s.gpus.size(), fmt::join(s.gpus, ", ")));
   std::vector<double> c;
-  for (const auto& p : s.points)
-    if (p.clock_sm_median_mhz) c.push_back(*p.clock_sm_median_mhz);
+  for (size_t i = 0; i < s.points.size(); ++i)
+    if (auto clock = s.points.clock_sm_median_mhz(i)) c.push_back(*clock);
   if (!c.empty()) {
     auto [lo, hi] = std::minmax_element(c.begin(), c.end());
     double med = MedianOf(c);
@@ -142,7 +66,6 @@ TrendSeries BuildTrend(const std::vector<TrendPoint>& pts, const TrendQuery& q, 
         "{} of {} points are unattributed (no valid clock window): steps are looked for over "
         "clock-attributed points only",
         s.unattributed, s.points.size()));
-  return s;
 }
 
 void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
@@ -158,8 +81,7 @@ void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
   s.steps_searched = true;
   s.min_points_for_step = MinStepSeriesLength(o);
   s.significance = o.significance;
-  std::vector<double> v;
-  for (const auto& p : s.points) v.push_back(p.value);
+  const std::vector<double>& v = s.points.values();
   auto cps = EDivisive(v, o);
   for (size_t k = 0; k < cps.size(); ++k) {
     int i = cps[k].index;
@@ -167,8 +89,8 @@ void DetectSteps(TrendSeries& s, const EDivisiveOptions& o) {
     int to = k + 1 < cps.size() ? cps[k + 1].index : static_cast<int>(v.size());
     Step st;
     st.index = i;
-    st.before = s.points[static_cast<size_t>(i - 1)].label;
-    st.after = s.points[static_cast<size_t>(i)].label;
+    st.before = s.points.label(static_cast<size_t>(i - 1));
+    st.after = s.points.label(static_cast<size_t>(i));
     st.before_value = MedianOf(std::vector<double>(v.begin() + from, v.begin() + i));
     st.after_value = MedianOf(std::vector<double>(v.begin() + i, v.begin() + to));
     st.size_pct = st.before_value != 0 ? (st.after_value / st.before_value - 1) * 100 : 0;
@@ -207,12 +129,14 @@ std::string RenderTrendText(const TrendSeries& s) {
     out += "  no stored run has this metric (vouch history list shows what is stored)\n";
     return out;
   }
-  for (const auto& p : s.points)
-    out += fmt::format("  {:<12} {:>14}  runs {:<3} {}{}{}\n", TerminalSafe(p.label),
-                       FormatValue(p.value, s.unit), p.run_keys.size(),
-                       p.clock_sm_median_mhz ? fmt::format("SM {:.0f} MHz", *p.clock_sm_median_mhz)
-                                             : std::string("no clock"),
-                       p.attributed ? "" : "  UNATTRIBUTED", p.dirty ? "  dirty" : "");
+  const SeriesPointList& pts = s.points;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const auto clock = pts.clock_sm_median_mhz(i);
+    out += fmt::format("  {:<12} {:>14}  runs {:<3} {}{}{}\n", TerminalSafe(pts.label(i)),
+                       FormatValue(pts.value(i), s.unit), pts.run_count(i),
+                       clock ? fmt::format("SM {:.0f} MHz", *clock) : std::string("no clock"),
+                       pts.attributed(i) ? "" : "  UNATTRIBUTED", pts.dirty(i) ? "  dirty" : "");
+  }
   for (const auto& m : s.mixed) out += fmt::format("no steps reported: {}\n", TerminalSafe(m));
   if (s.steps_searched) {
     if (!TrendTooShort(s).empty())
@@ -250,12 +174,14 @@ std::string RenderTrendMarkdown(const TrendSeries& s) {
   }
   out += fmt::format("| {} | {} ({}) | runs | SM clock |\n|---|---:|---:|---:|\n",
                      TrendByName(s.by), MarkdownCell(s.metric), MarkdownCell(s.unit));
-  for (const auto& p : s.points)
-    out += fmt::format("| {}{} | {}{} | {} | {} |\n", MarkdownCode(p.label),
-                       p.dirty ? " (dirty)" : "", FormatValue(p.value, s.unit),
-                       p.attributed ? "" : " (unattributed)", p.run_keys.size(),
-                       p.clock_sm_median_mhz ? fmt::format("{:.0f} MHz", *p.clock_sm_median_mhz)
-                                             : std::string("n/a"));
+  const SeriesPointList& pts = s.points;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const auto clock = pts.clock_sm_median_mhz(i);
+    out += fmt::format("| {}{} | {}{} | {} | {} |\n", MarkdownCode(pts.label(i)),
+                       pts.dirty(i) ? " (dirty)" : "", FormatValue(pts.value(i), s.unit),
+                       pts.attributed(i) ? "" : " (unattributed)", pts.run_count(i),
+                       clock ? fmt::format("{:.0f} MHz", *clock) : std::string("n/a"));
+  }
   return out;
 }
 

@@ -4,10 +4,14 @@
 // the points come from the store.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/store.h"
@@ -29,6 +33,69 @@ struct SeriesPoint {
   std::optional<double> clock_sm_median_mhz;  // median over its runs
 };
 
+class TrendBuilder;
+struct TrendStrings;  // the text a SeriesPointList refers to (trend_points.cc)
+
+// The points of a series, kept compactly (issue 39: a million points took ~940 bytes each as
+// SeriesPoints; here ~90): one column per field, and the strings in one shared block where a
+// run key or commit in lowercase hex is kept as its bytes. Indexing gives a SeriesPoint made on
+// the spot; the accessors read a field without making one. Copies share the strings.
+class SeriesPointList {
+ public:
+  size_t size() const { return value_.size(); }
+  bool empty() const { return value_.empty(); }
+  SeriesPoint operator[](size_t i) const;
+
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = SeriesPoint;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = SeriesPoint;
+    Iterator(const SeriesPointList* list, size_t i) : list_(list), i_(i) {}
+    SeriesPoint operator*() const { return (*list_)[i_]; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const Iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const Iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const SeriesPointList* list_;
+    size_t i_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
+
+  const std::vector<double>& values() const { return value_; }
+  double value(size_t i) const { return value_[i]; }
+  double started_unix_s(size_t i) const { return started_[i]; }
+  bool attributed(size_t i) const { return flags_[i] & kAttributed; }
+  bool dirty(size_t i) const { return flags_[i] & kDirty; }
+  std::optional<double> clock_sm_median_mhz(size_t i) const {
+    if (!(flags_[i] & kHasClock)) return std::nullopt;
+    return clock_[i];
+  }
+  size_t run_count(size_t i) const { return run_begin_[i + 1] - run_begin_[i]; }
+  std::string label(size_t i) const;
+  // The point's first commit and its K-th run key; the view lives until SCRATCH changes.
+  std::string_view first_commit(size_t i, std::string& scratch) const;
+  std::string_view run_key(size_t i, size_t k, std::string& scratch) const;
+
+ private:
+  friend class TrendBuilder;
+  static constexpr std::uint8_t kAttributed = 1, kDirty = 2, kHasClock = 4;
+  TrendBy by_ = TrendBy::kCommit;
+  std::shared_ptr<const TrendStrings> text_;
+  std::vector<const unsigned char*> first_commit_, day_;  // day_: per day only
+  std::vector<const unsigned char*> run_key_;             // grouped by point
+  std::vector<std::uint32_t> run_begin_ = {0};            // size() + 1
+  std::vector<double> value_, started_, clock_;
+  std::vector<std::uint8_t> flags_;
+};
+
 struct Step {
   int index = 0;                             // the first point after the step
   std::string before, after;                 // labels of the last point before and the first after
@@ -40,7 +107,7 @@ struct Step {
 struct TrendSeries {
   std::string metric, unit, better, arm;
   TrendBy by = TrendBy::kCommit;
-  std::vector<SeriesPoint> points;
+  SeriesPointList points;
   std::vector<std::string> gpus;  // distinct "name (uuid)" over the points
   // Why no step is reported: the series mixes GPUs or clock states, or holds unattributed
   // points. Empty when steps were looked for.
@@ -65,6 +132,23 @@ std::string TrendTooShort(const TrendSeries& s);
 inline constexpr double kTrendClockStatePct = 1.0;
 
 TrendSeries BuildTrend(const std::vector<TrendPoint>& points, const TrendQuery& query, TrendBy by);
+
+// BuildTrend one point at a time, in the store's order (Store::TrendEach): nothing but the
+// series is kept (no TrendPoint per run).
+class TrendBuilder {
+ public:
+  TrendBuilder(const TrendQuery& query, TrendBy by);
+  ~TrendBuilder();
+  void Add(const TrendRow& row);
+  TrendSeries Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+// The reasons a series does not compare like with like (TrendSeries::mixed), from its GPUs,
+// its points' clocks and its unattributed points (TrendBuilder::Finish calls it).
+void MarkMixedTrend(TrendSeries& series);
 // Finds the steps of a series that compares like with like.
 void DetectSteps(TrendSeries& series, const EDivisiveOptions& options = {});
 

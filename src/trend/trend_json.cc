@@ -24,6 +24,7 @@ void WriteTrendJson(const TrendSeries& s, const std::function<void(std::string_v
   constexpr size_t kChunk = 256 * 1024;
   std::string out;
   out.reserve(kChunk + 4096);
+  std::string scratch, text;  // a string decoded, and the text handed to AppendJsonString
   out.append(head, 0, at);
   out += "\n  \"points\": ";
   if (s.points.empty()) {
@@ -36,34 +37,34 @@ void WriteTrendJson(const TrendSeries& s, const std::function<void(std::string_v
         sink(out);
         out.clear();
       }
-      const SeriesPoint& p = s.points[i];
+      const SeriesPointList& pts = s.points;
       out += i == 0 ? "\n    {\n      \"attributed\": " : ",\n    {\n      \"attributed\": ";
-      out += p.attributed ? "true" : "false";
+      out += pts.attributed(i) ? "true" : "false";
       out += ",\n      \"clock_sm_median_mhz\": ";
-      if (p.clock_sm_median_mhz)
-        AppendJsonNumber(out, *p.clock_sm_median_mhz);
+      if (auto clock = pts.clock_sm_median_mhz(i))
+        AppendJsonNumber(out, *clock);
       else
         out += "null";
       out += ",\n      \"commit\": ";
-      AppendJsonString(out, p.first_commit);
+      AppendJsonString(out, text.assign(pts.first_commit(i, scratch)));
       out += ",\n      \"dirty\": ";
-      out += p.dirty ? "true" : "false";
+      out += pts.dirty(i) ? "true" : "false";
       out += ",\n      \"label\": ";
-      AppendJsonString(out, p.label);
+      AppendJsonString(out, pts.label(i));
       out += ",\n      \"runs\": ";
-      if (p.run_keys.empty()) {
+      if (pts.run_count(i) == 0) {
         out += "[]";
       } else {
-        for (size_t k = 0; k < p.run_keys.size(); ++k) {
+        for (size_t k = 0; k < pts.run_count(i); ++k) {
           out += k == 0 ? "[\n        " : ",\n        ";
-          AppendJsonString(out, p.run_keys[k]);
+          AppendJsonString(out, text.assign(pts.run_key(i, k, scratch)));
         }
         out += "\n      ]";
       }
       out += ",\n      \"started_unix_s\": ";
-      AppendJsonNumber(out, p.started_unix_s);
+      AppendJsonNumber(out, pts.started_unix_s(i));
       out += ",\n      \"value\": ";
-      AppendJsonNumber(out, p.value);
+      AppendJsonNumber(out, pts.value(i));
       out += "\n    }";
     }
     out += "\n  ]";

@@ -68,6 +68,29 @@ GateModesFound GateModes(const GateReport& report, const Baseline& baseline,
   return found;
 }
 
+std::size_t GateLegsForModes(const GateReport& report, const Baseline& baseline,
+                             const std::map<std::string, CurrentMetric>& now, std::string* note) {
+  std::size_t more = 0;
+  for (const auto& row : report.rows) {
+    if (!row.fail_pct || row.verdict == GateVerdict::kSkipped ||
+        row.verdict == GateVerdict::kMissing || row.verdict == GateVerdict::kError)
+      continue;
+    const BaselineMetric* b = baseline.Find(row.metric);
+    auto it = now.find(row.metric);
+    if (!b || b->trials.empty() || it == now.end() || it->second.values.empty()) continue;
+    const std::size_t t = b->trials.size(), l = it->second.values.size();
+    if (t + l >= kModesMinLegs || kModesMinLegs - t - l <= more) continue;
+    more = kModesMinLegs - t - l;
+    if (note)
+      *note = fmt::format(
+          "{}: modes not checkable at {} values (the baseline's {} trial{} and this run's {} "
+          "leg{}): {} more leg{}",
+          row.metric, t + l, t, t == 1 ? "" : "s", l, l == 1 ? "" : "s", more,
+          more == 1 ? "" : "s");
+  }
+  return more;
+}
+
 std::string GateModesRefusal() {
   return fmt::format(
       "refused: a median over two modes is a number no process ran at (each leg is one process, "

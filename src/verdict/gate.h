@@ -52,6 +52,15 @@ GateFinal DecideGate(const Baseline& baseline, const std::map<std::string, Curre
 
 inline constexpr int kGateExitModes = 3;
 
+// The legs a live gate adds before it may pass (issue 34 item 2c): where the baseline's trials
+// of a metric that can fail and the run's legs together are too few values for the modes test
+// (stats/modes.h kModesMinLegs), the gate runs the legs the check needs rather than pass over
+// modes it could not check. 0 when every such metric is checkable. NOTE (when not 0): "tok_s:
+// modes not checkable at 2 values (the baseline's 1 trial and this run's 1 leg): 2 more legs".
+// Only a fixed design can need them: a sequential or calibrated one needs 2 trials and 2 legs.
+std::size_t GateLegsForModes(const GateReport& report, const Baseline& baseline,
+                             const std::map<std::string, CurrentMetric>& now, std::string* note);
+
 // What refusing a gate over modes means, said once after the modes found.
 std::string GateModesRefusal();
 

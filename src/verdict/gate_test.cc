@@ -63,5 +63,30 @@ TEST(GateVerdict, TooFewValuesToCheckModesIsSaid) {
   EXPECT_NE(f.modes.unchecked[0].find("modes not checkable at 3 values"), std::string::npos);
 }
 
+TEST(GateVerdict, AGateThatCannotCheckModesRunsTheLegsTheCheckNeeds) {
+  std::string note;
+  auto one = OneMetric({100}, 100);
+  auto f =
+      DecideGate(one, Now({100.5}, 100.5), {}, NoEnv(), std::nullopt, nlohmann::json::array(), {});
+  EXPECT_EQ(GateLegsForModes(f.report, one, Now({100.5}, 100.5), &note), 2u);
+  EXPECT_EQ(note,
+            "tok_s: modes not checkable at 2 values (the baseline's 1 trial and this run's 1 leg): "
+            "2 more legs");
+  auto three = DecideGate(one, Now({100.5, 99.8, 100.1}, 100.1), {}, NoEnv(), std::nullopt,
+                          nlohmann::json::array(), {});
+  EXPECT_EQ(GateLegsForModes(three.report, one, Now({100.5, 99.8, 100.1}, 100.1), &note), 0u);
+  // The default gate (5 trials, 3 legs) is always checkable; a warn-only metric needs none.
+  auto five = OneMetric({100, 101, 99, 100, 100.5}, 100);
+  auto d =
+      DecideGate(five, Now({100.2}, 100.2), {}, NoEnv(), std::nullopt, nlohmann::json::array(), {});
+  EXPECT_EQ(GateLegsForModes(d.report, five, Now({100.2}, 100.2), nullptr), 0u);
+  auto warn_only = OneMetric({100}, 100);
+  warn_only.metrics[0].fail_pct.reset();
+  warn_only.metrics[0].warn_pct = 3;
+  auto w = DecideGate(warn_only, Now({100.5}, 100.5), {}, NoEnv(), std::nullopt,
+                      nlohmann::json::array(), {});
+  EXPECT_EQ(GateLegsForModes(w.report, warn_only, Now({100.5}, 100.5), nullptr), 0u);
+}
+
 }  // namespace
 }  // namespace vouch::verdict
