@@ -126,158 +126,176 @@ std::optional<int> CheckTwoArms(const RunFlags& f, const AbArmFlags& x, const Ar
   return std::nullopt;
 }
 
-}  // namespace
-
-int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
-  auto [opts, cmd] = SplitAtDoubleDash(args);
-  CLI::App app{
-      "Is B faster than A? Paired, counterbalanced A/B legs with clock windows and a verdict.\n"
-      "Two commands: --a 'CMD ARGS' --b 'CMD ARGS'; one command, two environments (preferred): "
-      "--a-env K=V --b-env K=V -- CMD ARGS.\n"
-      "Exit: 0 decided (B faster, B slower, no change), 2 inconclusive, 3 refused, 5 B slower with "
-      "--fail-on slower, 1 error",
-      "ab"};
+// What vouch ab was asked, parsed.
+struct AbFlags {
   RunFlags f;
-  std::string a_cmd, b_cmd, a_name = "A", b_name = "B", headline, fail_on, markdown, from;
-  std::vector<std::string> a_env, b_env;
+  AbArmFlags arm;
+  std::string headline, fail_on, markdown, from;
   int pairs = 8, calibrate = 0;
   std::optional<int> max_pairs;
   std::optional<std::uint64_t> seed;
   double band_pct = 1.0, confidence = 0.95;
   bool cross_boot = false, not_on_gpu = false, segment = false, allow_modes = false;
   ArmInput arms_a, arms_b;
-  std::vector<std::string> controls, sources;
+  std::vector<std::string> given;  // the options given, by name (--from refuses most)
+};
+
+// The arms' commands, environments and names.
+void AddAbArmOptions(CLI::App& app, AbFlags* fl) {
+  AbArmFlags& x = fl->arm;
   app.add_option(
-      "--a", a_cmd,
+      "--a", x.a_cmd,
       "arm A's command, split into words as sh does (quotes, \\ escapes, $VAR, globs; never "
       "$(...)); run through /bin/sh -c as written with --shell");
-  app.add_option("--b", b_cmd, "arm B's command");
-  app.add_option("--a-env", a_env, "K=V for arm A (with one command after --)");
-  app.add_option("--b-env", b_env, "K=V for arm B");
-  app.add_option("--a-name", a_name, "arm A's name (A)");
-  app.add_option("--b-name", b_name, "arm B's name (B)");
-  app.add_option("--headline", headline,
+  app.add_option("--b", x.b_cmd, "arm B's command");
+  app.add_option("--a-env", x.a_env, "K=V for arm A (with one command after --)");
+  app.add_option("--b-env", x.b_env, "K=V for arm B");
+  app.add_option("--a-name", x.a_name, "arm A's name (A)");
+  app.add_option("--b-name", x.b_name, "arm B's name (B)");
+}
+
+// The design (pairs, seed, band) and the verdict (headline, modes, --fail-on, Markdown).
+void AddAbDesignOptions(CLI::App& app, AbFlags* fl) {
+  app.add_option("--headline", fl->headline,
                  "the metric the verdict is about (default: the only user metric)");
-  app.add_option("--from", from,
+  app.add_option("--from", fl->from,
                  "recompute the verdict from RECORD's legs (an earlier vouch ab), e.g. about "
                  "another metric with --headline; runs no leg and leaves the record as it is");
-  app.add_option("--pairs", pairs,
+  app.add_option("--pairs", fl->pairs,
                  "pairs to run (fixed design; rounded up to whole ABBA blocks) (8)")
       // 2 is a fleet node's share (--segment): refused below, so not in the help's range.
       ->check(NumberFlag(Count(2, 10000))
                   .description(fmt::format("INT in [{} - 10000]", kDefaultMinPairs)));
-  app.add_option("--max-pairs", max_pairs,
+  app.add_option("--max-pairs", fl->max_pairs,
                  "sequential mode: decide after each block, at most this many pairs")
       ->check(NumberFlag(Count(4, 1000)));
   // Any 64-bit seed (vouch draws them so, and a fleet hands them on): CLI11's own integer
   // conversion checks it; a double-valued range cannot hold 2^64 - 1.
-  app.add_option("--seed", seed, "seed of the block orientations (default: random, recorded)")
+  app.add_option("--seed", fl->seed, "seed of the block orientations (default: random, recorded)")
       ->check(Seed64());
-  app.add_option("--calibrate", calibrate,
+  app.add_option("--calibrate", fl->calibrate,
                  "run K A/A pairs first; the band is the 95th percentile of their |d|")
       ->check(NumberFlag(Count(0, 1000)));
-  app.add_option("--band", band_pct, "noise band in percent when not calibrated (1)")
+  app.add_option("--band", fl->band_pct, "noise band in percent when not calibrated (1)")
       ->check(NumberFlag({0, 100, true}));
-  app.add_option("--confidence", confidence, "confidence of the interval (0.95)")
+  app.add_option("--confidence", fl->confidence, "confidence of the interval (0.95)")
       ->check(NumberFlag({0, 1, true, true}));
-  app.add_flag("--allow-cross-boot", cross_boot,
+  app.add_flag("--allow-cross-boot", fl->cross_boot,
                "pair legs across boots (waives the boot id only; a caveat)");
-  app.add_flag("--allow-modes", allow_modes,
+  app.add_flag("--allow-modes", fl->allow_modes,
                "give a verdict over the medians even when an arm's legs form two modes (by "
                "default refused, unless every leg of B is beyond every leg of A: then an exact "
                "rank test decides the direction)");
-  app.add_option("--fail-on", fail_on, "'slower': exit 5 when the verdict is B slower (for CI)")
+  app.add_option("--fail-on", fl->fail_on, "'slower': exit 5 when the verdict is B slower (for CI)")
       ->check(CLI::IsMember({"slower"}));
-  AddMarkdownOption(app, markdown, "the verdict");
-  app.add_option("--artifact-a", arms_a.artifacts, "arm A's artifact to hash (vouch arms)");
-  app.add_option("--artifact-b", arms_b.artifacts, "arm B's artifact");
-  app.add_option("--root-a", arms_a.roots, "arm A's build/source root");
-  app.add_option("--root-b", arms_b.roots, "arm B's build/source root");
-  app.add_option("--control", controls, "NAME A B: a behavioural control")->expected(3);
-  app.add_option("--source", sources, "NAME PATH_A PATH_B: a source control")->expected(3);
-  app.add_flag("--change-not-on-gpu", not_on_gpu,
+  AddMarkdownOption(app, fl->markdown, "the verdict");
+}
+
+// What shows the two arms are two (vouch arms): artifacts, roots, controls.
+void AddAbArmsCheckOptions(CLI::App& app, AbFlags* fl) {
+  app.add_option("--artifact-a", fl->arms_a.artifacts, "arm A's artifact to hash (vouch arms)");
+  app.add_option("--artifact-b", fl->arms_b.artifacts, "arm B's artifact");
+  app.add_option("--root-a", fl->arms_a.roots, "arm A's build/source root");
+  app.add_option("--root-b", fl->arms_b.roots, "arm B's build/source root");
+  app.add_option("--control", fl->arm.controls, "NAME A B: a behavioural control")->expected(3);
+  app.add_option("--source", fl->arm.sources, "NAME PATH_A PATH_B: a source control")->expected(3);
+  app.add_flag("--change-not-on-gpu", fl->not_on_gpu,
                "with --gpu-trace: the change is not on the GPU (host code, I/O), so arms that ran "
                "identical kernels may still get a faster/slower verdict");
+}
+
+constexpr const char* kAbAbout =
+    "Is B faster than A? Paired, counterbalanced A/B legs with clock windows and a verdict.\n"
+    "Two commands: --a 'CMD ARGS' --b 'CMD ARGS'; one command, two environments (preferred): "
+    "--a-env K=V --b-env K=V -- CMD ARGS.\n"
+    "Exit: 0 decided (B faster, B slower, no change), 2 inconclusive, 3 refused, 5 B slower with "
+    "--fail-on slower, 1 error";
+
+// Adds ab's options to APP and parses OPTS into FL: -1 when ab goes on, else the exit code
+// (help, a usage error). APP outlives FL's use: flags keep pointers to its options.
+int ParseAbFlags(CLI::App& app, const std::vector<std::string>& opts, AbFlags* fl) {
+  AddAbArmOptions(app, fl);
+  AddAbDesignOptions(app, fl);
+  AddAbArmsCheckOptions(app, fl);
   // One fleet node's share (vouch fleet ab): whole blocks, the verdict is the fleet's, so one
   // block (2 pairs) is allowed. Not in --help: the fleet worker gives it.
-  app.add_flag("--segment", segment, "")->group("");
-  f.Add(app, false);
-  f.warmup = 1;
+  app.add_flag("--segment", fl->segment, "")->group("");
+  fl->f.Add(app, false);
+  fl->f.warmup = 1;
   if (int rc = Parse(app, opts); rc >= 0) return rc;
-  auto say = [](const std::string& m) { fmt::print(stderr, "vouch ab: {}\n", m); };
-  if (!from.empty()) {
-    if (!cmd.empty() || !a_cmd.empty() || !b_cmd.empty())
-      return say("--from RECORD replays a record's legs: give no command"), kExitUsage;
-    // The record's plan holds (its band, confidence, pairs, policy): a flag that would change
-    // it is refused, never silently dropped.
-    const std::vector<std::string> honoured = {"--from", "--headline", "--json", "--markdown",
-                                               "--fail-on"};
-    for (const CLI::Option* o : app.get_options())
-      if (o->count() > 0 &&
-          std::find(honoured.begin(), honoured.end(), o->get_name()) == honoured.end())
-        return say(fmt::format("{} cannot apply to --from RECORD: the verdict is recomputed with "
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0) fl->given.push_back(o->get_name());
+  return -1;
+}
+
+// --from RECORD: the verdict recomputed from an earlier vouch ab's legs, under the record's own
+// plan (its band, confidence, pairs, policy): a flag that would change it is refused, never
+// silently dropped.
+int ReplayAbRecord(const AbFlags& fl, const std::vector<std::string>& cmd) {
+  if (!cmd.empty() || !fl.arm.a_cmd.empty() || !fl.arm.b_cmd.empty())
+    return AbSay("--from RECORD replays a record's legs: give no command"), kExitUsage;
+  const std::vector<std::string> honoured = {"--from", "--headline", "--json", "--markdown",
+                                             "--fail-on"};
+  for (const std::string& name : fl.given)
+    if (std::find(honoured.begin(), honoured.end(), name) == honoured.end())
+      return AbSay(fmt::format("{} cannot apply to --from RECORD: the verdict is recomputed with "
                                "the record's own plan (give only --headline, --json, --markdown, "
                                "--fail-on; run a new vouch ab to change the plan)",
-                               o->get_name())),
-               kExitUsage;
-    return AbFromRecord(from, headline, f.json, markdown, fail_on);
-  }
-  if (!segment && pairs < static_cast<int>(kDefaultMinPairs))
-    return say(fmt::format("--pairs {}: a verdict needs at least {} pairs (two ABBA blocks)", pairs,
-                           kDefaultMinPairs)),
-           kExitUsage;
+                               name)),
+             kExitUsage;
+  return AbFromRecord(fl.from, fl.headline, fl.f.json, fl.markdown, fl.fail_on);
+}
 
-  // Steps 1 and 2: the arms, and that they are two.
-  AbArmFlags x{a_cmd, b_cmd, a_name, b_name, a_env, b_env, controls, sources};
-  Arm a, b;
-  if (auto rc = BuildArms(f, x, cmd, a, b)) return *rc;
-  nlohmann::json arms_json, arms_files_json;
-  if (auto rc = CheckTwoArms(f, x, a, b, arms_a, arms_b, arms_json, arms_files_json)) return *rc;
-
-  if (a.argv == b.argv && a.env == b.env)
-    return say("arms A and B are one arm: the same command with the same environment; an A/B of "
-               "one arm "
-               "measures nothing (use --calibrate for an A/A)"),
-           kAbRefused;
-
-  AbPlan plan;
-  plan.a = a;
-  plan.b = b;
-  plan.warmup = f.warmup;
-  plan.pairs = pairs;
-  plan.max_pairs = max_pairs;
-  plan.calibrate = calibrate;
-  if (calibrate == 0) {
-    auto nb = NoiseBandFromPercent(band_pct);
+// The protocol's plan (src/ab/protocol.h) from the flags; a seed drawn when none was given.
+// An exit code when the band is no percentage.
+std::optional<int> MakeAbPlan(const AbFlags& fl, const Arm& a, const Arm& b, AbPlan* plan) {
+  plan->a = a;
+  plan->b = b;
+  plan->warmup = fl.f.warmup;
+  plan->pairs = fl.pairs;
+  plan->max_pairs = fl.max_pairs;
+  plan->calibrate = fl.calibrate;
+  if (fl.calibrate == 0) {
+    auto nb = NoiseBandFromPercent(fl.band_pct);
     if (!nb)
-      return say(fmt::format("--band {}: must be a positive percentage", band_pct)), kExitUsage;
-    plan.band = *nb;
+      return AbSay(fmt::format("--band {}: must be a positive percentage", fl.band_pct)),
+             kExitUsage;
+    plan->band = *nb;
   }
-  plan.confidence = confidence;
-  plan.allow_cross_boot = cross_boot;
-  plan.headline = headline;
-  plan.seed = seed ? *seed : std::random_device{}();
+  plan->confidence = fl.confidence;
+  plan->allow_cross_boot = fl.cross_boot;
+  plan->headline = fl.headline;
+  plan->seed = fl.seed ? *fl.seed : std::random_device{}();
+  return std::nullopt;
+}
 
+// The run folder and the record's start: the plan (with the seed, so that the argv replays
+// it), the arms' checks. -1 when ab goes on, else the exit code.
+int PrepareAbRun(const GlobalOptions& g, const AbFlags& fl, const std::vector<std::string>& args,
+                 const verdict::AbRules& rules, const nlohmann::json& arms_json,
+                 const nlohmann::json& arms_files_json, AbPlan* plan, RunContext* ctx) {
   std::vector<std::string> argv = {"ab"};
   argv.insert(argv.end(), args.begin(), args.end());
-  if (!seed) argv.insert(argv.begin() + 1, {"--seed", std::to_string(plan.seed)});
-  RunContext ctx;
-  if (int rc = PrepareRun(g, f, {a, b}, "ab", argv, &ctx); rc >= 0) return rc;
-  plan.policy = ctx.record.policy;
-  ctx.record.planned_legs = AbPlannedLegs(plan);
-  ctx.planned_is_max = plan.max_pairs.has_value();  // a sequential look may stop it early
-  ctx.record.extra["seed"] = plan.seed;
-  ctx.record.extra["arms_check"] = arms_json;
-  ctx.record.extra["arms_files"] = arms_files_json;
-  verdict::AbRules rules{not_on_gpu, allow_modes};
-  ctx.record.extra["ab_plan"] = verdict::AbPlanJson(plan, rules, a_env, b_env);
+  if (!fl.seed) argv.insert(argv.begin() + 1, {"--seed", std::to_string(plan->seed)});
+  if (int rc = PrepareRun(g, fl.f, {plan->a, plan->b}, "ab", argv, ctx); rc >= 0) return rc;
+  plan->policy = ctx->record.policy;
+  ctx->record.planned_legs = AbPlannedLegs(*plan);
+  ctx->planned_is_max = plan->max_pairs.has_value();  // a sequential look may stop it early
+  ctx->record.extra["seed"] = plan->seed;
+  ctx->record.extra["arms_check"] = arms_json;
+  ctx->record.extra["arms_files"] = arms_files_json;
+  ctx->record.extra["ab_plan"] = verdict::AbPlanJson(*plan, rules, fl.arm.a_env, fl.arm.b_env);
+  return -1;
+}
 
-  // The legs run here, into the record; the protocol sees each one as it was recorded.
-  LegRunner run_leg = [&](const Arm& arm, const std::string& role) {
-    size_t before = ctx.record.legs.size();
-    bool go = RunOneLeg(ctx, arm, role);
+// The protocol run: the legs run here, into the record; the protocol sees each one as it was
+// recorded.
+AbOutcome RunAbLegs(const AbPlan& plan, RunContext* ctx) {
+  LegRunner run_leg = [ctx](const Arm& arm, const std::string& role) {
+    size_t before = ctx->record.legs.size();
+    bool go = RunOneLeg(*ctx, arm, role);
     LegStep step;
-    if (ctx.record.legs.size() > before) step.leg = &ctx.record.legs.back();
+    if (ctx->record.legs.size() > before) step.leg = &ctx->record.legs.back();
     step.stop = !go;
     return step;
   };
@@ -287,46 +305,102 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
   };
   // The finished blocks' pairs go into the record after every block: a run killed mid-way
   // (a fleet node lost) still says which pairs it had.
-  BlockObserver on_block = [&](const AbOutcome& so_far) {
-    ctx.record.extra["blocks_so_far"] = AbPairsJson(so_far);
-    ctx.record.extra["blocks_so_far"]["band_log"] =
+  BlockObserver on_block = [&plan, ctx](const AbOutcome& so_far) {
+    ctx->record.extra["blocks_so_far"] = AbPairsJson(so_far);
+    ctx->record.extra["blocks_so_far"]["band_log"] =
         plan.calibrate > 0 ? nlohmann::json() : nlohmann::json(plan.band.half_width_log);
-    (void)WriteRecord(ctx.dir, ctx.record);
+    (void)WriteRecord(ctx->dir, ctx->record);
   };
-  AbOutcome out = RunAbProtocol(plan, run_leg, on_look, on_block);
+  return RunAbProtocol(plan, run_leg, on_look, on_block);
+}
+
+// A protocol that ended without pairs to judge (calibration or design failed, the headline
+// refused at the first leg): said and recorded. The exit code, or nullopt when pairs ran.
+std::optional<int> EndAbWithoutPairs(const AbOutcome& out, RunContext* ctx) {
   if (out.end == AbOutcome::End::kCalibrationFailed) {
-    say(out.error);
-    ctx.record.status = "failed";
-    (void)FinishRun(ctx, false);
+    AbSay(out.error);
+    ctx->record.status = "failed";
+    (void)FinishRun(*ctx, false);
     return kAbRefused;
   }
-  if (out.end == AbOutcome::End::kDesignFailed) return say(out.error), kExitError;
+  if (out.end == AbOutcome::End::kDesignFailed) return AbSay(out.error), kExitError;
   if (out.end == AbOutcome::End::kHeadlineRefused) {
     // Known from the first leg: every pair would have been refused for its headline.
-    const int ran = static_cast<int>(ctx.record.legs.size());
-    ctx.record.extra["refused"] =
+    const int ran = static_cast<int>(ctx->record.legs.size());
+    ctx->record.extra["refused"] =
         fmt::format("{}; {} of {} planned legs were not run", out.error,
-                    ctx.record.planned_legs - ran, ctx.record.planned_legs);
-    say(fmt::format("refused: {}; the other {} planned legs were not run", out.error,
-                    ctx.record.planned_legs - ran));
-    ctx.record.status = "failed";
-    (void)FinishRun(ctx, false);
+                    ctx->record.planned_legs - ran, ctx->record.planned_legs);
+    AbSay(fmt::format("refused: {}; the other {} planned legs were not run", out.error,
+                      ctx->record.planned_legs - ran));
+    ctx->record.status = "failed";
+    (void)FinishRun(*ctx, false);
     return kAbRefused;
   }
+  return std::nullopt;
+}
 
-  if (out.completed() && out.last_step && out.last_step->stop) {
-    // A sequential look decided before the last block: the legs not run were never needed.
-    int run = static_cast<int>(ctx.record.legs.size());
-    ctx.record.extra["stopped_early"] = fmt::format(
-        "the sequential design decided at look {} after {} pairs; {} of {} planned legs were not "
-        "needed",
-        out.looks, out.pairs.size(), ctx.record.planned_legs - run, ctx.record.planned_legs);
-    ctx.record.planned_legs = run;
-  }
-  // The verdict's rules (GPU identity, modes, host noise): src/verdict/ab.h, as --from.
+// A sequential look decided before the last block: the legs not run were never needed.
+void NoteAbStoppedEarly(const AbOutcome& out, RunContext* ctx) {
+  if (!(out.completed() && out.last_step && out.last_step->stop)) return;
+  int run = static_cast<int>(ctx->record.legs.size());
+  ctx->record.extra["stopped_early"] = fmt::format(
+      "the sequential design decided at look {} after {} pairs; {} of {} planned legs were not "
+      "needed",
+      out.looks, out.pairs.size(), ctx->record.planned_legs - run, ctx->record.planned_legs);
+  ctx->record.planned_legs = run;
+}
+
+// The verdict block on stdout (text, JSON or Markdown), the store, and the exit code.
+int ReportAbVerdict(const AbFlags& fl, const AbPlan& plan, const AbOutcome& out,
+                    const verdict::AbFinal& fin, const RunContext& ctx) {
+  AbReportContext report;
+  report.simulated = ctx.device && ctx.device->Simulated();
+  report.caveats = ctx.record.caveats;
+  report.a_env = fl.arm.a_env;
+  report.b_env = fl.arm.b_env;
+  if (!PrintAbVerdict(plan, out, fin, report, fl.f.json, fl.markdown)) return kExitError;
+  if (!StoreResult(fl.f.store, "ab", ctx.dir)) return kExitError;
+  return AbExitCode(out.decision.verdict, fl.fail_on == "slower");
+}
+
+}  // namespace
+
+int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
+  auto [opts, cmd] = SplitAtDoubleDash(args);
+  CLI::App app{kAbAbout, "ab"};
+  AbFlags fl;
+  if (int rc = ParseAbFlags(app, opts, &fl); rc >= 0) return rc;
+  if (!fl.from.empty()) return ReplayAbRecord(fl, cmd);
+  if (!fl.segment && fl.pairs < static_cast<int>(kDefaultMinPairs))
+    return AbSay(fmt::format("--pairs {}: a verdict needs at least {} pairs (two ABBA blocks)",
+                             fl.pairs, kDefaultMinPairs)),
+           kExitUsage;
+
+  // Steps 1 and 2: the arms, and that they are two.
+  Arm a, b;
+  if (auto rc = BuildArms(fl.f, fl.arm, cmd, a, b)) return *rc;
+  nlohmann::json arms_json, arms_files_json;
+  if (auto rc = CheckTwoArms(fl.f, fl.arm, a, b, fl.arms_a, fl.arms_b, arms_json, arms_files_json))
+    return *rc;
+  if (a.argv == b.argv && a.env == b.env)
+    return AbSay(
+               "arms A and B are one arm: the same command with the same environment; an A/B "
+               "of one arm measures nothing (use --calibrate for an A/A)"),
+           kAbRefused;
+
+  // Step 3: the plan, the legs and the verdict (its rules: src/verdict/ab.h, as --from).
+  AbPlan plan;
+  if (auto rc = MakeAbPlan(fl, a, b, &plan)) return *rc;
+  const verdict::AbRules rules{fl.not_on_gpu, fl.allow_modes};
+  RunContext ctx;
+  if (int rc = PrepareAbRun(g, fl, args, rules, arms_json, arms_files_json, &plan, &ctx); rc >= 0)
+    return rc;
+  AbOutcome out = RunAbLegs(plan, &ctx);
+  if (auto rc = EndAbWithoutPairs(out, &ctx)) return *rc;
+  NoteAbStoppedEarly(out, &ctx);
   verdict::AbFinal fin = verdict::FinishAb(plan, out, rules, ctx.record.caveats);
   ctx.record.caveats = fin.caveats;
-  if (auto check = ArmsCheckWithGpu(fin.gpu, arms_a, arms_b); !check.is_null())
+  if (auto check = ArmsCheckWithGpu(fin.gpu, fl.arms_a, fl.arms_b); !check.is_null())
     ctx.record.extra["arms_check_gpu"] = check;
   ctx.record.extra["verdict"] = fin.verdict;
   int rc = FinishRun(ctx, false);
@@ -336,16 +410,7 @@ int CmdAb(const GlobalOptions& g, std::vector<std::string> args) {
         InterruptedAbSummary(out, static_cast<std::size_t>(plan.max_pairs.value_or(plan.pairs)),
                              a.name, b.name, ctx.dir + "/record.json"));
   if (ctx.record.status == "interrupted" || !ctx.stopped_on_failure.empty()) return rc;
-
-  // The verdict block.
-  AbReportContext report;
-  report.simulated = ctx.device && ctx.device->Simulated();
-  report.caveats = ctx.record.caveats;
-  report.a_env = a_env;
-  report.b_env = b_env;
-  if (!PrintAbVerdict(plan, out, fin, report, f.json, markdown)) return kExitError;
-  if (!StoreResult(f.store, "ab", ctx.dir)) return kExitError;
-  return AbExitCode(out.decision.verdict, fail_on == "slower");
+  return ReportAbVerdict(fl, plan, out, fin, ctx);
 }
 
 }  // namespace vouch::cli
