@@ -30,8 +30,8 @@ void LookPValues(std::mt19937_64& rng, std::normal_distribution<double>& normal,
     }
     const double nn = static_cast<double>(n), mn = s / nn;
     const double vn = std::max((ss - nn * mn * mn) / (nn - 1), 1e-300);
-    const WelchT w = Welch({mb, vb, static_cast<double>(m), m1 - 1.0}, {mn, vn, nn, nn - 1});
-    p[k] = static_cast<float>(StudentTUpper(w.df, w.t));
+    p[k] = static_cast<float>(
+        WelchUpperP(Welch({mb, vb, static_cast<double>(m), m1 - 1.0}, {mn, vn, nn, nn - 1})));
   }
 }
 

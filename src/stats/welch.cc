@@ -32,4 +32,13 @@ double StudentTUpper(double df, double t) {
   return boost::math::cdf(boost::math::complement(StudentT(df), t));
 }
 
+double WelchUpperP(const WelchT& w) { return StudentTUpper(w.df, w.t); }
+
+double WelchTwoSidedP(const WelchT& w) {
+  if (!(w.se > 0)) return w.diff == 0 ? 1.0 : 0.0;
+  const double t = std::fabs(w.t);
+  if (!std::isfinite(t) || !std::isfinite(w.df) || w.df <= 0) return 0.0;
+  return 2 * StudentTUpper(w.df, t);
+}
+
 }  // namespace vouch

@@ -21,6 +21,12 @@ struct WelchT {
 // Y against X. Both variances need var_df > 0 for df to be defined.
 WelchT Welch(const SampleMoments& x, const SampleMoments& y);
 
+// Its p values. Upper: P(T > t), the one-sided test that Y's mean is above X's. Two-sided:
+// 2 P(T > |t|); with no spread on either side it is 1 when the means are equal and 0 when they
+// differ, and 0 when the statistic is not finite (a difference no noise explains).
+double WelchUpperP(const WelchT& w);
+double WelchTwoSidedP(const WelchT& w);
+
 // Student's t: the quantile at P with DF degrees of freedom, and the upper tail P(T > t).
 double StudentTQuantile(double df, double p);
 double StudentTUpper(double df, double t);

@@ -28,5 +28,17 @@ TEST(Welch, TQuantileAndTail) {
   EXPECT_NEAR(StudentTUpper(10, 0), 0.5, 1e-12);
 }
 
+TEST(Welch, PValues) {
+  auto w = Welch({0, 4, 5, 4}, {1.7, 9, 10, 9});  // t = 1.7 / sqrt(4/5 + 9/10) = 1.30
+  EXPECT_NEAR(WelchUpperP(w), StudentTUpper(w.df, w.t), 1e-15);
+  EXPECT_NEAR(WelchTwoSidedP(w), 2 * WelchUpperP(w), 1e-12);
+  EXPECT_GT(WelchUpperP(w), 0.0);
+  EXPECT_LT(WelchUpperP(w), 0.5);
+  WelchT flat{0, 0, 0, 0};
+  EXPECT_EQ(WelchTwoSidedP(flat), 1.0);
+  WelchT apart{2.0, 0, 0, 0};
+  EXPECT_EQ(WelchTwoSidedP(apart), 0.0);
+}
+
 }  // namespace
 }  // namespace vouch

@@ -350,8 +350,9 @@ std::vector<ChangePoint> StepTracker::Steps() const {
     return kept;
   };
   std::vector<ChangePoint> merged = keep_apart(c);
-  // Welch's t-test of the segment before a candidate against the segment after it (both up
-  // to the neighbouring candidates); the least significant goes while one is above the level.
+  // The two-sided unequal-variance t-test (stats/welch.h) of the segment before a candidate against
+  // the segment after it (both up to the neighbouring candidates); the least significant goes while
+  // one is above the level.
   auto welch_p = [&](size_t a, size_t m, size_t b) {
     auto moments = [&](size_t from, size_t to, double* mean, double* var) {
       const double k = static_cast<double>(to - from);
@@ -363,11 +364,7 @@ std::vector<ChangePoint> StepTracker::Steps() const {
     moments(a, m, &ma, &va);
     moments(m, b, &mb, &vb);
     const double na = static_cast<double>(m - a), nb = static_cast<double>(b - m);
-    const WelchT w = Welch({ma, va, na, na - 1}, {mb, vb, nb, nb - 1});
-    if (!(w.se > 0)) return ma == mb ? 1.0 : 0.0;
-    const double t = std::fabs(w.t);
-    if (!std::isfinite(t) || !std::isfinite(w.df) || w.df <= 0) return 0.0;
-    return 2 * StudentTUpper(w.df, t);
+    return WelchTwoSidedP(Welch({ma, va, na, na - 1}, {mb, vb, nb, nb - 1}));
   };
   // A candidate's place was picked from the splits of its segment (by a window, or by the
   // move below), so its p is Welch's times the number of splits it could have been
