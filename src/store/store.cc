@@ -112,7 +112,11 @@ Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
   std::string source = is_dir ? std::filesystem::absolute(dir, ec).string()
                               : std::filesystem::absolute(dir, ec).parent_path().string();
   // ReadRecordJson checked the header and the shape (the schema walk): not walked twice.
-  return AddRecordGuarded(*rec, source, /*shape_checked=*/true);
+  auto out = AddRecordGuarded(*rec, source, /*shape_checked=*/true);
+  // Freed children first (FreeJson), not by nlohmann's destructor, which moves every child
+  // of the tree onto a stack of its own before freeing it.
+  FreeJson(*rec);
+  return out;
 }
 
 Result<IngestOutcome> Store::AddRecord(const nlohmann::json& rec, const std::string& source) {
