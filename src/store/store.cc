@@ -106,8 +106,8 @@ Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
   // One stat tells the run directory from its record.json (ReadRecordJson's own was a second).
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(dir, ec);
-  auto rec = ReadRecordJsonFile(is_dir ? (std::filesystem::path(dir) / "record.json").string()
-                                       : dir);
+  auto rec =
+      ReadRecordJsonFile(is_dir ? (std::filesystem::path(dir) / "record.json").string() : dir);
   if (!rec) return rec.error();
   std::string source = is_dir ? std::filesystem::absolute(dir, ec).string()
                               : std::filesystem::absolute(dir, ec).parent_path().string();
