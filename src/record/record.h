@@ -99,6 +99,9 @@ Status CheckRecordHeader(const nlohmann::json& record, std::string_view where);
 const JsonSchema& RecordSchema();
 const JsonSchema& LegRecordSchema();
 Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir);
+// The same, of PATH, a record.json (or the file given in its place), without the stat that
+// tells a run directory from its file.
+Result<nlohmann::json> ReadRecordJsonFile(const std::string& path);
 // Medians per metric of an arm's valid legs, from a record document.
 // Recomputed from the legs (the evidence), never taken from the summary block on trust:
 // a summary entry that disagrees with its legs, is duplicated, names a metric no valid leg

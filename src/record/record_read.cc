@@ -173,10 +173,13 @@ Result<LegRecord> LegRecordFromJson(const nlohmann::json& j, const std::string& 
 }
 
 Result<nlohmann::json> ReadRecordJson(const std::string& path_or_dir) {
-  std::string path = path_or_dir;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    path = (std::filesystem::path(path) / "record.json").string();
+  if (std::filesystem::is_directory(path_or_dir, ec))
+    return ReadRecordJsonFile((std::filesystem::path(path_or_dir) / "record.json").string());
+  return ReadRecordJsonFile(path_or_dir);
+}
+
+Result<nlohmann::json> ReadRecordJsonFile(const std::string& path) {
   auto parsed = ReadJsonFile(path, kMaxRecordFileBytes);
   if (!parsed) return parsed.error();
   nlohmann::json& j = *parsed;

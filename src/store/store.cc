@@ -103,14 +103,20 @@ std::string RunKeyOf(const nlohmann::json& rec) {
 }
 
 Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
-  auto rec = ReadRecordJson(dir);
-  if (!rec) return rec.error();
+  // One stat tells the run directory from its record.json (ReadRecordJson's own was a second).
   std::error_code ec;
-  std::string source = std::filesystem::is_directory(dir, ec)
-                           ? std::filesystem::absolute(dir, ec).string()
-                           : std::filesystem::absolute(dir, ec).parent_path().string();
+  const bool is_dir = std::filesystem::is_directory(dir, ec);
+  auto rec =
+      ReadRecordJsonFile(is_dir ? (std::filesystem::path(dir) / "record.json").string() : dir);
+  if (!rec) return rec.error();
+  std::string source = is_dir ? std::filesystem::absolute(dir, ec).string()
+                              : std::filesystem::absolute(dir, ec).parent_path().string();
   // ReadRecordJson checked the header and the shape (the schema walk): not walked twice.
-  return AddRecordGuarded(*rec, source, /*shape_checked=*/true);
+  auto out = AddRecordGuarded(*rec, source, /*shape_checked=*/true);
+  // Freed children first (FreeJson), not by nlohmann's destructor, which moves every child
+  // of the tree onto a stack of its own before freeing it.
+  FreeJson(*rec);
+  return out;
 }
 
 Result<IngestOutcome> Store::AddRecord(const nlohmann::json& rec, const std::string& source) {

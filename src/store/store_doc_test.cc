@@ -1,7 +1,13 @@
 // The stored series text is what DumpJson made of LegSeries's tree, byte for byte.
+#include "store/store_doc.h"
+
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 
@@ -50,6 +56,37 @@ TEST(StoreDoc, SeriesTextOfOddNumbers) {
   for (double start : {0.0, -0.0, 1e300, std::numeric_limits<double>::infinity(),
                        std::numeric_limits<double>::quiet_NaN()})
     EXPECT_EQ(LegSeriesText(s, 0, start), DumpJson(LegSeries(s, 0, start))) << start;
+}
+
+TEST(StoreDoc, LegSamplesAreReadFromARegularFileOnly) {
+  // No stat before the read: the read itself refuses what is not a regular file, and a leg
+  // whose stream cannot be read has no series (nullopt), never an error or a wait.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("vouch_legsamples_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "leg");
+  const std::string line =
+      "{\"gpu\":0,\"t_s\":0.5,\"unix_s\":1796115924.5,\"sm_mhz\":1980,\"power_mw\":627012}\n";
+  std::ofstream(dir / "real.jsonl") << line;
+  nlohmann::json leg = {{"dir", "leg"}, {"window", {{"samples_file", "s.jsonl"}}}};
+  const fs::path at = dir / "leg" / "s.jsonl";
+  EXPECT_FALSE(ReadLegSamples(dir.string(), leg).has_value());  // missing
+  ASSERT_EQ(::mkfifo(at.c_str(), 0600), 0);
+  EXPECT_FALSE(ReadLegSamples(dir.string(), leg).has_value());  // a FIFO: no wait for a writer
+  fs::remove(at);
+  fs::create_directory(at);
+  EXPECT_FALSE(ReadLegSamples(dir.string(), leg).has_value());  // a directory
+  fs::remove(at);
+  fs::create_symlink(dir / "real.jsonl", at);  // a link to a regular file is read
+  auto s = ReadLegSamples(dir.string(), leg);
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ((*s)[0].sm_mhz, 1980);
+  EXPECT_EQ((*s)[0].power_mw, 627012);
+  fs::remove(at);
+  std::ofstream(at) << line << line.substr(0, 20);  // cut short: no series
+  EXPECT_FALSE(ReadLegSamples(dir.string(), leg).has_value());
+  fs::remove_all(dir);
 }
 
 }  // namespace

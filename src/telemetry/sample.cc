@@ -463,6 +463,7 @@ bool IsProcessLine(std::string_view line) {
 
 Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::string& path) {
   std::vector<Sample> out;
+  out.reserve(text.size() / 160 + 1);  // a full sample line is 150-190 bytes
   struct Stamp {
     double t_s = 0, unix_s = 0;
   };
@@ -472,11 +473,14 @@ Result<std::vector<Sample>> ParseSampleStream(std::string_view text, const std::
   while (lines.Next(&l)) {
     std::string_view line = l.text;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (IsProcessLine(line)) continue;  // process snapshots
+    // A flat sample line first: a process snapshot is never one (its "processes" key is no
+    // sample field), so only a line the flat reader refuses is searched for the key (the
+    // search of every line was a fifth of reading a stream).
     Sample fast;
-    auto s = ParseFlatSampleLine(line, &fast)
-                 ? Result<Sample>(fast)
-                 : SampleFromJsonTree(line, fmt::format("{}:{}", path, l.number));
+    const bool flat = ParseFlatSampleLine(line, &fast);
+    if (!flat && IsProcessLine(line)) continue;  // process snapshots
+    auto s = flat ? Result<Sample>(fast)
+                  : SampleFromJsonTree(line, fmt::format("{}:{}", path, l.number));
     if (!s)
       return MakeError(
           "{}{}", s.error().message,

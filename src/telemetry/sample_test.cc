@@ -156,6 +156,31 @@ TEST(SampleStream, FlatLinesReadDirectlyAsTheSchemaReadsThem) {
   EXPECT_FALSE(ParseFlatSampleLine(odd[9], &x));
 }
 
+TEST(SampleStream, ProcessLinesAreSkippedAndNeverReadAsSamples) {
+  // The stream tries the flat reader first and looks for "processes" only in a line it
+  // refuses: a process snapshot as the sampler writes it must be refused by it, whatever
+  // its processes (none included).
+  std::string text = "{\"gpu\":0,\"t_s\":0.5,\"sm_mhz\":1980}\n";
+  for (int n = 0; n < 3; ++n) {
+    ProcessSnapshot p;
+    p.t_s = 0.5 + 0.01 * n;
+    p.unix_s = 1795946969.5;
+    for (int k = 0; k < n; ++k) p.processes.push_back(GpuProcess{});
+    std::string line;
+    AppendJsonLine(p, &line);
+    Sample x;
+    EXPECT_FALSE(ParseFlatSampleLine(line.substr(0, line.size() - 1), &x)) << line;
+    text += line;
+  }
+  text += "{\"gpu\":0,\"t_s\":0.7,\"sm_mhz\":1410}\n";
+  auto r = ReadSampleStream(TempFile("procs", text));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u) << text;
+  EXPECT_EQ((*r)[0].sm_mhz, 1980);
+  EXPECT_EQ((*r)[1].sm_mhz, 1410);
+  EXPECT_EQ((*r)[1].t_s, 0.7);
+}
+
 TEST(Reasons, Names) {
   EXPECT_EQ(ReasonNames(0x5), (std::vector<std::string>{"gpu_idle", "sw_power_cap"}));
   EXPECT_EQ(ReasonName(0x1000), "reason_0x1000");

@@ -160,10 +160,15 @@ Result<std::size_t> BoundedFile::ReadInto(std::string& buf) {
       return MakeError("{}: cannot read: {}", path_, std::strerror(errno));
     }
     if (n == 0) return len;
+    const bool short_read = static_cast<std::size_t>(n) < buf.size() - len;
     len += static_cast<std::size_t>(n);
     if (len > max_)
       return MakeError("{}: is over the limit of {} (it grew while being read, or is a pipe)",
                        path_, DescribeSize(max_));
+    // A short read that ends at the size fstat gave is the end of a regular file: the read
+    // that would return 0 is not made (a syscall per file: `history add` reads four a
+    // record). A file whose size says nothing (procfs: 0) reads on to the 0.
+    if (short_read && len == size_ && size_ > 0) return len;
   }
 }
 

@@ -54,6 +54,19 @@ TEST_F(BoundedFileTest, AFileThatGrowsAfterItsOpenIsReadWholeUpToTheCap) {
             P("g.txt") + ": is over the limit of 5.9 KiB (it grew while being read, or is a pipe)");
 }
 
+TEST_F(BoundedFileTest, AFileWhoseSizeSaysNothingIsReadToItsEnd) {
+  // procfs gives a size of 0: the read goes on to the read that returns 0, not stopping at
+  // the size (which a regular file's short read at its size does).
+  auto r = ReadBoundedFile("/proc/self/status", 1 << 20);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->find("\nVmRSS:"), std::string::npos) << *r;
+  EXPECT_EQ(r->back(), '\n');
+  std::ofstream(P("exact.txt")) << std::string(4096, 'x');  // a size of a whole buffer
+  EXPECT_EQ(ReadBoundedFile(P("exact.txt"), 1 << 20).value(), std::string(4096, 'x'));
+  std::ofstream(P("empty.txt")).flush();
+  EXPECT_EQ(ReadBoundedFile(P("empty.txt"), 1 << 20).value(), "");
+}
+
 TEST_F(BoundedFileTest, ReadIntoKeepsItsBufferForTheNextFile) {
   std::ofstream(P("long.txt")) << std::string(9000, 'l');
   std::ofstream(P("short.txt")) << "short";

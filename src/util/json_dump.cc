@@ -13,17 +13,19 @@ void AppendJsonString(std::string& out, const std::string& s) {
   const char* p = s.data();
   const char* end = p + s.size();
   const char* run = p;
+  const std::size_t start = out.size();  // a string with a byte from 0x80 up starts again here
+  out += '"';
+  // One pass: the runs between characters to escape are copied; a byte from 0x80 up undoes
+  // what was appended and hands the string to nlohmann (a first pass looking for one read
+  // every string twice).
   for (const char* q = p; q < end; ++q) {
     const auto c = static_cast<unsigned char>(*q);
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) continue;
     if (c >= 0x80) {
+      out.resize(start);
       out += nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       return;
     }
-  }
-  out += '"';
-  for (const char* q = p; q < end; ++q) {
-    const auto c = static_cast<unsigned char>(*q);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(run, q);
     run = q + 1;
     switch (c) {

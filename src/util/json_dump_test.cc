@@ -85,6 +85,9 @@ TEST(JsonDump, EveryAsciiByteAndTheEdges) {
        {nlohmann::json(all), nlohmann::json::object(), nlohmann::json::array(),
         nlohmann::json({{all, {1, 2.5, nullptr, true, "x"}}}),
         nlohmann::json(std::string("bad \xff utf-8 \xc3")), nlohmann::json::binary({1, 2, 3}),
+        // Escapes written before a byte from 0x80 up: the string is handed to nlohmann
+        // whole, after what came before it in the dump.
+        nlohmann::json({{"k\n", "a\"b\\\n\xc3\xa9 caf\xc3\xa9"}, {"z\t", "\t\x01\xff"}}),
         nlohmann::json(std::numeric_limits<std::int64_t>::min()),
         nlohmann::json(std::numeric_limits<std::uint64_t>::max())})
     EXPECT_EQ(DumpJson(j), Nlohmann(j));
