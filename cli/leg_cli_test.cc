@@ -31,10 +31,15 @@ class LegCli : public testing_util::ScratchDirTest {
   Res Vouch(const std::string& args) const {
     return Sh(fmt::format("cd {} && {} {} {}", D(), Env(), VOUCH_BINARY, args));
   }
-  // Starts vouch ARGS in the background, sends SIG after DELAY_S, prints "rc=N".
-  Res VouchKilled(const std::string& args, const std::string& sig, double delay_s) const {
-    return Sh(fmt::format("cd {} && ({} {} {} & p=$!; sleep {}; kill -{} $p; wait $p; echo rc=$?)",
-                          D(), Env(), VOUCH_BINARY, args, delay_s, sig));
+  // Starts vouch ARGS in the background, waits until the leg has written READY (at most 60 s:
+  // a loaded sanitizer run can take seconds to start a leg), then DELAY_S more, sends SIG and
+  // prints "rc=N".
+  Res VouchKilled(const std::string& args, const std::string& sig, const std::string& ready,
+                  double delay_s) const {
+    return Sh(fmt::format(
+        "cd {} && ({} {} {} & p=$!; for i in $(seq 600); do [ -s {} ] && break; sleep 0.1; done; "
+        "sleep {}; kill -{} $p; wait $p; echo rc=$?)",
+        D(), Env(), VOUCH_BINARY, args, ready, delay_s, sig));
   }
   nlohmann::json Record(const std::string& rel) const { return Json(rel + "/record.json"); }
   // One measured leg into OUT; REST is the metric flags, "--", the command.
@@ -57,7 +62,7 @@ TEST_F(LegCli, EveryTerminatingSignalEndsTheLegAndKeepsTheRecord) {
     const std::string out = std::string("r") + sig;
     auto r = VouchKilled(
         fmt::format("run {} --warmup 0 --reps 3 --out {} -- ./leg.sh {}.pid", kFast, out, out), sig,
-        1.2);
+        out + ".pid", 0.3);
     EXPECT_TRUE(Has(r.out, fmt::format("rc={}", code))) << sig << ": " << r.out;
     auto j = Record(out);
     EXPECT_EQ(j["status"], "interrupted") << sig;
