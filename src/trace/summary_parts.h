@@ -22,6 +22,12 @@ class KernelDurations {
     if (id >= count_of_.size()) count_of_.resize(std::size_t{id} + 1, 0);
     if (count_of_[id]++ == 0) first_seen_.push_back(id);
   }
+  // N kernels of ID at once (N > 0): as N calls of Count(ID).
+  void Count(std::uint32_t id, std::size_t n) {
+    if (id >= count_of_.size()) count_of_.resize(std::size_t{id} + 1, 0);
+    if (count_of_[id] == 0) first_seen_.push_back(id);
+    count_of_[id] += n;
+  }
   void Place();  // after the last Count
   void Fill(std::uint32_t id, std::int64_t duration_ns) { flat_[fill_at_[id]++] = duration_ns; }
 

@@ -5,7 +5,7 @@
 
 namespace vouch::trace {
 
-Result<Summary> SummarizeFolded(Trace& meta, WholeFold& fold, const SummaryOptions& opt) {
+Status CheckFoldedTotals(Trace& meta, const WholeFold& fold) {
   // The extent over every event, as ComputeExtent forms it.
   std::int64_t lo = std::min(fold.op_lo, fold.api_lo), hi = std::max(fold.op_hi, fold.api_hi);
   for (const auto& r : meta.ranges) {
@@ -19,7 +19,11 @@ Result<Summary> SummarizeFolded(Trace& meta, WholeFold& fold, const SummaryOptio
   if (auto c = CheckDurationTotals(meta); !c.ok()) return c.error();
   if (fold.ops_too_long) return DurationTotalsError(meta.path, /*ops=*/true);
   if (fold.api_too_long) return DurationTotalsError(meta.path, /*ops=*/false);
+  return OkStatus();
+}
 
+Result<Summary> SummarizeFolded(Trace& meta, WholeFold& fold, const SummaryOptions& opt) {
+  if (auto c = CheckFoldedTotals(meta, fold); !c.ok()) return c.error();
   Summary s = BeginSummary(meta, opt);
   s.total = fold.figures;
   s.total.launch_api_count = fold.launch_api_count;

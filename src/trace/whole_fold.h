@@ -90,6 +90,9 @@ struct WholeFold {
   std::vector<Interval> launches;     // every launch API call's (start, end)
 };
 
+// What SummarizeFolded checks before it sums: META's extent (set here, as below) and the
+// duration totals, as Summarize checks them for the trace with FOLD's ops and calls.
+Status CheckFoldedTotals(Trace& meta, const WholeFold& fold);
 // The whole-trace summary of META (a trace as its reader read it, without its GPU ops and API
 // calls: those are in FOLD), the same as Summarize gives for the trace with them. Sets META's
 // first_ns and last_ns. Consumes FOLD.
