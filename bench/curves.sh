@@ -5,7 +5,7 @@
 # - nsys: `trace summarize` (whole trace, and --window decode_step) of exports of 312,500,
 #   1,250,000 and 5,000,000 kernels with as many launches (1x, 4x, 16x);
 # - history: `history trend --json` and `report --trend` over stores of 10,000, 100,000 and
-#   1,000,000 runs (made as bench/store/report_trend_bench.sh makes them).
+#   1,000,000 runs (bench/store/make_trend_store.py).
 # Each row: CPU (user + sys) and peak RSS of the one process, from GNU time, and the CPU ratio
 # to the row one size down (4x more input: linear is ~4x, 10x more points: ~10x). Needs ~2 GB
 # of disk in WORKDIR (default: a fresh folder under /tmp, deleted after; KEEP=1 keeps it and
@@ -48,27 +48,7 @@ done
 for n in 10000 100000 1000000; do
   [ -s "$W/s$n.sqlite" ] && continue
   "$vouch" history add --store "$W/s$n.sqlite" "$root/tests/data/store/run" >/dev/null
-  python3 - "$W/s$n.sqlite" "$n" <<'PY'
-import random, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-n = int(sys.argv[2])
-gpu_name, gpu_uuid, simulated, clock = db.execute(
-    "SELECT gpu_name, gpu_uuid, simulated, clock_sm_median_mhz FROM runs LIMIT 1").fetchone()
-rng = random.Random(20261206)
-runs, sums = [], []
-for i in range(1, n):
-    key = f"{i:032x}"
-    v = 1234.5 * (0.91 if i >= n * 6 // 10 else 1) * (1 + 0.005 * rng.gauss(0, 1))
-    runs.append((key, key, 1796000000.0 + i * 60.0, f"{i:040x}", gpu_name, gpu_uuid, simulated, clock))
-    sums.append((key, v, v, v, clock))
-db.executemany("INSERT INTO runs (run_key, content_sha256, kind, status, record_schema_version, "
-               "started, started_unix_s, day, commit_sha, branch, host, gpu_name, gpu_uuid, simulated, "
-               "clock_sm_median_mhz, measured_legs, valid_legs, reproduce, ingested_unix_s, record_json) "
-               "VALUES (?,?,'run','complete',1,'',?,'2026-12-01',?,'main','vm',?,?,?,?,2,2,'',0,'{}')", runs)
-db.executemany("INSERT INTO summaries (run_key, arm, name, unit, better, n, median, min, max, "
-               "clock_sm_median_mhz) VALUES (?,'run','tok_s','tok/s','higher',2,?,?,?,?)", sums)
-db.commit()
-PY
+  python3 "$root/bench/store/make_trend_store.py" "$W/s$n.sqlite" "$n" --keys hex
 done
 prev=""
 for n in 10000 100000 1000000; do row "history trend --json, $n runs" "$vouch" history trend --store "$W/s$n.sqlite" tok_s --json; done

@@ -14,27 +14,7 @@ work=$(mktemp -d /tmp/vouch-bench-report-trend.XXXXXX)
 [ -n "${KEEP:-}" ] && echo "# work kept: $work" || trap 'rm -rf "$work"' EXIT
 echo "# $(date -u +%FT%TZ) $(uname -n) nproc=$(nproc) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$vouch" history add --store "$work/t.sqlite" "$root/tests/data/store/run" >/dev/null
-python3 - "$work/t.sqlite" "$points" <<'PY'
-import random, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-n = int(sys.argv[2])
-gpu_name, gpu_uuid, simulated, clock = db.execute(
-    "SELECT gpu_name, gpu_uuid, simulated, clock_sm_median_mhz FROM runs LIMIT 1").fetchone()
-rng = random.Random(20261206)
-runs, sums = [], []
-for i in range(1, n):
-    key = f"bulk{i:028d}"
-    v = 1234.5 * (0.91 if i >= n * 6 // 10 else 1) * (1 + 0.005 * rng.gauss(0, 1))
-    runs.append((key, key, 1796000000.0 + i * 60.0, f"{i:040x}", gpu_name, gpu_uuid, simulated, clock))
-    sums.append((key, v, v, v, clock))
-db.executemany("INSERT INTO runs (run_key, content_sha256, kind, status, record_schema_version, "
-               "started, started_unix_s, day, commit_sha, branch, host, gpu_name, gpu_uuid, simulated, "
-               "clock_sm_median_mhz, measured_legs, valid_legs, reproduce, ingested_unix_s, record_json) "
-               "VALUES (?,?,'run','complete',1,'',?,'2026-12-01',?,'main','vm',?,?,?,?,2,2,'',0,'{}')", runs)
-db.executemany("INSERT INTO summaries (run_key, arm, name, unit, better, n, median, min, max, "
-               "clock_sm_median_mhz) VALUES (?,'run','tok_s','tok/s','higher',2,?,?,?,?)", sums)
-db.commit()
-PY
+python3 "$root/bench/store/make_trend_store.py" "$work/t.sqlite" "$points"
 t0=$(date +%s.%N)
 "$vouch" report --store "$work/t.sqlite" --trend tok_s -o "$work/trend.html" >/dev/null
 t1=$(date +%s.%N)
