@@ -63,15 +63,7 @@ best_ratio() {  # best_ratio NAME ANCHOR_CMD -- VOUCH_CMD : prints the best anch
 status=0
 # nsys: 400k kernel rows + 400k runtime rows (~43 MB).
 python3 bench/trace/gen_nsys.py "$W/db.sqlite" --kernels 400000 > /dev/null
-cat > "$W/agg.sql" <<'SQL'
-SELECT COUNT(*), SUM(end - start), MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_KERNEL;
-SELECT s.value, k.n, k.total, k.lo, k.hi FROM
-  (SELECT demangledName AS id, COUNT(*) AS n, SUM(end - start) AS total, MIN(end - start) AS lo,
-          MAX(end - start) AS hi FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName) k
-  JOIN StringIds s ON s.id = k.id ORDER BY k.total DESC;
-SELECT COUNT(*), SUM(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
-  JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '%LaunchKernel%';
-SQL
+cp bench/trace/nsys_whole.sql "$W/agg.sql"
 ratio=$(best_ratio nsys sqlite3 -readonly "$W/db.sqlite" ".read $W/agg.sql" -- \
   "$VOUCH" trace summarize "$W/db.sqlite" --json)
 if awk -v r="$ratio" -v m="$NSYS_MAX" 'BEGIN{exit !(r * m < 1)}'; then

@@ -19,15 +19,7 @@ N=${3:-5000000}
 mkdir -p "$W"
 if [ "${KEEP:-0}" != 1 ]; then trap 'rm -rf "$W"' EXIT; fi
 [ -s "$W/db.sqlite" ] || python3 bench/trace/gen_nsys.py "$W/db.sqlite" --kernels "$N" > /dev/null
-cat > "$W/aggregates.sql" <<'SQL'
-SELECT COUNT(*), SUM(end - start), MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_KERNEL;
-SELECT s.value, k.n, k.total, k.lo, k.hi FROM
-  (SELECT demangledName AS id, COUNT(*) AS n, SUM(end - start) AS total, MIN(end - start) AS lo,
-          MAX(end - start) AS hi FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName) k
-  JOIN StringIds s ON s.id = k.id ORDER BY k.total DESC;
-SELECT COUNT(*), SUM(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
-  JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '%LaunchKernel%';
-SQL
+cp bench/trace/nsys_whole.sql "$W/aggregates.sql"
 measure() {  # measure OUT COMMAND... : sets WALL CPU RSS
   /usr/bin/time -v "$@" > "$W/out.txt" 2> "$W/time.txt" || { cat "$W/time.txt"; exit 1; }
   read -r WALL CPU RSS < <(awk -F': ' '

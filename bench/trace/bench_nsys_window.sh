@@ -61,15 +61,7 @@ SELECT c.inst, COUNT(*), SUM(c.end - c.start) FROM c JOIN StringIds s ON s.id = 
   WHERE s.value LIKE '%LaunchKernel%' GROUP BY c.inst;
 SELECT 'total', COUNT(*), SUM(end - start) FROM kk;
 SQL
-cat > "$W/whole.sql" <<'SQL'
-SELECT COUNT(*), SUM(end - start), MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_KERNEL;
-SELECT s.value, k.n, k.total, k.lo, k.hi FROM
-  (SELECT demangledName AS id, COUNT(*) AS n, SUM(end - start) AS total, MIN(end - start) AS lo,
-          MAX(end - start) AS hi FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName) k
-  JOIN StringIds s ON s.id = k.id ORDER BY k.total DESC;
-SELECT COUNT(*), SUM(r.end - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
-  JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '%LaunchKernel%';
-SQL
+cp bench/trace/nsys_whole.sql "$W/whole.sql"
 measure() {  # measure COMMAND... : sets CPU (s) and RSS (MB); the output in $W/out.txt
   /usr/bin/time -f '%U %S %M' -o "$W/time.txt" "$@" > "$W/out.txt" || { cat "$W/time.txt"; exit 1; }
   read -r CPU RSS < <(awk '{printf "%.2f %.0f\n", $1 + $2, $3 / 1024}' "$W/time.txt")
