@@ -76,6 +76,15 @@ Summary BeginSummary(const Trace& t, const SummaryOptions& opt) {
   return s;
 }
 
+std::optional<Error> AddUpInstances(Summary* s, std::string_view path, const SummaryOptions& opt) {
+  for (const auto& inst : s->instances) s->total.Add(inst.figures);
+  if (!s->total.overflow) return std::nullopt;
+  return MakeError(
+      "{}: the window '{}' adds up to more than 2^63 ns or bytes over its instances: not a real "
+      "trace (corrupt times?)",
+      path, opt.window);
+}
+
 void AddPhasesWarning(Summary* summary) {
   Summary& s = *summary;
   if (s.phases.size() >= 2) {
@@ -243,12 +252,7 @@ Result<Summary> Summarize(const Trace& t, const SummaryOptions& opt) {
         s.instances.push_back(inst);
       }
     }
-    for (const auto& inst : s.instances) s.total.Add(inst.figures);
-    if (s.total.overflow)
-      return MakeError(
-          "{}: the window '{}' adds up to more than 2^63 ns or bytes over its instances: not a "
-          "real trace (corrupt times?)",
-          t.path, opt.window);
+    if (auto e = AddUpInstances(&s, t.path, opt)) return *e;
   }
 
   KernelDurations durations(t.names.size());

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "trace/model.h"
 #include "trace/summary.h"
+#include "util/result.h"
 
 namespace vouch::trace {
 
@@ -43,6 +46,9 @@ class KernelDurations {
 // skipped and unknown categories, the trace's warnings; "whole trace" as the attribution when
 // OPT has no window.
 Summary BeginSummary(const Trace& t, const SummaryOptions& opt);
+// S->total summed over S->instances; the error naming PATH and the window when the sum passes
+// 2^63 ns or bytes.
+std::optional<Error> AddUpInstances(Summary* s, std::string_view path, const SummaryOptions& opt);
 // The whole-trace warning that a trace holds several named phases.
 void AddPhasesWarning(Summary* s);
 // The kernel table (names from T), components, ranking and the closing warnings, once

@@ -314,12 +314,7 @@ Result<Summary> WindowFold::Summarize(const Trace& meta, const SummaryOptions& o
   }
   insts_ = {};
   lists_ = {};
-  for (const auto& inst : s.instances) s.total.Add(inst.figures);
-  if (s.total.overflow)
-    return MakeError(
-        "{}: the window '{}' adds up to more than 2^63 ns or bytes over its instances: not a "
-        "real trace (corrupt times?)",
-        meta.path, opt.window);
+  if (auto e = AddUpInstances(&s, meta.path, opt)) return *e;
   KernelDurations durations(meta.names.size());
   for (auto id : first_seen_) durations.Count(id, durations_[id].n);
   durations.Place();
