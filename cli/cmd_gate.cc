@@ -275,6 +275,7 @@ struct GateFlags {
   std::vector<std::string> cmd;  // after --: empty when a RECORD is gated
   std::string baseline_path, record_path, markdown, headline;
   int max_reps = 0;
+  int look_every = 0;
   bool allow_modes = false;
   ThresholdPolicy thresholds;
   GateOptions gate_options;
@@ -308,6 +309,12 @@ int ParseGateFlags(CLI::App& app, const std::vector<std::string>& opts, GateFlag
                  "legs at a time, at most N legs in all; the false-fail rate stays at most 5 % "
                  "(repeated confidence intervals; 0: off)")
       ->check(NumberFlag(Count(0, 100000)));
+  app.add_option("--look-every", fl->look_every,
+                 "sequential gate: after the first look at --reps legs, look again every N legs "
+                 "(default: --reps). With a baseline of 8 trials, --reps 4 --look-every 3 "
+                 "--max-reps 15 leaves unchanged code at 2 % noise and a 3 % threshold "
+                 "inconclusive 7.8 % of the time, in 15.9 runs in all")
+      ->check(NumberFlag(Count(1, 100000)));
   std::vector<std::string> threshold_specs;
   app.add_flag("--allow-modes", fl->allow_modes,
                "gate a metric whose legs (or baseline trials) form two modes anyway: by default "
@@ -392,10 +399,12 @@ struct GateDesignState {
 
 // Sequential with --max-reps, or one look calibrated on the baseline's growth rule when it
 // could grow; DESIGN_REPS legs planned.
-GateDesignState PlanGateDesign(const Baseline& base, std::size_t design_reps, int max_reps) {
+GateDesignState PlanGateDesign(const Baseline& base, std::size_t design_reps, int max_reps,
+                               int look_every) {
   GateDesignState st;
   bool unusable = false;
   st.design = GateDesignFor(base, design_reps, static_cast<std::size_t>(max_reps),
+                            static_cast<std::size_t>(look_every),
                             GateAlphaPerMetric(base, ProcessEnv()), &unusable);
   if (unusable)
     fmt::print(stderr,
@@ -582,11 +591,16 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
                "RECORD\n");
     return kExitUsage;
   }
+  if (fl.look_every > 0 && fl.max_reps == 0) {
+    fmt::print(stderr,
+               "vouch gate: --look-every sets a sequential gate's looks: give --max-reps\n");
+    return kExitUsage;
+  }
   nlohmann::json rec;
   std::size_t design_reps = static_cast<std::size_t>(fl.f.reps);
   if (!fl.record_path.empty())
     if (int rc = ReadGatedRecord(fl.record_path, &rec, &design_reps); rc >= 0) return rc;
-  GateDesignState st = PlanGateDesign(base, design_reps, fl.max_reps);
+  GateDesignState st = PlanGateDesign(base, design_reps, fl.max_reps, fl.look_every);
   RunContext ctx;
   if (fl.record_path.empty())
     if (int rc = RunGateLegs(g, fl, args, base, &st, &ctx, &rec); rc >= 0) return rc;

@@ -109,6 +109,26 @@ TEST_F(SeqGateCli, NoisyBaselineRunsToMaxRepsAndStaysInconclusive) {
   EXPECT_TRUE(g["rows"][0]["mde_pct"].is_number());
   // --max-reps needs legs to run: refused with a record.
   EXPECT_EQ(Vouch("gate --baseline base.json --max-reps 6 s").rc, 64);
+
+  // --look-every: the first look at --reps legs, then one every N.
+  Values("100\n100.2\n99.8\n100.1\n99.9\n100\n");
+  auto every = Vouch(fmt::format(
+      "gate {} --baseline base.json --warmup 0 --reps 2 --look-every 1 --max-reps 4 --out e -- "
+      "./leg.sh",
+      kFast));
+  EXPECT_EQ(every.rc, 2) << every.out;
+  EXPECT_TRUE(Has(every.out, "look 1 of 3 at 2 legs is inconclusive: 1 more leg (--max-reps 4)"))
+      << every.out;
+  EXPECT_TRUE(Has(every.out, "look 2 of 3 at 3 legs is inconclusive: 1 more leg")) << every.out;
+  EXPECT_EQ(MeasuredLegs("e"), 4);
+  // Without --max-reps there are no looks to space: a usage error, before any leg runs.
+  auto alone = Vouch(fmt::format(
+      "gate {} --baseline base.json --warmup 0 --reps 2 --look-every 2 --out a -- ./leg.sh",
+      kFast));
+  EXPECT_EQ(alone.rc, 64) << alone.out;
+  EXPECT_TRUE(Has(alone.out, "--look-every sets a sequential gate's looks: give --max-reps"))
+      << alone.out;
+  EXPECT_FALSE(std::filesystem::exists(D("a")));
 }
 
 // Stein's second stage: three noisy trials ask for more (at most --max-trials); three

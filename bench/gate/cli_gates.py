@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Real CLI gates of known truth: `vouch baseline` then `vouch gate`, through the binary.
 
-Each gate pins a baseline (--trials 5 --max-trials 20, Stein's growth rule) and gates a run whose
+Each gate pins a baseline (by default the design that meets issue 34 item 4: --trials 8, no
+growth, and a sequential gate of --reps 4 --look-every 3 --max-reps 15; --max-trials 20 with
+--trials 5 --reps 3 --look-every 0 --max-reps 12 is Stein's growth rule) and gates a run whose
 legs are worse by exactly the fail threshold's factor (1.03: the gate's log-scale threshold), or
 unchanged, on the simulated device. Every leg's value is drawn beforehand from a lognormal of the
 given noise (seeded), so the truth is known; the leg prints it as vouch's metric channel expects.
@@ -40,7 +42,7 @@ def one_gate(vouch, sim, i, args, rng, tmp):
     sd = args.noise / 100
     bad = math.log1p(args.change / 100)
     shift = -bad if args.better == "higher" else bad
-    # Every value a leg could need: the baseline's 20 trials plus warm-up, the gate's 12 legs.
+    # Every value a leg could need (40 a side: more than any design here runs).
     with open(os.path.join(d, "base.values"), "w") as f:
         for _ in range(40):
             f.write(f"{1000 * math.exp(sd * rng.gauss(0, 1)):.6f}\n")
@@ -55,12 +57,15 @@ def one_gate(vouch, sim, i, args, rng, tmp):
         os.chmod(p, 0o755)
     env = dict(os.environ, VOUCH_SIM=sim, VOUCH_LOCK_FILE=os.path.join(d, "lock"))
     common = ["--min-busy-readings", "5", "--warmup", "0"]
-    b = subprocess.run([vouch, "baseline", *common, "--trials", "5", "--max-trials", "20",
+    grow = ["--max-trials", str(args.max_trials)] if args.max_trials > args.trials else []
+    b = subprocess.run([vouch, "baseline", *common, "--trials", str(args.trials), *grow,
                         "--baseline", os.path.join(d, "base.json"), "--out", os.path.join(d, "b"),
                         "--", os.path.join(d, "base.sh")], env=env, capture_output=True, text=True)
     if b.returncode != 0:
         sys.exit(f"gate {i}: baseline failed ({b.returncode}): {b.stdout}{b.stderr}")
-    g = subprocess.run([vouch, "gate", *common, "--reps", "3", "--max-reps", "12",
+    every = ["--look-every", str(args.look_every)] if args.look_every else []
+    g = subprocess.run([vouch, "gate", *common, "--reps", str(args.reps), *every,
+                        "--max-reps", str(args.max_reps),
                         "--baseline", os.path.join(d, "base.json"), "--out", os.path.join(d, "g"),
                         "--", os.path.join(d, "gate.sh")], env=env, capture_output=True, text=True)
     if g.returncode not in (0, 1, 2, 3):
@@ -84,6 +89,11 @@ def main():
                          "5 busy ones need about 0.5 s)")
     ap.add_argument("--jobs", type=int, default=3, help="gates at once (each has its own lock)")
     ap.add_argument("--seed", type=int, default=34)
+    ap.add_argument("--trials", type=int, default=8, help="baseline --trials")
+    ap.add_argument("--max-trials", type=int, default=0, help="baseline --max-trials (0: none)")
+    ap.add_argument("--reps", type=int, default=4, help="gate --reps")
+    ap.add_argument("--look-every", type=int, default=3, help="gate --look-every (0: --reps)")
+    ap.add_argument("--max-reps", type=int, default=15, help="gate --max-reps")
     args = ap.parse_args()
     counts = {0: 0, 1: 0, 2: 0, 3: 0}  # pass, FAIL, inconclusive, refused (two modes)
     trials = legs = 0

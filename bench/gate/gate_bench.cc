@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "gate legs, both designs; the sequential block (3)");
   app.add_option("--max-trials", max_trials, "sequential: baseline --max-trials (20)");
   app.add_option("--max-reps", max_reps, "sequential: gate --max-reps (12)");
+  std::size_t look_every = 0;
+  app.add_option("--look-every", look_every, "sequential: gate --look-every (0: --reps)");
   std::size_t only_case = 0;
   app.add_option("--case", only_case, "run only this case, 1-4 in the table's order (0: all)")
       ->check(CLI::Range(0, 4));
@@ -91,6 +93,7 @@ int main(int argc, char** argv) {
         if (seq) {
           s.max_trials = max_trials;
           s.max_reps = max_reps;
+          s.look_every = look_every;
         }
         Rates r = Simulate(sim, s, gates);
         // The FAIL rate's upper 95 % bound (Wilson score interval, one-sided z = 1.645).

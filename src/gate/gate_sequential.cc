@@ -49,10 +49,20 @@ double BisectScale(const Level& level, double alpha, double start) {
   return lo;
 }
 
-// The one-sided Welch p value of each look of `paths` seeded null paths (equal variances,
-// no change), then lambda bisected so that the share of paths with any p_k <= lambda a_k is
-// alpha. Only ever tightens (lambda <= 1).
-double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<double>& a) {
+// The levels of the looks for a baseline that could not grow, found on the Welch statistic
+// itself (issue 34 item 4): the one-sided Welch p value of each look of `paths` seeded null
+// paths (equal variances, no change; the statistic is free of the mean and sigma), then, look
+// by look, the level under which the paths not yet crossed cross so that the share crossed by
+// look k is the spending function's alpha(t_k). Exact for the statistic the gate computes,
+// where one scale for every look (the growth rule's lambda, below) pays the first looks' few
+// degrees of freedom at every look: unchanged code at 2 % noise and a 3 % threshold, a baseline
+// of 8 trials and looks at 3 to 15 legs, was inconclusive 7.8 % with one scale.
+// The total held is the spending's alpha less 2.5 standard errors of the calibration's own
+// Monte Carlo error (0.17 points at 100,000 paths): calibrated to alpha itself, the FAIL rate at
+// exactly the threshold was 5.04 % in 10,000 simulated gates, and held 1.645 standard errors
+// under it, 5.02 % and 4.95 % in 100,000 a direction (upper 95 % bounds 5.13 % and 5.06 %).
+// A[k]: the spending's cumulative one-sided alpha by look k.
+std::vector<double> GateLevelsByLook(const GateSequentialDesign& d, const std::vector<double>& a) {
   const std::size_t looks = d.look_legs.size(), paths = d.plan.calibration_paths;
   const std::size_t m = d.plan.baseline_trials;
   const std::size_t m1 = d.plan.baseline_spread_trials >= 2 && d.plan.baseline_spread_trials < m
@@ -76,17 +86,35 @@ double GateSmallSampleScale(const GateSequentialDesign& d, const std::vector<dou
     LookPValues(rng, normal, 1.0, d.look_legs, bs / static_cast<double>(m), vb, m, m1,
                 &p[i * looks]);
   }
-  auto level = [&](double lambda) {
-    std::size_t crossed = 0;
+  const double n = static_cast<double>(paths);
+  const double hold = d.plan.alpha - 2.5 * std::sqrt(d.plan.alpha * (1 - d.plan.alpha) / n);
+  std::vector<double> levels(looks, 0.0);
+  std::vector<char> crossed(paths, 0);
+  std::vector<float> alive;
+  std::size_t done = 0;
+  for (std::size_t k = 0; k < looks; ++k) {
+    alive.clear();
     for (std::size_t i = 0; i < paths; ++i)
-      for (std::size_t k = 0; k < looks; ++k)
-        if (p[i * looks + k] <= lambda * a[k]) {
-          ++crossed;
-          break;
-        }
-    return static_cast<double>(crossed) / static_cast<double>(paths);
-  };
-  return BisectScale(level, d.plan.alpha, 1.0);
+      if (!crossed[i]) alive.push_back(p[i * looks + k]);
+    std::sort(alive.begin(), alive.end());
+    const auto want = static_cast<std::size_t>(std::floor(hold * a[k] / d.plan.alpha * n));
+    const std::size_t cross = std::min(want > done ? want - done : 0, alive.size());
+    // The level sits between the last path that crosses and the first that does not; with
+    // none to cross, under every path's p value (a look that cannot stop the gate).
+    const double below = cross > 0 ? alive[cross - 1] : 0.0;
+    const double above = cross < alive.size() ? alive[cross] : 1.0;
+    levels[k] = cross > 0 ? 0.5 * (below + above) : 0.5 * above;
+    // A gate stops at its first verdict: a path whose interval passes at this look (its upper
+    // end under the threshold, p >= 1 - level) cannot fail later, so it leaves the paths the
+    // later looks are calibrated on, as one that fails does.
+    for (std::size_t i = 0; i < paths; ++i) {
+      if (crossed[i]) continue;
+      const float pk = p[i * looks + k];
+      if (pk <= levels[k]) crossed[i] = 1, ++done;
+      if (pk >= 1 - levels[k]) crossed[i] = 2;
+    }
+  }
+  return levels;
 }
 
 // The baseline's first stage: the trials its spread is taken from.
@@ -160,7 +188,7 @@ std::optional<double> GrowthScale(const GateSequentialPlan& plan,
   const std::vector<double> ratios = {0.1, 0.2, 0.3,  0.4, 0.5, 0.6, 0.7,
                                       0.8, 1.0, 1.25, 1.5, 2.0, 3.0};
   const std::size_t looks = look_legs.size();
-  const std::size_t paths = std::max<std::size_t>(2000, plan.calibration_paths / 4);
+  const std::size_t paths = std::max<std::size_t>(2000, plan.calibration_paths / 20);
   std::mt19937_64 rng(plan.calibration_seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   double lambda_min = 1.0;
@@ -221,15 +249,26 @@ std::optional<GateSequentialDesign> MakeGateSequentialDesign(const GateSequentia
     if (!lambda) return std::nullopt;
     d.small_sample_scale = *lambda;
   } else {
-    d.small_sample_scale = GateSmallSampleScale(d, *a);
+    std::vector<double> spent;  // the cumulative one-sided alpha by each look
+    for (std::size_t n : d.look_legs) {
+      const double i =
+          1.0 / (1.0 / static_cast<double>(plan.baseline_trials) + 1.0 / static_cast<double>(n));
+      const double i_max = 1.0 / (1.0 / static_cast<double>(plan.baseline_trials) +
+                                  1.0 / static_cast<double>(plan.max_legs));
+      spent.push_back(AlphaSpent(plan.spending, 2 * plan.alpha, i / i_max) / 2);
+    }
+    d.nominal_alpha = GateLevelsByLook(d, spent);
+    d.small_sample_scale = d.nominal_alpha.back() / a->back();
+    return d;
   }
   for (double x : *a) d.nominal_alpha.push_back(d.small_sample_scale * x);
   return d;
 }
 
 std::optional<GateSequentialDesign> GateDesignFor(const Baseline& base, std::size_t reps,
-                                                  std::size_t max_reps, double alpha,
-                                                  bool* unusable, SpendingFunction spending) {
+                                                  std::size_t max_reps, std::size_t look_every,
+                                                  double alpha, bool* unusable,
+                                                  SpendingFunction spending) {
   if (unusable) *unusable = false;
   const bool sequential = max_reps > reps;
   std::size_t m = 0;  // the fewest trials a metric that can fail has
@@ -244,7 +283,7 @@ std::optional<GateSequentialDesign> GateDesignFor(const Baseline& base, std::siz
     plan.baseline_spread_trials = static_cast<std::size_t>(base.first_stage_trials);
   plan.baseline_growth_max = top;
   plan.first_legs = reps;
-  plan.legs_per_look = std::max<std::size_t>(1, reps);
+  plan.legs_per_look = std::max<std::size_t>(1, look_every ? look_every : reps);
   plan.max_legs = sequential ? max_reps : reps;
   plan.alpha = alpha;
   plan.spending = spending;

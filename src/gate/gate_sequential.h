@@ -25,8 +25,17 @@
 // can fail): the two-sided boundary is computed at 2 alpha and c_k turned into the one-sided
 // nominal level NormalUpper(c_k) of the Welch interval at look k.
 //
-// Small-sample correction, as in stats/sequential.h: the Welch t with the baseline's few
-// trials is heavier-tailed than z, so all nominal levels are scaled by one factor lambda <= 1,
+// Small-sample levels, a baseline that could not grow (issue 34 item 4): the Welch t with the
+// baseline's few trials is heavier-tailed than z, and its first looks have few degrees of
+// freedom, so each look's level is found on the Welch statistic itself: on seeded null paths
+// (equal variances: the statistic is free of the mean and sigma), look by look, the level
+// under which the share of paths crossed by look k is the spending function's alpha(t_k),
+// held under the calibration's Monte Carlo bound; a path that passes at a look leaves the
+// paths of later looks, as the gate stops there. One scale for every look (below) paid the
+// first looks' few degrees of freedom at the last looks too.
+//
+// Small-sample correction, a baseline that could grow, as in stats/sequential.h: all nominal
+// levels are scaled by one factor lambda <= 1,
 // bisected so that the simulated chance that any look's one-sided Welch p value falls under
 // its level is alpha (`calibration_paths` seeded normal paths, equal variances on both
 // sides; the Welch t of equal-variance normals is free of the mean and sigma).
@@ -78,7 +87,9 @@ struct GateSequentialPlan {
   std::size_t max_legs = 12;          // --max-reps: the last look
   double alpha = kGateFalseFailRate;  // one-sided, per metric, over all looks
   SpendingFunction spending = SpendingFunction::kOBrienFleming;
-  std::size_t calibration_paths = 20000;
+  // Null paths of the levels (the growth rule's calibration draws a twentieth of them at each of
+  // its noise ratios): at 100,000 the level held is alpha less 0.17 points (GateLevelsByLook).
+  std::size_t calibration_paths = 100000;
   std::uint64_t calibration_seed = 20261201;
 };
 
@@ -95,14 +106,16 @@ struct GateSequentialDesign {
 std::optional<GateSequentialDesign> MakeGateSequentialDesign(const GateSequentialPlan& plan);
 
 // The design a gate on BASE runs under, one rule for the live gate, the gate of a RECORD and the
-// simulation: with MAX_REPS > REPS the sequential one (looks every REPS legs up to MAX_REPS);
+// simulation: with MAX_REPS > REPS the sequential one (the first look at REPS legs, then one
+// every LOOK_EVERY legs, REPS when 0, up to MAX_REPS);
 // else, when the baseline could grow (Baseline::max_trials), a one-look design at REPS legs whose
 // level is calibrated on the growth rule; else nullopt (the fixed level). ALPHA: per metric.
 // *UNUSABLE is set when a sequential design was asked for and cannot be made (fewer than 2
 // legs, or no metric that can fail with 2 or more trials).
 std::optional<GateSequentialDesign> GateDesignFor(
-    const Baseline& base, std::size_t reps, std::size_t max_reps, double alpha,
-    bool* unusable = nullptr, SpendingFunction spending = SpendingFunction::kOBrienFleming);
+    const Baseline& base, std::size_t reps, std::size_t max_reps, std::size_t look_every,
+    double alpha, bool* unusable = nullptr,
+    SpendingFunction spending = SpendingFunction::kOBrienFleming);
 
 // The 1-based look at LEGS legs: the last look whose planned legs are <= LEGS (0 before the
 // first look).

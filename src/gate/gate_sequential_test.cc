@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "gate/gate_sim.h"
+#include "stats/welch.h"
 
 namespace vouch {
 namespace {
@@ -131,6 +133,85 @@ TEST(GateSequential, UnchangedDecidedAndRegressionCaught) {
   int caught = 0;
   for (int i = 0; i < 300; ++i) caught += sim.Run(s).verdict == GateVerdict::kFail;
   EXPECT_GE(caught, 297);
+}
+
+// A baseline that could not grow: the looks' levels are found on the Welch statistic itself,
+// look by look (gate_sequential.cc, GateLevelsByLook). On fresh seeded null paths (another seed
+// than the calibration's) the share whose one-sided Welch p value falls under its look's level
+// at any look is at most alpha, within three binomial standard errors; and --look-every spaces
+// the looks after the first.
+TEST(GateSequential, FixedBaselineLevelsHoldAlphaOnFreshPaths) {
+  BaselineInput in{"tps", "tok/s", Better::kHigher, {}, {}};
+  for (int i = 0; i < 8; ++i) in.values.push_back(1000 + i);
+  auto b = MakeBaseline({in}, "tps", ClockState{}, {});
+  ASSERT_TRUE(b);
+  auto d = GateDesignFor(*b, 4, 15, 3, 0.05);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->look_legs, (std::vector<std::size_t>{4, 7, 10, 13, 15}));
+  EXPECT_EQ(GateDesignFor(*b, 4, 15, 0, 0.05)->look_legs, (std::vector<std::size_t>{4, 8, 12, 15}));
+  for (std::size_t k = 1; k < d->nominal_alpha.size(); ++k)
+    EXPECT_GT(d->nominal_alpha[k], d->nominal_alpha[k - 1]);  // O'Brien-Fleming: little early
+  EXPECT_LT(d->nominal_alpha.back(), 0.05);
+  std::mt19937_64 rng(99);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int paths = 40000;
+  int crossed = 0;
+  for (int i = 0; i < paths; ++i) {
+    double bs = 0, bss = 0;
+    for (int j = 0; j < 8; ++j) {
+      const double x = normal(rng);
+      bs += x;
+      bss += x * x;
+    }
+    const double mb = bs / 8, vb = (bss - 8 * mb * mb) / 7;
+    double s = 0, ss = 0;
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < d->look_legs.size(); ++k) {
+      for (; n < d->look_legs[k]; ++n) {
+        const double x = normal(rng);
+        s += x;
+        ss += x * x;
+      }
+      const double nn = static_cast<double>(n), mn = s / nn, vn = (ss - nn * mn * mn) / (nn - 1);
+      if (WelchUpperP(Welch({mb, vb, 8, 7}, {mn, vn, nn, nn - 1})) <= d->nominal_alpha[k]) {
+        ++crossed;
+        break;
+      }
+    }
+  }
+  EXPECT_LE(crossed, paths * 0.05 + 3 * std::sqrt(paths * 0.05 * 0.95));
+  EXPECT_GT(crossed, paths * 0.04);  // and not far below it: the levels spend what they may
+}
+
+// Issue 34 item 4's design: a baseline of 8 trials (no growth), a gate of --reps 4
+// --look-every 3 --max-reps 15. Unchanged code at 2 % noise is inconclusive at most 8 % in at
+// most 16 runs in all (the bench's 200,000 gates: docs/BENCHMARKS.md), and at exactly the 3 %
+// threshold it fails at most 5 %; each within three standard errors of these seeded gates.
+TEST(GateSequential, FixedBaselineDesignMeetsTheThresholdTargets) {
+  GateSimulator sim(3404);
+  GateSimSetup s;
+  s.noise_sd_pct = 2;
+  s.trials = 8;
+  s.reps = 4;
+  s.look_every = 3;
+  s.max_reps = 15;
+  int inconclusive = 0, fail = 0;
+  double legs = 0;
+  const int n = 1000;
+  for (int i = 0; i < n; ++i) {
+    auto o = sim.Run(s);
+    inconclusive += o.verdict == GateVerdict::kInconclusive;
+    fail += o.verdict == GateVerdict::kFail;
+    legs += static_cast<double>(o.trials + o.legs);
+  }
+  EXPECT_LE(inconclusive, n * 0.08 + 3 * std::sqrt(n * 0.08 * 0.92));
+  EXPECT_EQ(fail, 0);
+  EXPECT_LE(legs / n, 16.3);  // the sample's sd of runs in all is about 3: 3 SE is 0.3
+  s.change_pct = 3;
+  fail = 0;
+  const int m = 1500;
+  for (int i = 0; i < m; ++i) fail += sim.Run(s).verdict == GateVerdict::kFail;
+  EXPECT_LE(fail, m * 0.05 + 3 * std::sqrt(m * 0.05 * 0.95));
 }
 
 }  // namespace

@@ -13,8 +13,8 @@ const GateSequentialDesign* GateSimulator::Design(const Baseline& b, const GateS
   auto it = designs_.find(key);
   if (it == designs_.end())
     it = designs_
-             .emplace(key, GateDesignFor(b, s.reps, s.max_reps, GateAlphaPerMetric(b, nullptr),
-                                         nullptr, spending))
+             .emplace(key, GateDesignFor(b, s.reps, s.max_reps, s.look_every,
+                                         GateAlphaPerMetric(b, nullptr), nullptr, spending))
              .first;
   return it->second ? &*it->second : nullptr;
 }

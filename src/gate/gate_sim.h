@@ -25,6 +25,7 @@ struct GateSimSetup {
   std::size_t max_trials = 0;       // baseline --max-trials; 0: the fixed design (no growth)
   std::size_t reps = 3;             // the gate's planned legs (--reps)
   std::size_t max_reps = 0;         // gate --max-reps; 0: the fixed design (no further legs)
+  std::size_t look_every = 0;       // gate --look-every; 0: every --reps legs
 };
 
 struct GateSimOutcome {
