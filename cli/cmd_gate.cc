@@ -357,9 +357,10 @@ int LoadGateBaseline(GateFlags* fl, Baseline* base) {
   return -1;
 }
 
-// A RECORD to gate: its JSON, and its measured legs as the live gate that wrote it planned
-// them (the same design). -1 when the gate goes on, else the exit code.
-int ReadGatedRecord(const std::string& path, nlohmann::json* rec, std::size_t* design_reps) {
+// A RECORD to gate: its JSON, and the design its live gate ran (verdict::GateRecordDesign). -1 when
+// the gate goes on, else the exit code.
+int ReadGatedRecord(const std::string& path, nlohmann::json* rec,
+                    verdict::GateRecordDesign* design) {
   auto r = ReadRecordJson(path);
   if (!r) return fmt::print(stderr, "vouch gate: {}\n", r.error().message), kExitError;
   *rec = *r;
@@ -367,10 +368,14 @@ int ReadGatedRecord(const std::string& path, nlohmann::json* rec, std::size_t* d
     fmt::print(stderr, "vouch gate: {} has no valid measured leg: nothing to gate\n", path);
     return kExitError;
   }
-  *design_reps = 0;
+  std::size_t measured = 0;
   if (rec->contains("legs") && (*rec)["legs"].is_array())
     for (const auto& l : (*rec)["legs"])
-      if (l.is_object() && l.value("role", "") == "measured") ++*design_reps;
+      if (l.is_object() && l.value("role", "") == "measured") ++measured;
+  auto seq = verdict::GateSequentialDesignOfRecord(*rec, path);
+  if (!seq) return fmt::print(stderr, "vouch gate: {}\n", seq.error().message), kExitError;
+  *design = seq->value_or(verdict::GateRecordDesign{measured, 0, 0, 0});
+  design->legs = measured;
   return -1;
 }
 
@@ -388,7 +393,9 @@ struct GateDesignState {
                     legs_run,
                     design->plan.max_legs,
                     design->nominal_alpha[k - 1],
-                    design->plan.alpha};
+                    design->plan.alpha,
+                    design->plan.first_legs,
+                    design->plan.legs_per_look};
   }
   void CountLegs(const RunContext& ctx) {
     legs_run = static_cast<std::size_t>(
@@ -597,10 +604,14 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
     return kExitUsage;
   }
   nlohmann::json rec;
-  std::size_t design_reps = static_cast<std::size_t>(fl.f.reps);
+  verdict::GateRecordDesign design{static_cast<std::size_t>(fl.f.reps),
+                                   static_cast<std::size_t>(fl.max_reps),
+                                   static_cast<std::size_t>(fl.look_every), 0};
   if (!fl.record_path.empty())
-    if (int rc = ReadGatedRecord(fl.record_path, &rec, &design_reps); rc >= 0) return rc;
-  GateDesignState st = PlanGateDesign(base, design_reps, fl.max_reps, fl.look_every);
+    if (int rc = ReadGatedRecord(fl.record_path, &rec, &design); rc >= 0) return rc;
+  GateDesignState st = PlanGateDesign(base, design.reps, static_cast<int>(design.max_reps),
+                                      static_cast<int>(design.look_every));
+  st.legs_run = design.legs;  // a RECORD's: its measured legs; a live gate counts its own
   RunContext ctx;
   if (fl.record_path.empty())
     if (int rc = RunGateLegs(g, fl, args, base, &st, &ctx, &rec); rc >= 0) return rc;

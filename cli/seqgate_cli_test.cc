@@ -89,6 +89,12 @@ TEST_F(SeqGateCli, InconclusiveFirstLookRunsAnotherBlockAndPasses) {
   EXPECT_NEAR(row["mde_pct"].get<double>(), 3 + half, 1e-9);
   EXPECT_GT(half, 0.5);
   EXPECT_LT(half, 3.0);
+  EXPECT_EQ(g["sequential"]["first_legs"], 2);
+  EXPECT_EQ(g["sequential"]["legs_per_look"], 2);
+  // The record's verdict asked again: the same look's level, the same verdict and interval.
+  auto again = Vouch("gate --baseline base.json s");
+  EXPECT_EQ(again.rc, 0) << again.out;
+  EXPECT_TRUE(Has(again.out, "at this look (2 of 4, 4 legs of at most 8")) << again.out;
 }
 
 // A baseline spread too wide for any number of gate legs: the sequential gate runs to
@@ -109,6 +115,25 @@ TEST_F(SeqGateCli, NoisyBaselineRunsToMaxRepsAndStaysInconclusive) {
   EXPECT_TRUE(g["rows"][0]["mde_pct"].is_number());
   // --max-reps needs legs to run: refused with a record.
   EXPECT_EQ(Vouch("gate --baseline base.json --max-reps 6 s").rc, 64);
+  // The record asked again (issue 34: one verdict per record): its last look's level, so still
+  // inconclusive, where one look at its 5 legs (5 % where the look spent less) could decide.
+  auto again = Vouch("gate --baseline base.json s");
+  EXPECT_EQ(again.rc, 2) << again.out;
+  EXPECT_TRUE(Has(again.out, "at this look (3 of 3, 5 legs of at most 5")) << again.out;
+  // A record whose kept design is not one, or predates the record keeping its looks: an error
+  // naming the file, never a verdict at another level.
+  auto rec = Json("s/record.json");
+  rec["extra"]["gate"]["sequential"]["first_legs"] = 1e30;
+  std::ofstream(D("s/record.json")) << rec.dump();
+  auto bad = Vouch("gate --baseline base.json s");
+  EXPECT_EQ(bad.rc, 1) << bad.out;
+  EXPECT_TRUE(Has(bad.out, "s: extra.gate.sequential is not a sequential design")) << bad.out;
+  rec["extra"]["gate"]["sequential"].erase("first_legs");
+  rec["extra"]["gate"]["sequential"].erase("legs_per_look");
+  std::ofstream(D("s/record.json")) << rec.dump();
+  auto old = Vouch("gate --baseline base.json s");
+  EXPECT_EQ(old.rc, 1) << old.out;
+  EXPECT_TRUE(Has(old.out, "predates the record keeping its looks")) << old.out;
 
   // --look-every: the first look at --reps legs, then one every N.
   Values("100\n100.2\n99.8\n100.1\n99.9\n100\n");

@@ -218,6 +218,8 @@ std::string RenderGateJson(const GateReport& report) {
         {"looks", report.sequential->looks},
         {"legs", report.sequential->legs},
         {"max_legs", report.sequential->max_legs},
+        {"first_legs", report.sequential->first_legs},
+        {"legs_per_look", report.sequential->legs_per_look},
         {"nominal_alpha_one_sided", report.sequential->nominal_alpha},
         {"alpha_per_metric_all_looks", report.sequential->overall_alpha},
         {"design", "repeated confidence intervals, O'Brien-Fleming-type alpha spending"}};

@@ -129,6 +129,10 @@ struct GateLook {
   std::size_t max_legs = 0;  // --max-reps
   double nominal_alpha = 0;  // one-sided level of this look's intervals, per metric
   double overall_alpha = 0;  // the per-metric level over all looks
+  // The design's looks (--reps, --look-every): kept in the record, so that `gate RECORD` takes
+  // the level of the look the live gate stopped at, not one look's at all its legs.
+  std::size_t first_legs = 0;
+  std::size_t legs_per_look = 0;
 };
 
 // The trials a baseline of metrics BASE should have (Stein's second stage): the largest over

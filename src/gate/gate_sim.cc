@@ -60,7 +60,9 @@ GateSimOutcome GateSimulator::Run(const GateSimSetup& s) {
                       cur.values.size(),
                       d->plan.max_legs,
                       d->nominal_alpha[k - 1],
-                      d->plan.alpha};
+                      d->plan.alpha,
+                      d->plan.first_legs,
+                      d->plan.legs_per_look};
     }
     r = compare(look);
     if (!d || !GateUndecided(r) || cur.values.size() >= d->plan.max_legs) break;

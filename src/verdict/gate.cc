@@ -132,4 +132,32 @@ GateFinal DecideGate(const Baseline& baseline, const std::map<std::string, Curre
   return f;
 }
 
+Result<std::optional<GateRecordDesign>> GateSequentialDesignOfRecord(const nlohmann::json& rec,
+                                                                     const std::string& path) {
+  const nlohmann::json* seq = nullptr;
+  if (rec.contains("extra") && rec["extra"].is_object() && rec["extra"].contains("gate") &&
+      rec["extra"]["gate"].is_object() && rec["extra"]["gate"].contains("sequential"))
+    seq = &rec["extra"]["gate"]["sequential"];
+  if (!seq || seq->is_null()) return std::optional<GateRecordDesign>{};
+  auto count = [&](const char* key) -> std::optional<std::size_t> {
+    if (!seq->is_object() || !seq->contains(key) || !(*seq)[key].is_number_unsigned())
+      return std::nullopt;
+    const auto v = (*seq)[key].get<std::uint64_t>();
+    if (v < 1 || v > 100000) return std::nullopt;
+    return static_cast<std::size_t>(v);
+  };
+  auto first = count("first_legs"), every = count("legs_per_look"), max = count("max_legs");
+  if (!first && !every && max && seq->is_object() && !seq->contains("first_legs"))
+    return Error{
+        fmt::format("{}: its sequential gate predates the record keeping its looks (first_legs, "
+                    "legs_per_look): gate it again live, or it would be judged as one look",
+                    path)};
+  if (!first || !every || !max || *first < 2 || *first > *max)
+    return Error{
+        fmt::format("{}: extra.gate.sequential is not a sequential design (first_legs 2..max_legs, "
+                    "legs_per_look and max_legs 1..100000)",
+                    path)};
+  return std::optional<GateRecordDesign>{GateRecordDesign{*first, *max, *every, 0}};
+}
+
 }  // namespace vouch::verdict

@@ -18,6 +18,7 @@
 
 #include "gate/gate.h"
 #include "gputrace/host_noise.h"
+#include "util/result.h"
 
 namespace vouch::verdict {
 
@@ -51,6 +52,20 @@ GateFinal DecideGate(const Baseline& baseline, const std::map<std::string, Curre
                      const GateRules& rules);
 
 inline constexpr int kGateExitModes = 3;
+
+// The design of a record's live gate: a sequential gate keeps its looks (extra.gate.sequential:
+// first_legs, legs_per_look, max_legs), so that `gate RECORD` takes the level of the look the
+// live gate stopped at; any other gate planned its measured legs as one look (issue 34: one
+// verdict per record).
+struct GateRecordDesign {
+  std::size_t reps = 0, max_reps = 0, look_every = 0, legs = 0;
+};
+
+// The sequential design REC's gate kept, checked (a hostile record's numbers bounded as the
+// flags are): nullopt when it kept none; an error naming PATH when what it kept is not a design
+// or predates the record keeping its looks.
+Result<std::optional<GateRecordDesign>> GateSequentialDesignOfRecord(const nlohmann::json& rec,
+                                                                     const std::string& path);
 
 // The legs a live gate adds before it may pass (issue 34 item 2c): where the baseline's trials
 // of a metric that can fail and the run's legs together are too few values for the modes test
