@@ -3,6 +3,8 @@
 // (src/gate/gate_sim.h). Prints a Markdown table for docs/BENCHMARKS.md.
 //
 //   ./build/vouch_bench_gate [--gates 2000] [--seed 23] [--max-trials 20] [--max-reps 12]
+//   (issue 34 item 4's design: --sequential-only --trials 8 --max-trials 8 --reps 4
+//   --look-every 3 --max-reps 15)
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
