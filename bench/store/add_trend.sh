@@ -58,16 +58,19 @@ for (key,) in db.execute("SELECT run_key FROM runs ORDER BY rowid").fetchall():
             out.write(f"INSERT INTO {t} VALUES({','.join(lit(v) for v in row)});\n")
     out.write("COMMIT;\n")
 PY
-now() { date +%s.%N; }
 # Wall time and CPU time (user + sys) of each process: the issue's anchor is
 # sqlite3's CPU, and on a shared VM the wall clock of one round moves by more than the target's
 # margin (sqlite3's own 0.146-0.177 s in one idle run).
-# Wall and CPU seconds of the command's process tree (getrusage of the children, microseconds:
-# /usr/bin/time rounds to 10 ms, 5 % of a 0.2 s add), into $work/cpu.txt.
+# Wall and CPU seconds of a command's process tree (getrusage of the children, microseconds:
+# /usr/bin/time rounds to 10 ms, 5 % of a 0.2 s add), into $work/cpu.txt; its stdout into OUT.
+#   cpu_run OUT COMMAND...
+# Check the machine's accounting first: on a VM whose getrusage gave `sleep 0.05` 0.062 s of CPU
+# (docs/BENCHMARKS.md, stop 44) only the wall columns count.
 cpu_run() {
   python3 -c 'import resource, subprocess, sys, time
 t0 = time.perf_counter()
-r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL).returncode
+with open(sys.argv[2], "wb") as out:
+    r = subprocess.run(sys.argv[3:], stdout=out).returncode
 wall = time.perf_counter() - t0
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 open(sys.argv[1], "w").write(f"{wall} {u.ru_utime + u.ru_stime}\n")
@@ -83,11 +86,11 @@ for r in $(seq 1 "$rounds"); do
   for who in $order; do
     rm -f "$work"/t.sqlite*
     if [ "$who" = vouch ]; then
-      cpu_run "$vouch" history add --store "$work/t.sqlite" "${dirs[@]}"
+      cpu_run /dev/null "$vouch" history add --store "$work/t.sqlite" "${dirs[@]}"
       v=$(wall)
       vc=$(cpu)
     else
-      cpu_run sqlite3 "$work/t.sqlite" < "$work/replay.sql"
+      cpu_run /dev/null sqlite3 "$work/t.sqlite" < "$work/replay.sql"
       s=$(wall)
       sc=$(cpu)
     fi
@@ -118,36 +121,20 @@ db.executemany("INSERT INTO summaries (run_key, arm, name, unit, better, n, medi
                "clock_sm_median_mhz) VALUES (?,'run','tok_s','tok/s','higher',2,?,?,?,1980)", sums)
 db.commit()
 PY
-echo "## history trend tok_s over $points points (wall; CPU user+sys in parentheses, from /usr/bin/time)"
+echo "## history trend tok_s over $points points (wall; CPU user+sys in parentheses)"
 echo "| round | vouch history trend --json (steps) | steps found | trend --no-steps | sqlite3 reading the points | trend / sqlite3, wall (CPU) |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
-# Wall and CPU seconds of the command's process tree (getrusage of the children, microseconds:
-# /usr/bin/time rounds to 10 ms, 5 % of a 0.2 s add), into $work/cpu.txt.
-cpu_run() {
-  python3 -c 'import resource, subprocess, sys, time
-t0 = time.perf_counter()
-r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL).returncode
-wall = time.perf_counter() - t0
-u = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write(f"{wall} {u.ru_utime + u.ru_stime}\n")
-sys.exit(r)' "$work/cpu.txt" "$@"
-}
-wall() { cut -d' ' -f1 "$work/cpu.txt"; }
-cpu() { cut -d' ' -f2 "$work/cpu.txt"; }  # user + sys of the last timed command
 q="SELECT r.commit_sha, r.started_unix_s, s.median FROM summaries s JOIN runs r USING (run_key) WHERE s.name='tok_s' AND s.arm='run' ORDER BY r.started_unix_s"
 for r in $(seq 1 "$rounds"); do
   order=$([ $((r % 2)) -eq 1 ] && echo "vouch plain sqlite3" || echo "sqlite3 plain vouch")
   for who in $order; do
-    t0=$(now)
     case $who in
-      vouch) /usr/bin/time -f "%U %S" -o "$work/cpu.txt" \
-               "$vouch" history trend --store "$work/trend.sqlite" tok_s --json > "$work/trend.json"
-             v=$(python3 -c "print($(now) - $t0)"); vc=$(cpu) ;;
-      plain) /usr/bin/time -f "%U %S" -o "$work/cpu.txt" \
-               "$vouch" history trend --store "$work/trend.sqlite" tok_s --no-steps --json > /dev/null
-             p=$(python3 -c "print($(now) - $t0)"); pc=$(cpu) ;;
-      sqlite3) /usr/bin/time -f "%U %S" -o "$work/cpu.txt" sqlite3 "$work/trend.sqlite" "$q" > /dev/null
-             s=$(python3 -c "print($(now) - $t0)"); sc=$(cpu) ;;
+      vouch) cpu_run "$work/trend.json" "$vouch" history trend --store "$work/trend.sqlite" tok_s --json
+             v=$(wall); vc=$(cpu) ;;
+      plain) cpu_run /dev/null "$vouch" history trend --store "$work/trend.sqlite" tok_s --no-steps --json
+             p=$(wall); pc=$(cpu) ;;
+      sqlite3) cpu_run /dev/null sqlite3 "$work/trend.sqlite" "$q"
+             s=$(wall); sc=$(cpu) ;;
     esac
   done
   steps=$(python3 -c "import json; j=json.load(open('$work/trend.json')); print(','.join(str(x.get('index', x.get('at', '?'))) for x in j.get('steps', [])))")
