@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "metrics/reserved.h"
+#include "number_flag.h"
 #include "util/strings.h"
 
 namespace vouch::cli {
@@ -84,6 +85,17 @@ Status UseHeadline(Baseline* b, const std::string& name) {
   return MakeError("--headline {}: the baseline has no such metric{}; it has {}", name,
                    near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
                    fmt::join(names, ", "));
+}
+
+void AddThresholdFlags(CLI::App& app, std::vector<std::string>* specs,
+                       std::optional<double>* fail_all) {
+  app.add_option("--threshold", *specs,
+                 "per-metric thresholds, NAME=fail:PCT,warn:PCT (\"off\" removes one); repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--fail-pct", *fail_all,
+                 "every metric with a direction fails past PCT % in its bad direction (by default "
+                 "only the headline and peak VRAM fail; the rest only warn)")
+      ->check(NumberFlag(NotNegative(1e6)));
 }
 
 }  // namespace vouch::cli

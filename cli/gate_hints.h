@@ -2,6 +2,8 @@
 // (issue 37): a --headline the legs do not report, metrics with no direction to gate.
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,5 +30,10 @@ std::string NoMetricToPin(const std::vector<Metric>& metrics);
 // gate --headline NAME: NAME becomes BASELINE's headline (one of its metrics with a direction,
 // else an error listing them); it takes the old headline's fail threshold when it has none.
 Status UseHeadline(Baseline* baseline, const std::string& name);
+
+// --threshold and --fail-pct, shared by baseline (written into the file) and gate (applied
+// over the file's thresholds).
+void AddThresholdFlags(CLI::App& app, std::vector<std::string>* specs,
+                       std::optional<double>* fail_all);
 
 }  // namespace vouch::cli
