@@ -97,7 +97,7 @@ int ParseGateFlags(CLI::App& app, const std::vector<std::string>& opts, GateFlag
                  "sequential gate: after the first look at --reps legs, look again every N legs "
                  "(default: --reps). With a baseline of 8 trials, --reps 4 --look-every 3 "
                  "--max-reps 15 leaves unchanged code at 2 % noise and a 3 % threshold "
-                 "inconclusive 7.8-7.9 % of the time, in 15.9 runs in all")
+                 "inconclusive 8.0 % of the time, in 15.9 runs in all")
       ->check(NumberFlag(Count(1, 100000)));
   std::vector<std::string> threshold_specs;
   app.add_flag("--allow-modes", fl->allow_modes,

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
             (ph + z * z / (2 * nn) + z * std::sqrt(ph * (1 - ph) / nn + z * z / (4 * nn * nn))) /
             (1 + z * z / nn);
         fmt::print(
-            "| {:g} % | {} | {} | {} | {:.1f} % | {:.2f} % ({:.2f} %) | {:.1f} % | {:.2f} | {:.2f} "
+            "| {:g} % | {} | {} | {} | {:.2f} % | {:.2f} % ({:.2f} %) | {:.2f} % | {:.2f} | {:.2f} "
             "| "
             "{:.2f} |\n",
             c.noise_pct, c.truth, better == vouch::Better::kHigher ? "higher" : "lower",
