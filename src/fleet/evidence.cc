@@ -5,6 +5,7 @@
 #include <set>
 
 #include "fleet/ab_pairs.h"
+#include "fleet/attempt_fast.h"
 #include "fleet/trust.h"
 #include "record/record.h"
 #include "util/fs.h"
@@ -291,8 +292,8 @@ void SlimAbRecord(nlohmann::json& rec) {
   rec = std::move(slim);
 }
 
-Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
-                                        const std::vector<SlurmTask>& slurm) {
+Result<FleetEvidence> ReadFleetEvidence(const std::string& dir, const std::vector<SlurmTask>& slurm,
+                                        bool fast) {
   auto plan = ReadFleetPlan(dir);
   if (!plan) return plan.error();
   FleetEvidence ev;
@@ -370,19 +371,25 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       a.attempt = parsed->second;
       a.dir = ad.string();
       const AttemptFiles files = CheckLinks(ad, ev.refusals);
-      ReadAttempt(a, files, cross_boot);
-      // Evidence vouch did not write (or another user could have rewritten) is not read.
-      if (key)
-        if (auto wrong = VerifyFleetAttempt(*key, a.dir, {node, a.task_id, a.attempt});
-            !wrong.empty()) {
-          ev.refusals.insert(ev.refusals.end(), wrong.begin(), wrong.end());
-          a.problem = wrong.front();
-          a.record.reset();
-          a.pairs = nlohmann::json::array();
-          a.edits.clear();
-          a.band_log.reset();
-        }
-      if (ev.plan.kind == FleetKind::kAb && a.record) SlimAbRecord(*a.record);
+      // An A/B attempt whose evidence is in order is read once, without a tree of its record
+      // (fleet/attempt_fast.h); any other is read and verified here, which words what is wrong.
+      const bool read_fast = fast && key && ev.plan.kind == FleetKind::kAb && files.top_listed &&
+                             files.run_listed && ReadAbAttemptFast(a, files.top, files.run, *key);
+      if (!read_fast) {
+        ReadAttempt(a, files, cross_boot);
+        // Evidence vouch did not write (or another user could have rewritten) is not read.
+        if (key)
+          if (auto wrong = VerifyFleetAttempt(*key, a.dir, {node, a.task_id, a.attempt});
+              !wrong.empty()) {
+            ev.refusals.insert(ev.refusals.end(), wrong.begin(), wrong.end());
+            a.problem = wrong.front();
+            a.record.reset();
+            a.pairs = nlohmann::json::array();
+            a.edits.clear();
+            a.band_log.reset();
+          }
+        if (ev.plan.kind == FleetKind::kAb && a.record) SlimAbRecord(*a.record);
+      }
       // node.json says who ran it: a node, task or attempt other than its folder's is
       // another node's evidence under this name.
       const nlohmann::json& info = a.node_info;
