@@ -94,6 +94,14 @@ bool Find(element j, std::string_view k, element& out) {
   return found;
 }
 
+// J's member K where the schema declares K (Accepts refused it repeated): the first is the one.
+bool Get(element j, std::string_view k, element& out) {
+  auto r = j.at_key(k);
+  if (r.error() != simdjson::SUCCESS) return false;
+  out = r.value_unsafe();
+  return true;
+}
+
 // A member the schema declares and requires (Accepts refused a repeated one).
 element At(element j, std::string_view k) { return j.at_key(k).value_unsafe(); }
 std::string_view Str(element e) { return e.get_string().value_unsafe(); }
@@ -129,7 +137,7 @@ bool IsOne(element e) {
 // J.value(K, "") of a declared optional string.
 std::string_view OptStr(element j, std::string_view k) {
   element v;
-  return Find(j, k, v) && v.type() == T::STRING ? Str(v) : std::string_view();
+  return Get(j, k, v) && v.type() == T::STRING ? Str(v) : std::string_view();
 }
 
 bool Same(double a, double b) {
@@ -143,7 +151,7 @@ bool ShapeOk(element legs) {
     seen.push_back(static_cast<std::int64_t>(Num(At(l, "index"))));
     for (element m : Arr(At(l, "metrics"))) {
       element v;
-      if (Find(m, "value", v) == Find(m, "text", v)) return false;
+      if (Get(m, "value", v) == Get(m, "text", v)) return false;
     }
   }
   std::sort(seen.begin(), seen.end());
@@ -173,7 +181,7 @@ bool MediansOk(element rec, std::string_view arm) {
       auto b = ParseBetter(OptStr(mj, "better"));
       m.better = b ? *b : Better::kNone;
       element text;
-      if (Find(mj, "text", text))
+      if (Get(mj, "text", text))
         m.text = std::string(Str(text));
       else
         m.value = Num(At(mj, "value"));
@@ -222,7 +230,7 @@ struct WindowView {
 template <class V>
 std::optional<V> OptOf(element j, std::string_view k) {
   element v;
-  if (!Find(j, k, v) || v.type() == T::NULL_VALUE) return std::nullopt;
+  if (!Get(j, k, v) || v.type() == T::NULL_VALUE) return std::nullopt;
   if constexpr (std::is_same_v<V, bool>)
     return v.get_bool().value_unsafe();
   else
@@ -232,8 +240,8 @@ std::optional<V> OptOf(element j, std::string_view k) {
 // The window of a leg whose header CheckWindowHeader passes; nullopt otherwise.
 std::optional<WindowView> ViewOf(element w) {
   element schema, version;
-  if (!Find(w, "schema", schema) || schema.type() != T::STRING || Str(schema) != "vouch.window" ||
-      !Find(w, "schema_version", version) || !IsOne(version))
+  if (!Get(w, "schema", schema) || schema.type() != T::STRING || Str(schema) != "vouch.window" ||
+      !Get(w, "schema_version", version) || !IsOne(version))
     return std::nullopt;
   WindowView v;
   v.valid = Str(At(At(w, "verdict"), "status")) == "valid";
@@ -250,11 +258,11 @@ std::optional<WindowView> ViewOf(element w) {
     x.persistence = OptOf<bool>(st, "persistence");
     x.busy = static_cast<std::int64_t>(Num(At(f, "busy_readings")));
     element sm;
-    if (Find(f, "sm_mhz", sm) && sm.type() != T::NULL_VALUE) {
+    if (Get(f, "sm_mhz", sm) && sm.type() != T::NULL_VALUE) {
       x.has_sm = true;
       x.sm_median = Num(At(sm, "median"));
       element mean;
-      if (Find(sm, "mean", mean) && mean.type() != T::NULL_VALUE) x.sm_mean = Num(mean);
+      if (Get(sm, "mean", mean) && mean.type() != T::NULL_VALUE) x.sm_mean = Num(mean);
     }
     v.gpus.push_back(x);
   }
@@ -306,7 +314,7 @@ double PacingMean(const WindowView& w) {
 std::optional<element> Headline(element leg, std::string_view headline) {
   for (element m : Arr(At(leg, "metrics"))) {
     element v;
-    if (OptStr(m, "name") == headline && Find(m, "value", v) && IsNumber(v)) return m;
+    if (OptStr(m, "name") == headline && Get(m, "value", v) && IsNumber(v)) return m;
   }
   return std::nullopt;
 }
@@ -330,14 +338,14 @@ nlohmann::json SlimRecord(element rec) {
     const element w = At(leg, "window");
     for (const char* k : kAbLegWindowKept) {
       element v;
-      if (Find(w, k, v)) DomToJson(v, window[k]);
+      if (Get(w, k, v)) DomToJson(v, window[k]);
     }
     element boot;
-    if (Find(At(w, "host"), "boot_id", boot)) window["host"] = {{"boot_id", ToJson(boot)}};
+    if (Get(At(w, "host"), "boot_id", boot)) window["host"] = {{"boot_id", ToJson(boot)}};
     nlohmann::json gpus = nlohmann::json::array();
     for (element gpu : Arr(At(w, "gpus"))) {
       element u;
-      gpus.push_back(Find(At(gpu, "static"), "uuid", u)
+      gpus.push_back(Get(At(gpu, "static"), "uuid", u)
                          ? nlohmann::json{{"static", {{"uuid", ToJson(u)}}}}
                          : nlohmann::json());
     }
@@ -434,7 +442,7 @@ bool FormPairs(element rec, element recorded, bool has_recorded, std::string_vie
     const element l = all[static_cast<std::size_t>(i)];
     const auto m = At(l, "valid").get_bool().value_unsafe() ? Headline(l, headline) : std::nullopt;
     element b;
-    if (!m || !Find(*m, "better", b) || b.type() != T::STRING) continue;
+    if (!m || !Get(*m, "better", b) || b.type() != T::STRING) continue;
     const std::string_view bs = Str(b);
     if (bs != "higher" && bs != "lower") continue;
     if (bs != better) return false;

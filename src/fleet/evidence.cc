@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "fleet/ab_pairs.h"
@@ -181,22 +182,29 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
     const nlohmann::json& rec = *a.record;
     const nlohmann::json& writer = Field(rec, "writer");
     const std::string gpus = Uuids(Field(Field(rec, "environment"), "gpus"), false);
-    std::string key, what;
+    // What the two have in common, worded only when they do.
+    std::string key;
+    std::function<std::string()> what;
     if (writer.is_object()) {
       key = DumpJson(nlohmann::json::array(
           {Field(writer, "pid"), Field(writer, "boot_id"), Field(writer, "start_ticks"), gpus}));
-      what = fmt::format("records written by one vouch process: pid {}, boot {}, start {}, GPU {}",
-                         Text(Field(writer, "pid")), Text(Field(writer, "boot_id")),
-                         Text(Field(writer, "start_ticks")), gpus);
+      what = [&] {
+        return fmt::format(
+            "records written by one vouch process: pid {}, boot {}, start {}, GPU {}",
+            Text(Field(writer, "pid")), Text(Field(writer, "boot_id")),
+            Text(Field(writer, "start_ticks")), gpus);
+      };
     } else {
       const nlohmann::json& env = Field(rec, "environment");
       key = DumpJson(nlohmann::json::array(
           {Field(rec, "started_unix_s"), Field(env, "host_boot_id"), Field(env, "boot_id"), gpus}));
-      what =
-          fmt::format("records started at {} on boot {}, GPU {}",
-                      Text(Field(rec, "started_unix_s")), Text(Field(env, "host_boot_id")), gpus);
+      what = [&] {
+        return fmt::format("records started at {} on boot {}, GPU {}",
+                           Text(Field(rec, "started_unix_s")), Text(Field(env, "host_boot_id")),
+                           gpus);
+      };
     }
-    if (auto [it, fresh] = records.emplace(key, i); !fresh) refuse(it->second, i, what);
+    if (auto [it, fresh] = records.emplace(key, i); !fresh) refuse(it->second, i, what());
     const nlohmann::json& ls = Field(rec, "legs");
     if (!ls.is_array()) continue;
     for (size_t k = 0; k < ls.size(); ++k) {

@@ -12,6 +12,18 @@
 #include "util/json_io.h"
 
 namespace vouch {
+namespace {
+
+// A < B, bytewise (std::string_view's order) without a call to memcmp: keys are short and
+// mostly differ early.
+bool Less(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  return a.size() < b.size();
+}
+
+}  // namespace
 
 bool JsonSchema::Accepts(const simdjson::dom::element& e) const {
   using T = simdjson::dom::element_type;
@@ -61,15 +73,19 @@ bool JsonSchema::Accepts(const simdjson::dom::element& e) const {
       std::bitset<64> seen;
       // A copy, not a reference into get_object()'s result, which the loop would outlive.
       const simdjson::dom::object o = e.get_object().value_unsafe();
+      // vouch writes keys sorted, as KEYS are: each key is looked for from where the one before
+      // it was (from the start when a key is out of order), a comparison or two a key.
+      std::size_t at = 0;
+      std::string_view prev;
       for (simdjson::dom::key_value_pair kv : o) {
-        auto at =
-            std::lower_bound(keys.begin(), keys.end(), kv.key,
-                             [](const std::pair<std::string, std::uint32_t>& k,
-                                std::string_view s) { return std::string_view(k.first) < s; });
-        if (at == keys.end() || at->first != kv.key) continue;  // a key no reader uses
-        if (seen.test(at->second)) return false;                // repeated: nlohmann keeps the last
-        seen.set(at->second);
-        if (!(*fields_)[at->second].schema.Accepts(kv.value)) return false;
+        if (Less(kv.key, prev)) at = 0;
+        prev = kv.key;
+        while (at < keys.size() && Less(keys[at].first, kv.key)) ++at;
+        if (at == keys.size() || keys[at].first != kv.key) continue;  // a key no reader uses
+        const std::uint32_t i = keys[at].second;
+        if (seen.test(i)) return false;  // repeated: nlohmann keeps the last
+        seen.set(i);
+        if (!(*fields_)[i].schema.Accepts(kv.value)) return false;
       }
       for (std::size_t i = 0; i < fields_->size(); ++i)
         if ((*fields_)[i].required && !seen.test(i)) return false;
