@@ -82,12 +82,20 @@ bool ReadOwn(const std::string& path, std::uint64_t max, std::string& buf, std::
 simdjson::dom::array Arr(element e) { return e.get_array().value_unsafe(); }
 simdjson::dom::object Obj(element e) { return e.get_object().value_unsafe(); }
 
+// A == B without a call to memcmp: keys are short.
+bool SameKey(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // J's member K as nlohmann's tree has it (a repeated key: the last).
 bool Find(element j, std::string_view k, element& out) {
   if (j.type() != T::OBJECT) return false;
   bool found = false;
   for (simdjson::dom::key_value_pair kv : Obj(j))
-    if (kv.key == k) {
+    if (SameKey(kv.key, k)) {
       out = kv.value;
       found = true;
     }
@@ -96,14 +104,21 @@ bool Find(element j, std::string_view k, element& out) {
 
 // J's member K where the schema declares K (Accepts refused it repeated): the first is the one.
 bool Get(element j, std::string_view k, element& out) {
-  auto r = j.at_key(k);
-  if (r.error() != simdjson::SUCCESS) return false;
-  out = r.value_unsafe();
-  return true;
+  if (j.type() != T::OBJECT) return false;
+  for (simdjson::dom::key_value_pair kv : Obj(j))
+    if (SameKey(kv.key, k)) {
+      out = kv.value;
+      return true;
+    }
+  return false;
 }
 
 // A member the schema declares and requires (Accepts refused a repeated one).
-element At(element j, std::string_view k) { return j.at_key(k).value_unsafe(); }
+element At(element j, std::string_view k) {
+  element out;
+  Get(j, k, out);
+  return out;
+}
 std::string_view Str(element e) { return e.get_string().value_unsafe(); }
 bool IsNumber(element e) {
   const T t = e.type();

@@ -81,7 +81,7 @@ bool JsonSchema::Accepts(const simdjson::dom::element& e) const {
         if (Less(kv.key, prev)) at = 0;
         prev = kv.key;
         while (at < keys.size() && Less(keys[at].first, kv.key)) ++at;
-        if (at == keys.size() || keys[at].first != kv.key) continue;  // a key no reader uses
+        if (at == keys.size() || Less(kv.key, keys[at].first)) continue;  // a key no reader uses
         const std::uint32_t i = keys[at].second;
         if (seen.test(i)) return false;  // repeated: nlohmann keeps the last
         seen.set(i);
