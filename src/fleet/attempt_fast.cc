@@ -511,17 +511,22 @@ bool ReadAbAttemptFast(FleetAttempt& out, const std::vector<DirEntry>& top,
     return false;
   const std::string_view node_text(node_buf.data(), nn), rec_text(rec_buf.data(), nr);
 
-  // The seal: each file's digest under the fleet's key (VerifyFleetAttempt's test).
-  auto seal = ParseJson(std::string_view(seal_buf.data(), ns), "seal.json");
-  if (!seal || !seal->is_object() || !seal->contains("files") || !(*seal)["files"].is_object())
+  // The seal: each file's digest under the fleet's key (VerifyFleetAttempt's test, on the tree
+  // ReadJsonFile would build: a repeated key is its last).
+  if (Parser().max_depth() != kDomDepth) return false;
+  const std::string_view seal_text(seal_buf.data(), ns);
+  element seal, files;
+  if (TextNeedsNlohmann(seal_text) ||
+      Parser().parse(seal_buf.data(), ns, false).get(seal) != simdjson::SUCCESS ||
+      !Find(seal, "files", files) || files.type() != T::OBJECT)
     return false;
-  const nlohmann::json& files = (*seal)["files"];
   const AttemptIdentity id{out.node, out.task_id, out.attempt};
   auto sealed = [&](const char* f, std::string_view bytes) {
-    if (!files.contains(f) || !files[f].is_array()) return false;
-    const std::string mac = FleetSealMac(key, id, f, Sha256Hex(bytes));
-    for (const auto& e : files[f])
-      if (e.is_object() && e.contains("mac") && e["mac"] == mac) return true;
+    element list, mac;
+    if (!Find(files, f, list) || list.type() != T::ARRAY) return false;
+    const std::string want = FleetSealMac(key, id, f, Sha256Hex(bytes));
+    for (element e : Arr(list))
+      if (Find(e, "mac", mac) && mac.type() == T::STRING && Str(mac) == want) return true;
     return false;
   };
   if (!sealed("node.json", node_text) || !sealed("run/record.json", rec_text)) return false;
@@ -531,8 +536,7 @@ bool ReadAbAttemptFast(FleetAttempt& out, const std::vector<DirEntry>& top,
 
   // The record: its header, schema and shape (ReadRecordJsonFile's), on simdjson's tree.
   if (TextNeedsNlohmann(rec_text)) return false;
-  element rec;
-  if (Parser().max_depth() != kDomDepth) return false;
+  element rec;  // the seal's tree is not read after this
   if (Parser().parse(rec_buf.data(), nr, false).get(rec) != simdjson::SUCCESS) return false;
   element schema, version;
   if (rec.type() != T::OBJECT || !Find(rec, "schema", schema) || schema.type() != T::STRING ||

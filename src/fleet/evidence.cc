@@ -10,6 +10,7 @@
 #include "fleet/trust.h"
 #include "record/record.h"
 #include "util/fs.h"
+#include "util/json_dump.h"
 #include "util/json_io.h"
 #include "util/number.h"
 #include "util/strings.h"
@@ -160,7 +161,22 @@ std::string Uuids(const nlohmann::json& gpus, bool window) {
 
 const nlohmann::json& Field(const nlohmann::json& j, const char* k) {
   static const nlohmann::json null;
-  return j.is_object() && j.contains(k) ? j[k] : null;
+  if (!j.is_object()) return null;
+  auto it = j.find(k);
+  return it == j.end() ? null : *it;
+}
+
+// DumpJson of the array [A, B, C, D] (D a string), without building the array.
+std::string KeyOf(const nlohmann::json& a, const nlohmann::json& b, const nlohmann::json& c,
+                  const std::string& d) {
+  std::string out = "[";
+  for (const nlohmann::json* v : {&a, &b, &c}) {
+    AppendCompactJson(out, *v);
+    out += ',';
+  }
+  AppendJsonString(out, d);
+  out += ']';
+  return out;
 }
 
 // One measurement is evidence once: two attempts whose records were written by one vouch
@@ -186,8 +202,8 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
     std::string key;
     std::function<std::string()> what;
     if (writer.is_object()) {
-      key = DumpJson(nlohmann::json::array(
-          {Field(writer, "pid"), Field(writer, "boot_id"), Field(writer, "start_ticks"), gpus}));
+      key =
+          KeyOf(Field(writer, "pid"), Field(writer, "boot_id"), Field(writer, "start_ticks"), gpus);
       what = [&] {
         return fmt::format(
             "records written by one vouch process: pid {}, boot {}, start {}, GPU {}",
@@ -196,8 +212,8 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
       };
     } else {
       const nlohmann::json& env = Field(rec, "environment");
-      key = DumpJson(nlohmann::json::array(
-          {Field(rec, "started_unix_s"), Field(env, "host_boot_id"), Field(env, "boot_id"), gpus}));
+      key = KeyOf(Field(rec, "started_unix_s"), Field(env, "host_boot_id"), Field(env, "boot_id"),
+                  gpus);
       what = [&] {
         return fmt::format("records started at {} on boot {}, GPU {}",
                            Text(Field(rec, "started_unix_s")), Text(Field(env, "host_boot_id")),
@@ -212,8 +228,8 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
       const nlohmann::json& start = Field(w, "started_unix_s");
       if (!start.is_number()) continue;
       const std::string lg = Uuids(Field(w, "gpus"), true);
-      const std::string lkey = DumpJson(nlohmann::json::array(
-          {start, Field(w, "ended_unix_s"), Field(Field(w, "host"), "boot_id"), lg}));
+      const std::string lkey =
+          KeyOf(start, Field(w, "ended_unix_s"), Field(Field(w, "host"), "boot_id"), lg);
       if (auto [it, fresh] = legs.emplace(lkey, i); !fresh && it->second != i)
         refuse(it->second, i,
                fmt::format("a leg measured once, on GPU {} from unix time {}", lg, Text(start)));

@@ -8,19 +8,25 @@
 #include <algorithm>
 #include <bitset>
 #include <cmath>
+#include <cstring>
 
 #include "util/json_io.h"
 
 namespace vouch {
 namespace {
 
-// A < B, bytewise (std::string_view's order) without a call to memcmp: keys are short and
-// mostly differ early.
-bool Less(std::string_view a, std::string_view b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i)
-    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
-  return a.size() < b.size();
+// A == B (of one size), eight bytes at a time, without a call to memcmp: keys are short.
+bool SameBytes(std::string_view a, std::string_view b) {
+  std::size_t i = 0;
+  for (; i + 8 <= a.size(); i += 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return false;
+  }
+  for (; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
 }
 
 }  // namespace
@@ -73,16 +79,24 @@ bool JsonSchema::Accepts(const simdjson::dom::element& e) const {
       std::bitset<64> seen;
       // A copy, not a reference into get_object()'s result, which the loop would outlive.
       const simdjson::dom::object o = e.get_object().value_unsafe();
-      // vouch writes keys sorted, as KEYS are: each key is looked for from where the one before
-      // it was (from the start when a key is out of order), a comparison or two a key.
+      // Each key is looked for from the field after the one the key before it matched (vouch
+      // writes keys sorted, as KEYS are), by length and first byte before its bytes.
+      const std::size_t n = keys.size();
       std::size_t at = 0;
-      std::string_view prev;
       for (simdjson::dom::key_value_pair kv : o) {
-        if (Less(kv.key, prev)) at = 0;
-        prev = kv.key;
-        while (at < keys.size() && Less(keys[at].first, kv.key)) ++at;
-        if (at == keys.size() || Less(kv.key, keys[at].first)) continue;  // a key no reader uses
-        const std::uint32_t i = keys[at].second;
+        const std::string_view k = kv.key;
+        std::size_t found = n;
+        for (std::size_t step = 0; step < n; ++step) {
+          const std::size_t c = at + step < n ? at + step : at + step - n;
+          const std::string& d = keys[c].first;
+          if (d.size() == k.size() && (k.empty() || d[0] == k[0]) && SameBytes(d, k)) {
+            found = c;
+            break;
+          }
+        }
+        if (found == n) continue;  // a key no reader uses
+        at = found + 1 < n ? found + 1 : 0;
+        const std::uint32_t i = keys[found].second;
         if (seen.test(i)) return false;  // repeated: nlohmann keeps the last
         seen.set(i);
         if (!(*fields_)[i].schema.Accepts(kv.value)) return false;
