@@ -14,7 +14,7 @@
 #include "clock/policy.h"
 #include "clock/window.h"
 #include "fleet/trust.h"
-#include "metrics/summary.h"
+#include "metrics/reserved.h"
 #include "record/journal.h"
 #include "record/record.h"
 #include "util/bounded_file.h"
@@ -58,7 +58,8 @@ bool ReadOwn(const std::string& path, std::uint64_t max, std::string& buf, std::
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+  static const uid_t me = ::geteuid();
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == me &&
             !(st.st_mode & (S_IWGRP | S_IWOTH)) && static_cast<std::uint64_t>(st.st_size) <= max;
   n = 0;
   if (ok) {
@@ -173,9 +174,19 @@ bool ShapeOk(element legs) {
   return std::adjacent_find(seen.begin(), seen.end()) == seen.end();
 }
 
-// RecordMedians(REC, ARM) finds nothing wrong.
+// RecordMedians(REC, ARM) finds nothing wrong: SummarizeLegs' reading of the arm's valid
+// measured legs (per name, the first occurrence in each leg, a text one counting for nothing,
+// a reserved name only from vouch's own source), its n, median, min and max compared with the
+// summary the record lists, without a Metric of each.
 bool MediansOk(element rec, std::string_view arm) {
-  std::vector<std::vector<Metric>> per_leg;
+  struct Name {
+    std::string_view name;
+    bool numeric = false;
+    std::vector<double> values;
+    std::size_t last_leg = 0;
+  };
+  std::vector<Name> names;
+  std::size_t leg_no = 0;
   int valid_measured = 0;
   for (element l : Arr(At(rec, "legs"))) {
     if (Str(At(l, "role")) != "measured") continue;
@@ -187,42 +198,51 @@ bool MediansOk(element rec, std::string_view arm) {
         return false;
     }
     if (Str(At(l, "arm")) != arm || !valid) continue;
-    std::vector<Metric> ms;
+    ++leg_no;
     for (element mj : Arr(At(l, "metrics"))) {
-      Metric m;
-      m.name = Str(At(mj, "name"));
-      m.unit = OptStr(mj, "unit");
-      m.source = OptStr(mj, "source");
-      auto b = ParseBetter(OptStr(mj, "better"));
-      m.better = b ? *b : Better::kNone;
+      const std::string_view name = Str(At(mj, "name"));
+      const std::string_view source = OptStr(mj, "source");
+      if (!source.empty() && !IsVouchSource(source) && IsReservedMetricName(name)) continue;
+      auto it =
+          std::find_if(names.begin(), names.end(), [&](const Name& n) { return n.name == name; });
+      if (it == names.end()) {
+        it = names.emplace(names.end());
+        it->name = name;
+      }
+      if (it->last_leg == leg_no) continue;
+      it->last_leg = leg_no;
       element text;
-      if (Get(mj, "text", text))
-        m.text = std::string(Str(text));
-      else
-        m.value = Num(At(mj, "value"));
-      ms.push_back(std::move(m));
+      if (Get(mj, "text", text)) continue;
+      it->numeric = true;
+      it->values.push_back(Num(At(mj, "value")));
     }
-    per_leg.push_back(std::move(ms));
   }
   if (Num(At(rec, "valid_legs")) != valid_measured) return false;
-  const auto sums = SummarizeLegs(per_leg);
-  std::set<std::string_view> listed;
+  std::size_t numeric = 0;
+  for (auto& n : names) {
+    if (!n.numeric) continue;
+    ++numeric;
+    std::sort(n.values.begin(), n.values.end());
+  }
+  std::vector<std::string_view> listed;
   element entries;
   if (Find(At(rec, "summary"), arm, entries))
     for (element e : Arr(entries)) {
       const std::string_view name = Str(At(e, "name"));
-      if (!listed.insert(name).second) return false;
-      auto c = std::find_if(sums.begin(), sums.end(),
-                            [&](const MetricSummary& s) { return s.name == name; });
-      if (c == sums.end()) return false;
-      if (static_cast<std::size_t>(Num(At(e, "n"))) != c->n ||
-          !Same(Num(At(e, "median")), c->median) || !Same(Num(At(e, "min")), c->min) ||
-          !Same(Num(At(e, "max")), c->max))
+      if (std::find(listed.begin(), listed.end(), name) != listed.end()) return false;
+      listed.push_back(name);
+      auto c = std::find_if(names.begin(), names.end(),
+                            [&](const Name& n) { return n.numeric && n.name == name; });
+      if (c == names.end()) return false;
+      const auto& v = c->values;
+      const std::size_t k = v.size();
+      const double median = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+      if (static_cast<std::size_t>(Num(At(e, "n"))) != k || !Same(Num(At(e, "median")), median) ||
+          !Same(Num(At(e, "min")), v.front()) || !Same(Num(At(e, "max")), v.back()))
         return false;
     }
-  for (const auto& s : sums)
-    if (!listed.count(s.name)) return false;
-  return true;
+  // Every numeric name listed: LISTED holds no name twice, and each is a numeric one.
+  return listed.size() == numeric;
 }
 
 // What PairWindows and PacingClockMean read of a leg's window (WindowSummaryOfChecked's
