@@ -160,12 +160,46 @@ bool Same(double a, double b) {
   return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
 }
 
-// CheckRecordShape's checks past the schema: a leg index once, a metric a value or a text.
-bool ShapeOk(element legs) {
-  std::vector<std::int64_t> seen;
+// What the readers below take of a leg, found in one pass over its keys (each declared and
+// required: Accepts found it once).
+struct Leg {
+  element index, metrics, reasons, window;
+  std::string_view role, arm;
+  bool valid = false;
+};
+
+std::vector<Leg> LegsOf(element legs) {
+  std::vector<Leg> out;
   for (element l : Arr(legs)) {
-    seen.push_back(static_cast<std::int64_t>(Num(At(l, "index"))));
-    for (element m : Arr(At(l, "metrics"))) {
+    Leg g;
+    for (simdjson::dom::key_value_pair kv : Obj(l)) {
+      const std::string_view k = kv.key;
+      if (SameKey(k, "index"))
+        g.index = kv.value;
+      else if (SameKey(k, "metrics"))
+        g.metrics = kv.value;
+      else if (SameKey(k, "reasons"))
+        g.reasons = kv.value;
+      else if (SameKey(k, "window"))
+        g.window = kv.value;
+      else if (SameKey(k, "role"))
+        g.role = Str(kv.value);
+      else if (SameKey(k, "arm"))
+        g.arm = Str(kv.value);
+      else if (SameKey(k, "valid"))
+        g.valid = kv.value.get_bool().value_unsafe();
+    }
+    out.push_back(g);
+  }
+  return out;
+}
+
+// CheckRecordShape's checks past the schema: a leg index once, a metric a value or a text.
+bool ShapeOk(const std::vector<Leg>& legs) {
+  std::vector<std::int64_t> seen;
+  for (const Leg& l : legs) {
+    seen.push_back(static_cast<std::int64_t>(Num(l.index)));
+    for (element m : Arr(l.metrics)) {
       element v;
       if (Get(m, "value", v) == Get(m, "text", v)) return false;
     }
@@ -178,7 +212,7 @@ bool ShapeOk(element legs) {
 // measured legs (per name, the first occurrence in each leg, a text one counting for nothing,
 // a reserved name only from vouch's own source), its n, median, min and max compared with the
 // summary the record lists, without a Metric of each.
-bool MediansOk(element rec, std::string_view arm) {
+bool MediansOk(element rec, const std::vector<Leg>& legs, std::string_view arm) {
   struct Name {
     std::string_view name;
     bool numeric = false;
@@ -188,18 +222,16 @@ bool MediansOk(element rec, std::string_view arm) {
   std::vector<Name> names;
   std::size_t leg_no = 0;
   int valid_measured = 0;
-  for (element l : Arr(At(rec, "legs"))) {
-    if (Str(At(l, "role")) != "measured") continue;
-    const bool valid = At(l, "valid").get_bool().value_unsafe();
-    if (valid) {
+  for (const Leg& l : legs) {
+    if (l.role != "measured") continue;
+    if (l.valid) {
       ++valid_measured;
-      if (Arr(At(l, "reasons")).size() != 0 ||
-          Str(At(At(At(l, "window"), "verdict"), "status")) != "valid")
+      if (Arr(l.reasons).size() != 0 || Str(At(At(l.window, "verdict"), "status")) != "valid")
         return false;
     }
-    if (Str(At(l, "arm")) != arm || !valid) continue;
+    if (l.arm != arm || !l.valid) continue;
     ++leg_no;
-    for (element mj : Arr(At(l, "metrics"))) {
+    for (element mj : Arr(l.metrics)) {
       const std::string_view name = Str(At(mj, "name"));
       const std::string_view source = OptStr(mj, "source");
       if (!source.empty() && !IsVouchSource(source) && IsReservedMetricName(name)) continue;
@@ -346,8 +378,8 @@ double PacingMean(const WindowView& w) {
 }
 
 // ab_pairs.cc's Headline: the first metric of that name with a number.
-std::optional<element> Headline(element leg, std::string_view headline) {
-  for (element m : Arr(At(leg, "metrics"))) {
+std::optional<element> Headline(const Leg& leg, std::string_view headline) {
+  for (element m : Arr(leg.metrics)) {
     element v;
     if (OptStr(m, "name") == headline && Get(m, "value", v) && IsNumber(v)) return m;
   }
@@ -361,16 +393,16 @@ nlohmann::json ToJson(element e) {
 }
 
 // SlimAbRecord of REC's tree, built from simdjson's.
-nlohmann::json SlimRecord(element rec) {
+nlohmann::json SlimRecord(element rec, const std::vector<Leg>& legs) {
   nlohmann::json slim = nlohmann::json::object();
   for (const char* k : kAbRecordKept) {
     element v;
     if (Find(rec, k, v)) DomToJson(v, slim[k]);
   }
   nlohmann::json kept = nlohmann::json::array();
-  for (element leg : Arr(At(rec, "legs"))) {
+  for (const Leg& leg : legs) {
     nlohmann::json window = nlohmann::json::object();
-    const element w = At(leg, "window");
+    const element w = leg.window;
     for (const char* k : kAbLegWindowKept) {
       element v;
       if (Get(w, k, v)) DomToJson(v, window[k]);
@@ -394,10 +426,8 @@ nlohmann::json SlimRecord(element rec) {
 // The pairs RecomputeAbPairs forms from REC's legs, where it would form them without an error
 // or an edit and every pair is valid (both legs valid, the headline in both, every pairing
 // rule passed). False otherwise.
-bool FormPairs(element rec, element recorded, bool has_recorded, std::string_view headline,
-               std::string& better, nlohmann::json& pairs) {
-  const element legs = At(rec, "legs");
-  const simdjson::dom::array leg_array = Arr(legs);
+bool FormPairs(element rec, const std::vector<Leg>& all, element recorded, bool has_recorded,
+               std::string_view headline, std::string& better, nlohmann::json& pairs) {
   std::string_view arm_a, arm_b;
   element extra, verdict, arms;
   if (Find(rec, "extra", extra) && Find(extra, "verdict", verdict) && Find(verdict, "arms", arms) &&
@@ -413,30 +443,28 @@ bool FormPairs(element rec, element recorded, bool has_recorded, std::string_vie
     }
   } else {
     std::vector<std::string_view> warm;
-    for (element l : leg_array)
-      if (Str(At(l, "role")) == "warmup") warm.push_back(Str(At(l, "arm")));
+    for (const Leg& l : all)
+      if (l.role == "warmup") warm.push_back(l.arm);
     if (warm.size() >= 2) arm_a = warm[0], arm_b = warm[1];
   }
   if (arm_a.empty() || arm_b.empty() || arm_a == arm_b) return false;
-  if (!MediansOk(rec, arm_a) || !MediansOk(rec, arm_b)) return false;
+  if (!MediansOk(rec, all, arm_a) || !MediansOk(rec, all, arm_b)) return false;
 
   std::optional<Policy> policy;
   element pe;
   if (Find(rec, "policy", pe))
     if (auto p = PolicyFromJson(ToJson(pe), "record")) policy = *p;
 
-  std::vector<element> all;
-  for (element l : leg_array) all.push_back(l);
   std::vector<int> measured;
   for (std::size_t i = 0; i < all.size(); ++i)
-    if (Str(At(all[i], "role")) == "measured") measured.push_back(static_cast<int>(i));
+    if (all[i].role == "measured") measured.push_back(static_cast<int>(i));
   std::vector<std::optional<WindowView>> views(all.size());
   pairs = nlohmann::json::array();
   for (std::size_t k = 0; k + 4 <= measured.size(); k += 4) {
     const int* q = &measured[k];
     std::string pat;
     for (int j = 0; j < 4; ++j) {
-      const std::string_view arm = Str(At(all[static_cast<std::size_t>(q[j])], "arm"));
+      const std::string_view arm = all[static_cast<std::size_t>(q[j])].arm;
       pat += arm == arm_a ? "A" : arm == arm_b ? "B" : "?";
     }
     const bool abba = pat == "ABBA";
@@ -444,18 +472,17 @@ bool FormPairs(element rec, element recorded, bool has_recorded, std::string_vie
     const int ia1 = abba ? q[0] : q[1], ib1 = abba ? q[1] : q[0];
     const int ia2 = abba ? q[3] : q[2], ib2 = abba ? q[2] : q[3];
     for (auto [ia, ib] : {std::pair{ia1, ib1}, std::pair{ia2, ib2}}) {
-      const element la = all[static_cast<std::size_t>(ia)], lb = all[static_cast<std::size_t>(ib)];
+      const Leg& la = all[static_cast<std::size_t>(ia)];
+      const Leg& lb = all[static_cast<std::size_t>(ib)];
       nlohmann::json p = {{"a_leg", ia},        {"b_leg", ib}, {"valid", false},
                           {"a", 0.0},           {"b", 0.0},    {"clock_a_mhz", 0.0},
                           {"clock_b_mhz", 0.0}, {"reason", ""}};
       // A leg not valid, or without the headline: the pair's reason is the ordinary reading's.
       const auto ma = Headline(la, headline), mb = Headline(lb, headline);
-      if (!At(la, "valid").get_bool().value_unsafe() ||
-          !At(lb, "valid").get_bool().value_unsafe() || !ma || !mb)
-        return false;
+      if (!la.valid || !lb.valid || !ma || !mb) return false;
       for (int i : {ia, ib}) {
         auto& v = views[static_cast<std::size_t>(i)];
-        if (!v) v = ViewOf(At(all[static_cast<std::size_t>(i)], "window"));
+        if (!v) v = ViewOf(all[static_cast<std::size_t>(i)].window);
         if (!v) return false;  // the header's error is the ordinary reading's
       }
       const WindowView& wa = *views[static_cast<std::size_t>(ia)];
@@ -474,8 +501,8 @@ bool FormPairs(element rec, element recorded, bool has_recorded, std::string_vie
 
   // The direction from the legs' own headline metric: one that differs is an edit.
   for (int i : measured) {
-    const element l = all[static_cast<std::size_t>(i)];
-    const auto m = At(l, "valid").get_bool().value_unsafe() ? Headline(l, headline) : std::nullopt;
+    const Leg& l = all[static_cast<std::size_t>(i)];
+    const auto m = l.valid ? Headline(l, headline) : std::nullopt;
     element b;
     if (!m || !Get(*m, "better", b) || b.type() != T::STRING) continue;
     const std::string_view bs = Str(b);
@@ -563,7 +590,9 @@ bool ReadAbAttemptFast(FleetAttempt& out, const std::vector<DirEntry>& top,
       Str(schema) != "vouch.record" || !Find(rec, "schema_version", version) ||
       !(Int(version) && *Int(version) == kRecordSchemaVersion))
     return false;
-  if (!RecordSchema().Accepts(rec) || !ShapeOk(At(rec, "legs"))) return false;
+  if (!RecordSchema().Accepts(rec)) return false;
+  const std::vector<Leg> legs = LegsOf(At(rec, "legs"));
+  if (!ShapeOk(legs)) return false;
 
   // ReadAttempt's reading of the A/B parts.
   std::string headline, better;
@@ -592,11 +621,11 @@ bool ReadAbAttemptFast(FleetAttempt& out, const std::vector<DirEntry>& top,
     if (!band_log && Find(extra, "blocks_so_far", bsf) && bsf.type() == T::OBJECT &&
         Find(bsf, "band_log", x) && IsNumber(x))
       band_log = Num(x);
-    if (!FormPairs(rec, recorded, has_recorded, headline, better, pairs)) return false;
+    if (!FormPairs(rec, legs, recorded, has_recorded, headline, better, pairs)) return false;
   }
 
   out.node_info = std::move(*info);
-  out.record = SlimRecord(rec);
+  out.record = SlimRecord(rec, legs);
   out.headline = std::move(headline);
   out.better = std::move(better);
   out.band_log = band_log;
