@@ -408,16 +408,15 @@ nlohmann::json SlimRecord(element rec, const std::vector<Leg>& legs) {
       if (Get(w, k, v)) DomToJson(v, window[k]);
     }
     element boot;
-    if (Get(At(w, "host"), "boot_id", boot)) window["host"] = {{"boot_id", ToJson(boot)}};
+    if (Get(At(w, "host"), "boot_id", boot)) DomToJson(boot, window["host"]["boot_id"]);
     nlohmann::json gpus = nlohmann::json::array();
     for (element gpu : Arr(At(w, "gpus"))) {
       element u;
-      gpus.push_back(Get(At(gpu, "static"), "uuid", u)
-                         ? nlohmann::json{{"static", {{"uuid", ToJson(u)}}}}
-                         : nlohmann::json());
+      nlohmann::json& g = gpus.emplace_back();
+      if (Get(At(gpu, "static"), "uuid", u)) DomToJson(u, g["static"]["uuid"]);
     }
     window["gpus"] = std::move(gpus);
-    kept.push_back(nlohmann::json{{"window", std::move(window)}});
+    kept.emplace_back(nlohmann::json::object())["window"] = std::move(window);
   }
   slim["legs"] = std::move(kept);
   return slim;
@@ -474,9 +473,6 @@ bool FormPairs(element rec, const std::vector<Leg>& all, element recorded, bool 
     for (auto [ia, ib] : {std::pair{ia1, ib1}, std::pair{ia2, ib2}}) {
       const Leg& la = all[static_cast<std::size_t>(ia)];
       const Leg& lb = all[static_cast<std::size_t>(ib)];
-      nlohmann::json p = {{"a_leg", ia},        {"b_leg", ib}, {"valid", false},
-                          {"a", 0.0},           {"b", 0.0},    {"clock_a_mhz", 0.0},
-                          {"clock_b_mhz", 0.0}, {"reason", ""}};
       // A leg not valid, or without the headline: the pair's reason is the ordinary reading's.
       const auto ma = Headline(la, headline), mb = Headline(lb, headline);
       if (!la.valid || !lb.valid || !ma || !mb) return false;
@@ -489,13 +485,18 @@ bool FormPairs(element rec, const std::vector<Leg>& all, element recorded, bool 
       const WindowView& wb = *views[static_cast<std::size_t>(ib)];
       const Policy rule = policy ? *policy : PolicyFromCheckedJson(ToJson(wa.policy));
       if (!PairsCleanly(wa, wb, rule)) return false;
-      p["valid"] = true;
-      p["a"] = Num(At(*ma, "value"));
-      p["b"] = Num(At(*mb, "value"));
-      p["clock_a_mhz"] = PacingMean(wa);
-      p["clock_b_mhz"] = PacingMean(wb);
-      p["block"] = k / 4;
-      pairs.push_back(std::move(p));
+      // Judge's pair, its keys in order (each goes at the end of the map).
+      nlohmann::json& p = pairs.emplace_back(nlohmann::json::object());
+      auto& o = p.get_ref<nlohmann::json::object_t&>();
+      o.emplace_hint(o.end(), "a", Num(At(*ma, "value")));
+      o.emplace_hint(o.end(), "a_leg", ia);
+      o.emplace_hint(o.end(), "b", Num(At(*mb, "value")));
+      o.emplace_hint(o.end(), "b_leg", ib);
+      o.emplace_hint(o.end(), "block", k / 4);
+      o.emplace_hint(o.end(), "clock_a_mhz", PacingMean(wa));
+      o.emplace_hint(o.end(), "clock_b_mhz", PacingMean(wb));
+      o.emplace_hint(o.end(), "reason", "");
+      o.emplace_hint(o.end(), "valid", true);
     }
   }
 
