@@ -181,9 +181,8 @@ bool Wait(const FleetPlan& plan, size_t from, double poll_s) {
   return cancelled;
 }
 
-// VALUE, not freed: the process ends after a merge, and freeing what it read node by node (with
-// malloc consolidating its free lists) was a tenth of `vouch fleet merge` (issue 39). It stays
-// reachable from here, for a leak checker; a second call frees the first's.
+// VALUE, never freed (still reachable): the process ends after a merge; freeing what it read,
+// node by node, was a tenth of `vouch fleet merge` (issue 39).
 template <class T>
 T& KeptUntilExit(T value) {
   static auto* kept = new std::optional<T>();

@@ -13,6 +13,7 @@
 
 #include "clock/policy.h"
 #include "clock/window.h"
+#include "fleet/dom_view.h"
 #include "fleet/trust.h"
 #include "metrics/reserved.h"
 #include "record/journal.h"
@@ -24,8 +25,7 @@
 namespace vouch {
 namespace {
 
-using simdjson::dom::element;
-using T = simdjson::dom::element_type;
+using namespace dom_view;  // NOLINT(google-build-using-namespace): its helpers, here only
 
 // Below kMaxJsonDepth: a document simdjson reads at this depth ParseJson reads too.
 constexpr std::size_t kDomDepth = 100;
@@ -76,84 +76,6 @@ bool ReadOwn(const std::string& path, std::uint64_t max, std::string& buf, std::
   }
   ::close(fd);
   return ok;
-}
-
-// E's array or object, E being one. (Not `for (x : e.get_array().value_unsafe())`: that
-// iterates a reference into a temporary gone before the loop starts.)
-simdjson::dom::array Arr(element e) { return e.get_array().value_unsafe(); }
-simdjson::dom::object Obj(element e) { return e.get_object().value_unsafe(); }
-
-// A == B without a call to memcmp: keys are short.
-bool SameKey(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
-// J's member K as nlohmann's tree has it (a repeated key: the last).
-bool Find(element j, std::string_view k, element& out) {
-  if (j.type() != T::OBJECT) return false;
-  bool found = false;
-  for (simdjson::dom::key_value_pair kv : Obj(j))
-    if (SameKey(kv.key, k)) {
-      out = kv.value;
-      found = true;
-    }
-  return found;
-}
-
-// J's member K where the schema declares K (Accepts refused it repeated): the first is the one.
-bool Get(element j, std::string_view k, element& out) {
-  if (j.type() != T::OBJECT) return false;
-  for (simdjson::dom::key_value_pair kv : Obj(j))
-    if (SameKey(kv.key, k)) {
-      out = kv.value;
-      return true;
-    }
-  return false;
-}
-
-// A member the schema declares and requires (Accepts refused a repeated one).
-element At(element j, std::string_view k) {
-  element out;
-  Get(j, k, out);
-  return out;
-}
-std::string_view Str(element e) { return e.get_string().value_unsafe(); }
-bool IsNumber(element e) {
-  const T t = e.type();
-  return t == T::INT64 || t == T::UINT64 || t == T::DOUBLE;
-}
-double Num(element e) {
-  switch (e.type()) {
-    case T::INT64:
-      return static_cast<double>(e.get_int64().value_unsafe());
-    case T::UINT64:
-      return static_cast<double>(e.get_uint64().value_unsafe());
-    default:
-      return e.get_double().value_unsafe();
-  }
-}
-// An integer that fits an int; nullopt for anything else (nlohmann would convert or throw).
-std::optional<int> Int(element e) {
-  if (e.type() == T::INT64) {
-    const std::int64_t v = e.get_int64().value_unsafe();
-    if (v >= INT32_MIN && v <= INT32_MAX) return static_cast<int>(v);
-  } else if (e.type() == T::UINT64) {
-    const std::uint64_t v = e.get_uint64().value_unsafe();
-    if (v <= INT32_MAX) return static_cast<int>(v);
-  }
-  return std::nullopt;
-}
-bool IsOne(element e) {
-  return (e.type() == T::INT64 && e.get_int64().value_unsafe() == 1) ||
-         (e.type() == T::UINT64 && e.get_uint64().value_unsafe() == 1);
-}
-// J.value(K, "") of a declared optional string.
-std::string_view OptStr(element j, std::string_view k) {
-  element v;
-  return Get(j, k, v) && v.type() == T::STRING ? Str(v) : std::string_view();
 }
 
 bool Same(double a, double b) {
