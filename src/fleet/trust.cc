@@ -103,7 +103,8 @@ Status CheckOwnFile(const std::string& path, std::string_view what) {
     return MakeError(
         "{} ({}) is owned by {} (uid {}), not by you ({}, uid {}): vouch does not run or trust "
         "what another user wrote; check its content, then `chown {} {}`, or start anew",
-        path, what, TrustUserName(st.st_uid), st.st_uid, TrustUserName(me), me, TrustUserName(me), path);
+        path, what, TrustUserName(st.st_uid), st.st_uid, TrustUserName(me), me, TrustUserName(me),
+        path);
   if (st.st_mode & (S_IWGRP | S_IWOTH))
     return MakeError(
         "{} ({}) can be written by {} (mode {}): anyone there could have changed it; check its "
