@@ -42,7 +42,7 @@ std::string TrustHex(const unsigned char* p, size_t n) {
 }
 
 // SHA-256 fetched from the provider once: OpenSSL 3's HMAC() looks its MAC and digest up again
-// at every call (a tenth of `vouch fleet merge`, two seals a node).
+// at every call (two seals a node of a fleet merge).
 const EVP_MD* SealMd() {
   static const EVP_MD* md = [] {
     const EVP_MD* m = EVP_MD_fetch(nullptr, "SHA256", nullptr);
