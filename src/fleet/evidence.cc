@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "fleet/ab_pairs.h"
+#include "fleet/attempt_fast.h"
 #include "fleet/trust.h"
 #include "record/record.h"
 #include "util/fs.h"
+#include "util/json_dump.h"
 #include "util/json_io.h"
 #include "util/number.h"
 #include "util/strings.h"
@@ -158,7 +161,22 @@ std::string Uuids(const nlohmann::json& gpus, bool window) {
 
 const nlohmann::json& Field(const nlohmann::json& j, const char* k) {
   static const nlohmann::json null;
-  return j.is_object() && j.contains(k) ? j[k] : null;
+  if (!j.is_object()) return null;
+  auto it = j.find(k);
+  return it == j.end() ? null : *it;
+}
+
+// DumpJson of the array [A, B, C, D] (D a string), without building the array.
+std::string KeyOf(const nlohmann::json& a, const nlohmann::json& b, const nlohmann::json& c,
+                  const std::string& d) {
+  std::string out = "[";
+  for (const nlohmann::json* v : {&a, &b, &c}) {
+    AppendCompactJson(out, *v);
+    out += ',';
+  }
+  AppendJsonString(out, d);
+  out += ']';
+  return out;
 }
 
 // One measurement is evidence once: two attempts whose records were written by one vouch
@@ -180,22 +198,29 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
     const nlohmann::json& rec = *a.record;
     const nlohmann::json& writer = Field(rec, "writer");
     const std::string gpus = Uuids(Field(Field(rec, "environment"), "gpus"), false);
-    std::string key, what;
+    // What the two have in common, worded only when they do.
+    std::string key;
+    std::function<std::string()> what;
     if (writer.is_object()) {
-      key = DumpJson(nlohmann::json::array(
-          {Field(writer, "pid"), Field(writer, "boot_id"), Field(writer, "start_ticks"), gpus}));
-      what = fmt::format("records written by one vouch process: pid {}, boot {}, start {}, GPU {}",
-                         Text(Field(writer, "pid")), Text(Field(writer, "boot_id")),
-                         Text(Field(writer, "start_ticks")), gpus);
+      key =
+          KeyOf(Field(writer, "pid"), Field(writer, "boot_id"), Field(writer, "start_ticks"), gpus);
+      what = [&] {
+        return fmt::format(
+            "records written by one vouch process: pid {}, boot {}, start {}, GPU {}",
+            Text(Field(writer, "pid")), Text(Field(writer, "boot_id")),
+            Text(Field(writer, "start_ticks")), gpus);
+      };
     } else {
       const nlohmann::json& env = Field(rec, "environment");
-      key = DumpJson(nlohmann::json::array(
-          {Field(rec, "started_unix_s"), Field(env, "host_boot_id"), Field(env, "boot_id"), gpus}));
-      what =
-          fmt::format("records started at {} on boot {}, GPU {}",
-                      Text(Field(rec, "started_unix_s")), Text(Field(env, "host_boot_id")), gpus);
+      key = KeyOf(Field(rec, "started_unix_s"), Field(env, "host_boot_id"), Field(env, "boot_id"),
+                  gpus);
+      what = [&] {
+        return fmt::format("records started at {} on boot {}, GPU {}",
+                           Text(Field(rec, "started_unix_s")), Text(Field(env, "host_boot_id")),
+                           gpus);
+      };
     }
-    if (auto [it, fresh] = records.emplace(key, i); !fresh) refuse(it->second, i, what);
+    if (auto [it, fresh] = records.emplace(key, i); !fresh) refuse(it->second, i, what());
     const nlohmann::json& ls = Field(rec, "legs");
     if (!ls.is_array()) continue;
     for (size_t k = 0; k < ls.size(); ++k) {
@@ -203,8 +228,8 @@ void CheckIdentity(const std::vector<FleetAttempt>& attempts, std::vector<std::s
       const nlohmann::json& start = Field(w, "started_unix_s");
       if (!start.is_number()) continue;
       const std::string lg = Uuids(Field(w, "gpus"), true);
-      const std::string lkey = DumpJson(nlohmann::json::array(
-          {start, Field(w, "ended_unix_s"), Field(Field(w, "host"), "boot_id"), lg}));
+      const std::string lkey =
+          KeyOf(start, Field(w, "ended_unix_s"), Field(Field(w, "host"), "boot_id"), lg);
       if (auto [it, fresh] = legs.emplace(lkey, i); !fresh && it->second != i)
         refuse(it->second, i,
                fmt::format("a leg measured once, on GPU {} from unix time {}", lg, Text(start)));
@@ -291,8 +316,8 @@ void SlimAbRecord(nlohmann::json& rec) {
   rec = std::move(slim);
 }
 
-Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
-                                        const std::vector<SlurmTask>& slurm) {
+Result<FleetEvidence> ReadFleetEvidence(const std::string& dir, const std::vector<SlurmTask>& slurm,
+                                        bool fast) {
   auto plan = ReadFleetPlan(dir);
   if (!plan) return plan.error();
   FleetEvidence ev;
@@ -370,19 +395,25 @@ Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
       a.attempt = parsed->second;
       a.dir = ad.string();
       const AttemptFiles files = CheckLinks(ad, ev.refusals);
-      ReadAttempt(a, files, cross_boot);
-      // Evidence vouch did not write (or another user could have rewritten) is not read.
-      if (key)
-        if (auto wrong = VerifyFleetAttempt(*key, a.dir, {node, a.task_id, a.attempt});
-            !wrong.empty()) {
-          ev.refusals.insert(ev.refusals.end(), wrong.begin(), wrong.end());
-          a.problem = wrong.front();
-          a.record.reset();
-          a.pairs = nlohmann::json::array();
-          a.edits.clear();
-          a.band_log.reset();
-        }
-      if (ev.plan.kind == FleetKind::kAb && a.record) SlimAbRecord(*a.record);
+      // An A/B attempt whose evidence is in order is read once, without a tree of its record
+      // (fleet/attempt_fast.h); any other is read and verified here, which words what is wrong.
+      const bool read_fast = fast && key && ev.plan.kind == FleetKind::kAb && files.top_listed &&
+                             files.run_listed && ReadAbAttemptFast(a, files.top, files.run, *key);
+      if (!read_fast) {
+        ReadAttempt(a, files, cross_boot);
+        // Evidence vouch did not write (or another user could have rewritten) is not read.
+        if (key)
+          if (auto wrong = VerifyFleetAttempt(*key, a.dir, {node, a.task_id, a.attempt});
+              !wrong.empty()) {
+            ev.refusals.insert(ev.refusals.end(), wrong.begin(), wrong.end());
+            a.problem = wrong.front();
+            a.record.reset();
+            a.pairs = nlohmann::json::array();
+            a.edits.clear();
+            a.band_log.reset();
+          }
+        if (ev.plan.kind == FleetKind::kAb && a.record) SlimAbRecord(*a.record);
+      }
       // node.json says who ran it: a node, task or attempt other than its folder's is
       // another node's evidence under this name.
       const nlohmann::json& info = a.node_info;

@@ -64,9 +64,11 @@ inline constexpr std::array<const char*, 2> kAbLegWindowKept = {"started_unix_s"
 // REC cut down to the above, its fields moved, not copied.
 void SlimAbRecord(nlohmann::json& rec);
 
-// Reads DIR (fleet.json, nodes/*/*) and SLURM (may be empty: Slurm is not asked).
-Result<FleetEvidence> ReadFleetEvidence(const std::string& dir,
-                                        const std::vector<SlurmTask>& slurm);
+// Reads DIR (fleet.json, nodes/*/*) and SLURM (may be empty: Slurm is not asked). FAST: an
+// A/B attempt whose evidence is in order is read without a tree of its record
+// (fleet/attempt_fast.h); false reads every attempt the ordinary way (the tests compare them).
+Result<FleetEvidence> ReadFleetEvidence(const std::string& dir, const std::vector<SlurmTask>& slurm,
+                                        bool fast = true);
 
 // The attempts of each task id, in EV's order (node, then attempt directory).
 std::unordered_map<std::string, std::vector<const FleetAttempt*>> AttemptsByTask(

@@ -11,6 +11,10 @@
 #include <set>
 #include <string>
 
+#include "fleet/attempt_fast.h"
+#include "fleet/trust.h"
+#include "util/fs.h"
+
 namespace vouch {
 namespace {
 
@@ -114,6 +118,107 @@ TEST_F(FleetEvidenceDir, DamagedWindowsAreRefusedNamingTheFile) {
   for (const auto& p : ev->attempts[0].pairs)
     if (!p["valid"].get<bool>()) reasons += p["reason"].get<std::string>();
   EXPECT_NE(reasons.find("not a vouch window summary"), std::string::npos) << reasons;
+}
+
+// Every field of what an attempt is read as, for comparing the two readings.
+std::string Describe(const FleetEvidence& ev) {
+  std::string out = fmt::format("refusals {}\nproblems {}\n", fmt::join(ev.refusals, " | "),
+                                fmt::join(ev.problems, " | "));
+  for (const auto& a : ev.attempts)
+    out += fmt::format(
+        "{} {} {} {}\n node {}\n record {}\n problem {}\n pairs {}\n edits {}\n {} {} {}\n", a.node,
+        a.task_id, a.attempt, a.dir, a.node_info.dump(), a.record ? a.record->dump() : "none",
+        a.problem, a.pairs.dump(), fmt::join(a.edits, " | "), a.headline, a.better,
+        a.band_log ? fmt::format("{}", *a.band_log) : "none");
+  return out;
+}
+
+// The reading without a tree of the record (fleet/attempt_fast.h) leaves each attempt as the
+// ordinary one does: sealed evidence intact, and edited in the ways it must leave to the
+// ordinary reading (which words them).
+TEST_F(FleetEvidenceDir, TheFastReadingIsTheOrdinaryOne) {
+  ASSERT_TRUE(CreateFleetKey(dir_.string()).ok());
+  auto key = ReadFleetKey(dir_.string());
+  ASSERT_TRUE(key.ok()) << key.error().message;
+  const fs::path a = dir_ / "nodes" / "n1" / "r0-t0-a0";
+  auto check = [&](const std::string& what, const std::string& text, bool seal = true) {
+    fs::remove_all(dir_ / "nodes" / "n1");
+    fs::create_directories(a / "run");
+    std::ofstream(a / "node.json") << R"({"node":"n1","task":"r0-t0","attempt":0})";
+    std::ofstream(a / "run" / "record.json") << text;
+    if (seal) {
+      EXPECT_TRUE(SealFleetAttempt(*key, a.string(), {"n1", "r0-t0", 0}).ok()) << what;
+    }
+    auto fast = ReadFleetEvidence(dir_.string(), {}, true);
+    auto slow = ReadFleetEvidence(dir_.string(), {}, false);
+    if (!fast.ok() || !slow.ok()) {
+      ADD_FAILURE() << what;
+      return std::string();
+    }
+    EXPECT_EQ(Describe(*fast), Describe(*slow)) << what;
+    return Describe(*fast);
+  };
+  const std::string intact = check("intact", AbRecord().dump(2));
+  EXPECT_NE(intact.find("\"valid\":true"), std::string::npos) << intact;
+  EXPECT_NE(intact.find("problem \n"), std::string::npos) << intact;
+  {  // and it was the fast reading's own: it declined nothing there
+    FleetAttempt fa;
+    fa.node = "n1";
+    fa.task_id = "r0-t0";
+    fa.dir = a.string();
+    auto top = ListDir(a.string(), false);
+    auto run = ListDir((a / "run").string(), false);
+    ASSERT_TRUE(top.ok() && run.ok());
+    EXPECT_TRUE(ReadAbAttemptFast(fa, *top, *run, *key));
+    EXPECT_EQ(fa.pairs.size(), 4u);
+  }
+  auto edit = [&](const std::string& what, auto&& change) {
+    nlohmann::json rec = AbRecord();
+    change(rec);
+    check(what, rec.dump(2));
+  };
+  edit("a listed pair", [](nlohmann::json& r) { r["extra"]["verdict"]["pairs"][1]["b"] = 9; });
+  edit("a listed leg", [](nlohmann::json& r) { r["extra"]["verdict"]["pairs"][0]["a_leg"] = 5; });
+  edit("the direction", [](nlohmann::json& r) { r["extra"]["verdict"]["better"] = "lower"; });
+  edit("a headline no leg has", [](nlohmann::json& r) { r["extra"]["verdict"]["headline"] = "x"; });
+  edit("a headline not a string", [](nlohmann::json& r) { r["extra"]["verdict"]["headline"] = 3; });
+  edit("no arms", [](nlohmann::json& r) { r["extra"]["verdict"].erase("arms"); });
+  edit("no policy", [](nlohmann::json& r) { r.erase("policy"); });
+  edit("a tight policy", [](nlohmann::json& r) { r["policy"]["max_mean_offset"] = 1e-9; });
+  edit("running, no verdict", [](nlohmann::json& r) {
+    r["status"] = "running";
+    r["extra"]["blocks_so_far"] = {{"pairs", r["extra"]["verdict"]["pairs"]}, {"band_log", 0.01}};
+    r["extra"].erase("verdict");
+  });
+  edit("no extra", [](nlohmann::json& r) { r.erase("extra"); });
+  edit("a fold out of range", [](nlohmann::json& r) {
+    ValidMeasured(r)["window"]["gpus"][0]["fold"]["busy_fraction"] = 7;
+  });
+  edit("a window that is not one",
+       [](nlohmann::json& r) { ValidMeasured(r)["window"]["schema"] = "vouch.record"; });
+  edit("another boot",
+       [](nlohmann::json& r) { ValidMeasured(r)["window"]["host"]["boot_id"] = "b2"; });
+  edit("a leg marked invalid", [](nlohmann::json& r) {
+    nlohmann::json& leg = ValidMeasured(r);
+    leg["valid"] = false;
+    leg["reasons"] = {"throttled"};
+  });
+  edit("a summary edited", [](nlohmann::json& r) { r["summary"]["A"][0]["median"] = 1; });
+  edit("a repeated leg index", [](nlohmann::json& r) { r["legs"][3]["index"] = 2; });
+  edit("another schema version", [](nlohmann::json& r) { r["schema_version"] = 99; });
+  // Text the two parsers could read differently, and a key given twice.
+  std::string text = AbRecord().dump(2);
+  check("a key twice", "{\"status\": \"running\"," + text.substr(1));
+  check("-0", "{\"zero\": -0," + text.substr(1));
+  check("not sealed", text, false);
+  // Edited after its seal.
+  check("sealed", text);
+  std::ofstream(a / "run" / "record.json") << AbRecord().dump(1);
+  auto fast = ReadFleetEvidence(dir_.string(), {}, true);
+  auto slow = ReadFleetEvidence(dir_.string(), {}, false);
+  ASSERT_TRUE(fast.ok() && slow.ok());
+  EXPECT_EQ(Describe(*fast), Describe(*slow));
+  EXPECT_NE(Describe(*fast).find("not what vouch wrote"), std::string::npos);
 }
 
 }  // namespace

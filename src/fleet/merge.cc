@@ -411,7 +411,7 @@ nlohmann::json FleetJobsJson(const FleetEvidence& ev) {
     else
       j["state"] = nullptr;
     if (!t.task->covers.empty()) j["covers"] = t.task->covers;
-    jobs.push_back(j);
+    jobs.push_back(std::move(j));
   }
   return jobs;
 }
@@ -438,7 +438,7 @@ nlohmann::json FleetAbJson(const FleetEvidence& ev, const FleetAbMerge& m) {
       for (double x : n.d) s += x;
       j["ratio"] = {{"mean", std::exp(s / static_cast<double>(n.d.size()))}};
     }
-    nodes.push_back(j);
+    nodes.push_back(std::move(j));
   }
   nlohmann::json outliers = nlohmann::json::array();
   for (const auto& o : m.outlier_tests)

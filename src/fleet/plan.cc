@@ -58,8 +58,9 @@ nlohmann::json FleetPlanToJson(const FleetPlan& p) {
     nlohmann::json tasks = nlohmann::json::array();
     for (const auto& t : r.tasks)
       tasks.push_back({{"id", t.id}, {"blocks", t.blocks}, {"seed", t.seed}, {"covers", t.covers}});
-    rounds.push_back(
-        {{"job_id", r.job_id}, {"submitted_unix_s", r.submitted_unix_s}, {"tasks", tasks}});
+    rounds.push_back({{"job_id", r.job_id},
+                      {"submitted_unix_s", r.submitted_unix_s},
+                      {"tasks", std::move(tasks)}});
   }
   return {{"schema", "vouch.fleet.plan"},
           {"version", 1},
@@ -79,7 +80,7 @@ nlohmann::json FleetPlanToJson(const FleetPlan& p) {
             {"time", p.slurm.time},
             {"exclude", p.slurm.exclude},
             {"extra", p.slurm.extra}}},
-          {"rounds", rounds}};
+          {"rounds", std::move(rounds)}};
 }
 
 Result<FleetPlan> FleetPlanFromJson(const nlohmann::json& j, const std::string& origin) {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -42,17 +41,19 @@ std::string TrustHex(const unsigned char* p, size_t n) {
   return out;
 }
 
-// HMAC-SHA256 under KEY of one evidence file's identity and digest.
-std::string SealMac(const std::string& key, const AttemptIdentity& id, std::string_view file,
-                const std::string& sha256) {
-  const std::string msg = fmt::format("vouch.fleet.seal/1\n{}\n{}\n{}\n{}\n{}", id.node, id.task,
-                                      id.attempt, file, sha256);
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-            reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), out, &len))
-    return "";
-  return TrustHex(out, len);
+// SHA-256 fetched from the provider once: OpenSSL 3's HMAC() looks its MAC and digest up again
+// at every call (two seals a node of a fleet merge).
+const EVP_MD* SealMd() {
+  static const EVP_MD* md = [] {
+    const EVP_MD* m = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    return m ? m : EVP_sha256();
+  }();
+  return md;
+}
+
+bool SealSha256(std::string_view in, unsigned char* out) {
+  unsigned int n = 0;
+  return EVP_Digest(in.data(), in.size(), out, &n, SealMd(), nullptr) == 1 && n == 32;
 }
 
 // The evidence file's lstat: a regular file (kRegular), absent (kAbsent), or something else.
@@ -64,6 +65,28 @@ TrustPresent TrustLook(const std::string& path) {
 }
 
 }  // namespace
+
+// HMAC (RFC 2104) of SHA-256, block 64 bytes: H((K ^ opad) || H((K ^ ipad) || msg)).
+std::string FleetSealMac(const std::string& key, const AttemptIdentity& id, std::string_view file,
+                         const std::string& sha256) {
+  const std::string msg = fmt::format("vouch.fleet.seal/1\n{}\n{}\n{}\n{}\n{}", id.node, id.task,
+                                      id.attempt, file, sha256);
+  unsigned char k[64] = {0};
+  if (key.size() > sizeof k) {
+    if (!SealSha256(key, k)) return "";
+  } else {
+    std::memcpy(k, key.data(), key.size());
+  }
+  std::string inner(64, '\0');
+  for (size_t i = 0; i < 64; ++i) inner[i] = static_cast<char>(k[i] ^ 0x36);
+  inner += msg;
+  std::string outer(64 + 32, '\0');
+  for (size_t i = 0; i < 64; ++i) outer[i] = static_cast<char>(k[i] ^ 0x5c);
+  if (!SealSha256(inner, reinterpret_cast<unsigned char*>(outer.data() + 64))) return "";
+  unsigned char out[32];
+  if (!SealSha256(outer, out)) return "";
+  return TrustHex(out, sizeof out);
+}
 
 Status CheckOwnFile(const std::string& path, std::string_view what) {
   struct stat st {};
@@ -80,7 +103,8 @@ Status CheckOwnFile(const std::string& path, std::string_view what) {
     return MakeError(
         "{} ({}) is owned by {} (uid {}), not by you ({}, uid {}): vouch does not run or trust "
         "what another user wrote; check its content, then `chown {} {}`, or start anew",
-        path, what, TrustUserName(st.st_uid), st.st_uid, TrustUserName(me), me, TrustUserName(me), path);
+        path, what, TrustUserName(st.st_uid), st.st_uid, TrustUserName(me), me, TrustUserName(me),
+        path);
   if (st.st_mode & (S_IWGRP | S_IWOTH))
     return MakeError(
         "{} ({}) can be written by {} (mode {}): anyone there could have changed it; check its "
@@ -152,7 +176,7 @@ Status SealFleetAttempt(const std::string& key, const std::string& attempt_dir,
     if (TrustLook(path) != TrustPresent::kRegular) continue;
     auto sha = Sha256OfPath(path);
     if (!sha) return sha.error();
-    nlohmann::json now = {{"sha256", *sha}, {"mac", SealMac(key, id, f, *sha)}};
+    nlohmann::json now = {{"sha256", *sha}, {"mac", FleetSealMac(key, id, f, *sha)}};
     nlohmann::json list = nlohmann::json::array({now});
     // The seal before (the file's previous version), when it is another.
     if (old.contains("files") && old["files"].is_object() && old["files"].contains(f) &&
@@ -215,7 +239,7 @@ std::vector<std::string> VerifyFleetAttempt(const std::string& key, const std::s
       out.push_back(sha.error().message);
       continue;
     }
-    const std::string mac = SealMac(key, id, f, *sha);
+    const std::string mac = FleetSealMac(key, id, f, *sha);
     bool sealed = false;
     if (files->contains(f) && (*files)[f].is_array())
       for (const auto& e : (*files)[f])

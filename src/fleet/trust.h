@@ -49,6 +49,11 @@ struct AttemptIdentity {
   int attempt = 0;
 };
 
+// The seal of one evidence file: HMAC-SHA256 under KEY of ID, FILE (a name of kSealedFiles) and
+// SHA256 (the file's digest, hex), in hex.
+std::string FleetSealMac(const std::string& key, const AttemptIdentity& id, std::string_view file,
+                         const std::string& sha256);
+
 // Seals the files of kSealedFiles that ATTEMPT_DIR holds now into ATTEMPT_DIR/seal.json,
 // keeping each file's seal before (the previous version of a record being rewritten).
 Status SealFleetAttempt(const std::string& key, const std::string& attempt_dir,

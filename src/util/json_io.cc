@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -106,6 +107,12 @@ std::optional<nlohmann::json> FastParse(std::string_view text, int max_depth) {
 }
 
 }  // namespace
+
+bool TextNeedsNlohmann(std::string_view text) { return NeedsNlohmann(text); }
+
+bool DomToJson(const simdjson::dom::element& e, nlohmann::json& out, int max_depth) {
+  return ToNlohmann(e, out, 1, max_depth);
+}
 
 namespace {
 
@@ -304,6 +311,11 @@ JsonSchema JsonSchema::Object(std::vector<Field> fields) {
   JsonSchema s;
   s.kind_ = Kind::kObject;
   s.fields_ = std::make_shared<const std::vector<Field>>(std::move(fields));
+  std::vector<std::pair<std::string, std::uint32_t>> keys;
+  for (std::size_t i = 0; i < s.fields_->size(); ++i)
+    keys.emplace_back((*s.fields_)[i].key, static_cast<std::uint32_t>(i));
+  std::sort(keys.begin(), keys.end());
+  s.sorted_keys_ = std::make_shared<const decltype(keys)>(std::move(keys));
   return s;
 }
 

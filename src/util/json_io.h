@@ -17,9 +17,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/result.h"
+
+namespace simdjson::dom {
+class element;
+}  // namespace simdjson::dom
 
 namespace vouch {
 
@@ -34,6 +39,12 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path, std::uint64_t max_b
                                     int max_depth = kMaxJsonDepth);
 // Where TEXT nests deeper than MAX_DEPTH: the byte offset, or npos. Strings are skipped.
 std::size_t FindExcessiveNesting(std::string_view text, int max_depth);
+// Whether TEXT holds what simdjson and nlohmann read differently (a bare -0, a \u escape of a
+// surrogate): a reader of simdjson's tree must then leave it to ParseJson.
+bool TextNeedsNlohmann(std::string_view text);
+// OUT: nlohmann's tree of simdjson's E, as ParseJson builds it (a repeated key keeps its last
+// value); false where a container lies deeper than MAX_DEPTH levels.
+bool DomToJson(const simdjson::dom::element& e, nlohmann::json& out, int max_depth = kMaxJsonDepth);
 
 // Frees J's tree, leaving J null. nlohmann's destructor first moves every value of a tree
 // through one growing stack (most of the cost of dropping a parsed record); this frees each
@@ -73,6 +84,11 @@ class JsonSchema {
   std::string Describe() const;
   // Error "WHERE: 'PATH' must be ..." for the first field that breaks the schema.
   Status Check(const nlohmann::json& j, std::string_view where) const;
+  // Whether Check would pass on ParseJson's tree of simdjson's E, without building it
+  // (json_schema_dom.cc). Stricter where the two could differ: an object that repeats a key
+  // this schema declares is refused (nlohmann keeps the last). A reader that gets false runs
+  // Check on the tree for the error.
+  bool Accepts(const simdjson::dom::element& e) const;
 
  private:
   enum class Kind { kAny, kString, kBool, kNumber, kInteger, kUnsigned, kObject, kArray, kMap };
@@ -89,6 +105,8 @@ class JsonSchema {
   std::int64_t ilo_ = 0, ihi_ = 0;
   std::uint64_t uhi_ = 0;
   std::shared_ptr<const std::vector<Field>> fields_;
+  // An object's declared keys, sorted, with their index in FIELDS_ (for Accepts).
+  std::shared_ptr<const std::vector<std::pair<std::string, std::uint32_t>>> sorted_keys_;
   std::shared_ptr<const JsonSchema> element_;
 };
 

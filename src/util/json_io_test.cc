@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <cstring>
+#include <string>
 
 namespace vouch {
 namespace {
@@ -89,6 +93,51 @@ TEST(JsonIo, SchemaNamesTheFieldPath) {
   // An integer field given a fraction is refused (a float-to-int cast would be undefined).
   doc = json::parse(R"({"metrics": [{"name": "a", "value": 2.5, "readings": 1e300}]})");
   EXPECT_FALSE(s.Check(doc, "w.json").ok());
+}
+
+// Accepts (simdjson's tree) says what Check (nlohmann's tree of the same text) says, or refuses
+// where the two trees could differ (a declared key repeated).
+TEST(JsonIo, SchemaAcceptsOnSimdjsonsTreeAsCheckDoes) {
+  JsonSchema s = JsonSchema::Object(
+      {Must("metrics", JsonSchema::Array(JsonSchema::Object(
+                           {Must("name", JsonSchema::String()), Must("value", JsonSchema::Number()),
+                            May("readings", JsonSchema::Integer(-5, 2147483647)),
+                            May("bytes", JsonSchema::Unsigned(1000).OrNull()),
+                            May("ok", JsonSchema::Bool())}))),
+       May("note", JsonSchema::String().OrNull()),
+       May("by", JsonSchema::Map(JsonSchema::Number(0, 1)))});
+  const char* docs[] = {
+      R"({"metrics": [{"name": "a", "value": 1}]})",
+      R"({"metrics": [{"name": "a", "value": 2.5, "readings": 3, "bytes": null}], "note": null})",
+      R"({"metrics": [{"name": "a", "value": 1, "readings": -5, "bytes": 1000, "ok": true}]})",
+      R"({"metrics": [], "by": {"x": 0.5, "y": 1}, "other": [1, {"deep": [2]}]})",
+      R"({"metrics": [{"name": "b", "value": "x"}]})",
+      R"({"metrics": [{"name": "a"}]})",
+      R"({"metrics": [{"name": "a", "value": 1, "readings": 4294969276}]})",
+      R"({"metrics": [{"name": "a", "value": 1, "readings": -6}]})",
+      R"({"metrics": [{"name": "a", "value": 1, "readings": 1.0}]})",
+      R"({"metrics": [{"name": "a", "value": 1, "bytes": -1}]})",
+      R"({"metrics": [{"name": "a", "value": 1, "bytes": 1001}]})",
+      R"({"metrics": [{"name": "a", "value": 1, "ok": 1}]})",
+      R"({"metrics": [{"name": "a", "value": 1}], "note": 3})",
+      R"({"metrics": [{"name": "a", "value": 1}], "by": {"x": 2}})",
+      R"({"metrics": {"name": "a"}})",
+      R"({"metrics": [{"name": "a", "value": 18446744073709551615}]})",
+      R"([1, 2])",
+      R"(null)",
+  };
+  simdjson::dom::parser parser;
+  for (const char* text : docs) {
+    simdjson::dom::element e;
+    ASSERT_EQ(parser.parse(text, std::strlen(text)).get(e), simdjson::SUCCESS) << text;
+    EXPECT_EQ(s.Accepts(e), s.Check(json::parse(text), "t").ok()) << text;
+  }
+  // A declared key twice: nlohmann keeps the last; Accepts refuses rather than guess.
+  const std::string twice = R"({"metrics": [{"name": "a", "value": "x", "value": 1}]})";
+  simdjson::dom::element e;
+  ASSERT_EQ(parser.parse(twice).get(e), simdjson::SUCCESS);
+  EXPECT_TRUE(s.Check(json::parse(twice), "t").ok());
+  EXPECT_FALSE(s.Accepts(e));
 }
 
 TEST(JsonIo, DumpReplacesInvalidUtf8) {
