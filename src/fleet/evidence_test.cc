@@ -28,6 +28,21 @@ nlohmann::json AbRecord() {
   return rec;
 }
 
+// The seal's MAC is RFC 2104's HMAC-SHA256 (OpenSSL's EVP_MAC), as the submitter's script
+// computes it (Python's hmac module gave these), for a key of one block and a longer one, and
+// again after another key was used (the keyed context is kept per key).
+TEST(FleetEvidence, SealMacIsHmacSha256OfTheIdentity) {
+  const AttemptIdentity id{"node7", "r0-t3", 2};
+  std::string sha;
+  for (int i = 0; i < 32; ++i) sha += "ab";
+  const std::string a = "4d4cf0bb8beb74f4dc6b807224e47f95cc2a50e7dd11f97589ca581f0bb0f824";
+  const std::string b = "de05ba1da69c0575d93f7a1c01c59802568a050b8a4bad55d30ad6446c895383";
+  EXPECT_EQ(FleetSealMac(std::string(64, 'k'), id, "run/record.json", sha), a);
+  EXPECT_EQ(FleetSealMac(std::string(100, 'x'), id, "run/record.json", sha), b);
+  EXPECT_EQ(FleetSealMac(std::string(64, 'k'), id, "run/record.json", sha), a);
+  EXPECT_NE(FleetSealMac(std::string(64, 'k'), id, "node.json", sha), a);
+}
+
 TEST(FleetEvidence, SlimAbRecordKeepsTheListedFieldsAsTheyWere) {
   const nlohmann::json full = AbRecord();
   nlohmann::json slim = full;

@@ -1,7 +1,9 @@
 #include "fleet/trust.h"
 
 #include <fcntl.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
@@ -41,21 +44,6 @@ std::string TrustHex(const unsigned char* p, size_t n) {
   return out;
 }
 
-// SHA-256 fetched from the provider once: OpenSSL 3's HMAC() looks its MAC and digest up again
-// at every call (two seals a node of a fleet merge).
-const EVP_MD* SealMd() {
-  static const EVP_MD* md = [] {
-    const EVP_MD* m = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    return m ? m : EVP_sha256();
-  }();
-  return md;
-}
-
-bool SealSha256(std::string_view in, unsigned char* out) {
-  unsigned int n = 0;
-  return EVP_Digest(in.data(), in.size(), out, &n, SealMd(), nullptr) == 1 && n == 32;
-}
-
 // The evidence file's lstat: a regular file (kRegular), absent (kAbsent), or something else.
 enum class TrustPresent { kAbsent, kRegular, kOther };
 TrustPresent TrustLook(const std::string& path) {
@@ -66,26 +54,46 @@ TrustPresent TrustLook(const std::string& path) {
 
 }  // namespace
 
-// HMAC (RFC 2104) of SHA-256, block 64 bytes: H((K ^ opad) || H((K ^ ipad) || msg)).
+// HMAC-SHA256 by OpenSSL's EVP_MAC: the MAC fetched once and a context keyed once per key,
+// duplicated for each message. OpenSSL 3's one-shot HMAC() fetches its MAC and digest again at
+// every call, two seals a node of a fleet merge (issue 39).
 std::string FleetSealMac(const std::string& key, const AttemptIdentity& id, std::string_view file,
                          const std::string& sha256) {
   const std::string msg = fmt::format("vouch.fleet.seal/1\n{}\n{}\n{}\n{}\n{}", id.node, id.task,
                                       id.attempt, file, sha256);
-  unsigned char k[64] = {0};
-  if (key.size() > sizeof k) {
-    if (!SealSha256(key, k)) return "";
-  } else {
-    std::memcpy(k, key.data(), key.size());
+  static std::mutex mu;
+  static std::string keyed_with;
+  static EVP_MAC_CTX* keyed = nullptr;
+  EVP_MAC_CTX* ctx = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!keyed || keyed_with != key) {
+      static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+      if (!mac) return "";
+      EVP_MAC_CTX* fresh = EVP_MAC_CTX_new(mac);
+      char digest[] = "SHA256";
+      const OSSL_PARAM params[] = {
+          OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+          OSSL_PARAM_construct_end()};
+      if (!fresh || EVP_MAC_init(fresh, reinterpret_cast<const unsigned char*>(key.data()),
+                                 key.size(), params) != 1) {
+        EVP_MAC_CTX_free(fresh);
+        return "";
+      }
+      EVP_MAC_CTX_free(keyed);
+      keyed = fresh;
+      keyed_with = key;
+    }
+    ctx = EVP_MAC_CTX_dup(keyed);
   }
-  std::string inner(64, '\0');
-  for (size_t i = 0; i < 64; ++i) inner[i] = static_cast<char>(k[i] ^ 0x36);
-  inner += msg;
-  std::string outer(64 + 32, '\0');
-  for (size_t i = 0; i < 64; ++i) outer[i] = static_cast<char>(k[i] ^ 0x5c);
-  if (!SealSha256(inner, reinterpret_cast<unsigned char*>(outer.data() + 64))) return "";
-  unsigned char out[32];
-  if (!SealSha256(outer, out)) return "";
-  return TrustHex(out, sizeof out);
+  if (!ctx) return "";
+  unsigned char out[EVP_MAX_MD_SIZE];
+  size_t len = 0;
+  const bool ok =
+      EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(msg.data()), msg.size()) == 1 &&
+      EVP_MAC_final(ctx, out, &len, sizeof out) == 1;
+  EVP_MAC_CTX_free(ctx);
+  return ok ? TrustHex(out, len) : "";
 }
 
 Status CheckOwnFile(const std::string& path, std::string_view what) {
