@@ -53,6 +53,9 @@ void HintDoubleDash(const CLI::App& app, const std::vector<std::string>& given) 
 }  // namespace
 
 int Parse(CLI::App& app, std::vector<std::string> args) {
+  // The standard streams, before the one code that could use them (CLI11 prints deprecation
+  // warnings to std::cout): no file of vouch constructs them at start-up (util/no_ioinit.h).
+  static const std::ios_base::Init streams;
   const std::vector<std::string> given = args;  // CLI11 consumes ARGS
   bool global_after_command = false;
   for (const auto& a : args)
