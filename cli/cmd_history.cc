@@ -81,16 +81,15 @@ int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string> args) {
   auto st = OpenStore(url, StoreAccess::kWrite);
   if (!st) return fmt::print(stderr, "vouch history add: {}\n", st.error().message), kExitError;
   int failed = 0, counts[3] = {0, 0, 0};
-  for (const auto& d : dirs) {
-    auto r = st->store->AddRecordDir(d);
+  st->store->AddRecordDirs(dirs, [&](const std::string& d, const Result<IngestOutcome>& r) {
     if (!r) {
       ++failed;
       fmt::print(stderr, "vouch history add: {}\n", r.error().message);
-      continue;
+      return;
     }
     ++counts[static_cast<int>(r->result)];
     fmt::print("{:<9} {}  {}\n", IngestResultName(r->result), Short(r->run_key, 12), d);
-  }
+  });
   fmt::print("{}: {} added, {} unchanged, {} replaced, {} refused\n", st->where, counts[0],
              counts[1], counts[2], failed);
   return failed ? kExitError : kExitOk;

@@ -94,8 +94,12 @@ int Main(std::vector<std::string> args) {
     g.sim_path = e;
     g.sim_origin = "VOUCH_SIM";
   }
-  g.lock_path = DefaultLockPath();
-  if (const char* e = std::getenv("VOUCH_LOCK_FILE"); e && *e) g.lock_path = e;
+  // The default lock path (a stat of /run/lock) once a command needs it: not for --version.
+  bool lock_given = false;
+  if (const char* e = std::getenv("VOUCH_LOCK_FILE"); e && *e) {
+    g.lock_path = e;
+    lock_given = true;
+  }
   // Global options come before the command.
   size_t i = 0;
   for (; i < args.size(); ++i) {
@@ -119,8 +123,10 @@ int Main(std::vector<std::string> args) {
       auto* v = value("--lock-file");
       if (!v) return kExitUsage;
       g.lock_path = *v;
+      lock_given = true;
     } else if (StartsWith(a, "--lock-file=")) {
       g.lock_path = a.substr(12);
+      lock_given = true;
     } else if (a == "-h" || a == "--help") {
       PrintUsage();
       return kExitOk;
@@ -134,6 +140,7 @@ int Main(std::vector<std::string> args) {
       break;
     }
   }
+  if (!lock_given) g.lock_path = DefaultLockPath();
   args.erase(args.begin(), args.begin() + static_cast<long>(i));
   if (args.empty()) {
     PrintUsage();

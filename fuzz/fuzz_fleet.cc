@@ -23,6 +23,10 @@ namespace {
 constexpr std::string_view kNodeMark = "\n--node.json--\n";
 constexpr std::string_view kRecordMark = "\n--record.json--\n";
 
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void Write(const std::filesystem::path& p, std::string_view body) {
   std::filesystem::create_directories(p.parent_path());
   std::ofstream out(p, std::ios::binary);
@@ -60,16 +64,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (key && (!node.empty() || !record.empty()))
       (void)vouch::SealFleetAttempt(*key, attempt.string(), {n, task, 0});
   }
-  auto ev = vouch::ReadFleetEvidence(dir, {});
-  if (ev) {
+  // Read twice: the fast reading of an A/B attempt (fleet/attempt_fast.h) and the ordinary one
+  // must give the same evidence, the same merged record and text, or the same error.
+  std::string seen[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    auto ev = vouch::ReadFleetEvidence(dir, {}, fast == 1);
+    if (!ev) {
+      seen[fast] = "error: " + ev.error().message;
+      continue;
+    }
     (void)vouch::FleetGaps(*ev);
     auto ab = vouch::MergeFleetAb(*ev);
-    (void)vouch::FleetAbJson(*ev, ab);
-    (void)vouch::RenderFleetAbText(ab);
+    seen[fast] = Dump(vouch::FleetAbJson(*ev, ab)) + vouch::RenderFleetAbText(ab);
     auto runs = vouch::MergeFleetRuns(*ev);
-    (void)vouch::FleetRunsJson(*ev, runs);
-    (void)vouch::RenderFleetRunsText(runs);
+    seen[fast] += Dump(vouch::FleetRunsJson(*ev, runs)) + vouch::RenderFleetRunsText(runs);
+    for (const auto& x : ev->problems) seen[fast] += "\nproblem: " + x;
+    for (const auto& x : ev->refusals) seen[fast] += "\nrefusal: " + x;
   }
+  if (seen[0] != seen[1]) std::abort();
   std::error_code ec;
   std::filesystem::remove_all(d, ec);
   return 0;

@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
+#include <exception>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "record/record.h"
 #include "store/store_doc.h"
@@ -15,6 +20,9 @@
 
 namespace vouch {
 namespace {
+
+// runs.ingested_unix_s in PreparedRecord::run_row: set when the record is committed.
+constexpr std::size_t kRunRowIngested = 24;
 
 // Multi-row INSERTs: one statement per table and record on both engines (a record of a
 // thousand legs is a few statements, not thousands of round trips).
@@ -102,7 +110,7 @@ std::string RunKeyOf(const nlohmann::json& rec) {
   return Sha256Hex(id).substr(0, 32);
 }
 
-Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
+Result<PreparedRecord> Store::PrepareRecordDir(const std::string& dir) {
   // One stat tells the run directory from its record.json (ReadRecordJson's own was a second).
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(dir, ec);
@@ -112,29 +120,37 @@ Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
   std::string source = is_dir ? std::filesystem::absolute(dir, ec).string()
                               : std::filesystem::absolute(dir, ec).parent_path().string();
   // ReadRecordJson checked the header and the shape (the schema walk): not walked twice.
-  auto out = AddRecordGuarded(*rec, source, /*shape_checked=*/true);
+  auto out = PrepareGuarded(*rec, source, /*shape_checked=*/true);
   // Freed children first (FreeJson), not by nlohmann's destructor, which moves every child
   // of the tree onto a stack of its own before freeing it.
   FreeJson(*rec);
   return out;
 }
 
-Result<IngestOutcome> Store::AddRecord(const nlohmann::json& rec, const std::string& source) {
-  return AddRecordGuarded(rec, source, /*shape_checked=*/false);
+Result<IngestOutcome> Store::AddRecordDir(const std::string& dir) {
+  auto p = PrepareRecordDir(dir);
+  if (!p) return p.error();
+  return AddPrepared(std::move(*p));
 }
 
-Result<IngestOutcome> Store::AddRecordGuarded(const nlohmann::json& rec, const std::string& source,
-                                              bool shape_checked) {
+Result<IngestOutcome> Store::AddRecord(const nlohmann::json& rec, const std::string& source) {
+  auto p = PrepareGuarded(rec, source, /*shape_checked=*/false);
+  if (!p) return p.error();
+  return AddPrepared(std::move(*p));
+}
+
+Result<PreparedRecord> Store::PrepareGuarded(const nlohmann::json& rec, const std::string& source,
+                                             bool shape_checked) {
   // A field of an unexpected type deep inside a hand-edited record refuses the record.
   try {
-    return AddRecordChecked(rec, source, shape_checked);
+    return PrepareChecked(rec, source, shape_checked);
   } catch (const nlohmann::json::exception& e) {
     return MakeError("{}: a field has an unexpected type ({}); not stored", source, e.what());
   }
 }
 
-Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const std::string& source,
-                                              bool shape_checked) {
+Result<PreparedRecord> Store::PrepareChecked(const nlohmann::json& rec, const std::string& source,
+                                             bool shape_checked) {
   // The same checks as every reader of a record: a newer schema is refused by name. The
   // version is checked here whether or not the shape was (it is one lookup).
   if (!rec.is_object() || rec.value("schema", "") != "vouch.record")
@@ -149,11 +165,14 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
     if (auto shape = CheckRecordShape(rec, source); !shape)
       return MakeError("{}; not stored", shape.error().message);
 
-  IngestOutcome out;
+  PreparedRecord p;
+  p.source = source;
+  IngestOutcome& out = p.out;
   out.run_key = RunKeyOf(rec);
   // One dump: its hash is the content key and the text is the stored document.
   std::string document = DumpJson(rec);
-  std::string content = Sha256Hex(document);
+  p.content = Sha256Hex(document);
+  const std::string& content = p.content;
   const auto& env = At(rec, "environment");
   const auto& revs = At(rec, "revisions");
   nlohmann::json rev0 = revs.is_array() && !revs.empty() ? revs[0] : nlohmann::json::object();
@@ -175,38 +194,41 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
               driver = JoinUnique(gpus, "driver_version");
   double started = rec.value("started_unix_s", 0.0);
 
-  std::vector<SqlValue> run_row = {
-      out.run_key,
-      content,
-      rec.value("kind", "run"),
-      rec.value("status", "?"),
-      static_cast<std::int64_t>(version),
-      rec.value("started", ""),
-      started,
-      Num(rec, "ended_unix_s"),
-      Day(started),
-      Str(rev0, "commit"),
-      Str(rev0, "branch"),
-      rev0.contains("dirty") && rev0["dirty"].is_boolean()
-          ? SqlValue(static_cast<std::int64_t>(rev0["dirty"].get<bool>()))
-          : SqlNull(),
-      Str(env, "hostname"),
-      Str(env, "boot_id"),
-      gpu_name.empty() ? SqlNull() : SqlValue(gpu_name),
-      gpu_uuid.empty() ? SqlNull() : SqlValue(gpu_uuid),
-      driver.empty() ? SqlNull() : SqlValue(driver),
-      static_cast<std::int64_t>(env.is_object() && env.value("simulated", false)),
-      clock.valid ? SqlValue(clock.sm_median_mhz) : SqlNull(),
-      clock.valid ? SqlValue(clock.sm_mean_mhz) : SqlNull(),
-      static_cast<std::int64_t>(rec.value("measured_legs", 0)),
-      static_cast<std::int64_t>(rec.value("valid_legs", 0)),
-      rec["recipe"].value("reproduce", ""),
-      source,
-      UnixNowSeconds(),
-      std::move(document)};
+  p.run_row = {out.run_key,
+               content,
+               rec.value("kind", "run"),
+               rec.value("status", "?"),
+               static_cast<std::int64_t>(version),
+               rec.value("started", ""),
+               started,
+               Num(rec, "ended_unix_s"),
+               Day(started),
+               Str(rev0, "commit"),
+               Str(rev0, "branch"),
+               rev0.contains("dirty") && rev0["dirty"].is_boolean()
+                   ? SqlValue(static_cast<std::int64_t>(rev0["dirty"].get<bool>()))
+                   : SqlNull(),
+               Str(env, "hostname"),
+               Str(env, "boot_id"),
+               gpu_name.empty() ? SqlNull() : SqlValue(gpu_name),
+               gpu_uuid.empty() ? SqlNull() : SqlValue(gpu_uuid),
+               driver.empty() ? SqlNull() : SqlValue(driver),
+               static_cast<std::int64_t>(env.is_object() && env.value("simulated", false)),
+               clock.valid ? SqlValue(clock.sm_median_mhz) : SqlNull(),
+               clock.valid ? SqlValue(clock.sm_mean_mhz) : SqlNull(),
+               static_cast<std::int64_t>(rec.value("measured_legs", 0)),
+               static_cast<std::int64_t>(rec.value("valid_legs", 0)),
+               rec["recipe"].value("reproduce", ""),
+               source,
+               SqlNull(),   // ingested_unix_s: the time of the commit (AddPrepared)
+               SqlNull()};  // record_json, moved in below (an initializer list copies)
+  p.run_row.back() = std::move(document);
 
   // Children first, outside the transaction: reading samples files is the slow part.
-  std::vector<std::vector<SqlValue>> legs, windows, metrics, summaries;
+  auto& legs = p.legs;
+  auto& windows = p.windows;
+  auto& metrics = p.metrics;
+  auto& summaries = p.summaries;
   for (const auto& l : rec["legs"]) {
     std::int64_t idx = l["index"].get<std::int64_t>();
     const auto& res = l["result"];
@@ -257,8 +279,33 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
                            c.valid ? SqlValue(c.sm_median_mhz) : SqlNull()});
   }
   const auto& extra = At(rec, "extra");
-  const auto& verdict = At(extra, "verdict");
+  if (const auto& verdict = At(extra, "verdict"); verdict.is_object()) {
+    const auto& d = At(verdict, "decision");
+    const auto& ratio = At(d, "ratio");
+    p.ab_verdict = std::vector<SqlValue>{out.run_key,
+                                         Str(verdict, "headline"),
+                                         Str(verdict, "better"),
+                                         verdict.value("verdict", "?"),
+                                         ratio.is_object() ? Num(ratio, "mean") : SqlNull(),
+                                         ratio.is_object() ? Num(ratio, "lo") : SqlNull(),
+                                         ratio.is_object() ? Num(ratio, "hi") : SqlNull(),
+                                         d.is_object() ? Num(d, "band_pct") : SqlNull(),
+                                         Num(verdict, "pairs_used"),
+                                         Num(verdict, "pairs_refused"),
+                                         DumpJson(verdict)};
+  }
+  if (const auto& b = At(extra, "baseline"); b.is_object())
+    p.baseline = std::vector<SqlValue>{out.run_key, Str(b, "headline"), Str(extra, "baseline_path"),
+                                       DumpJson(b)};
+  if (const auto& g = At(extra, "gate"); g.is_object())
+    p.gate = GateRow(out.run_key, g, extra.value("baseline_path", ""));
+  return p;
+}
 
+Result<IngestOutcome> Store::AddPrepared(PreparedRecord&& p) {
+  IngestOutcome& out = p.out;
+  const std::string& source = p.source;
+  p.run_row[kRunRowIngested] = UnixNowSeconds();
   // Two attempts: a PostgreSQL writer that lost the race for a new run key finds the
   // winner's row the second time and compares contents.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -268,7 +315,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
     if (!have) return have.error();
     out.result = IngestResult::kAdded;
     if (!have->rows.empty()) {
-      if (AsText(have->rows[0][0]) == content) {
+      if (AsText(have->rows[0][0]) == p.content) {
         out.result = IngestResult::kUnchanged;
         if (auto s = tx.Commit(); !s) return s.error();
         return out;
@@ -287,7 +334,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
         "valid_legs, reproduce, source, ingested_unix_s, record_json) VALUES (?, ?, ?, ?, ?, ?, "
         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key) DO "
         "NOTHING",
-        run_row);
+        p.run_row);
     if (!ins) return ins.error();
     if (*ins == 0) continue;  // another writer inserted this run meanwhile: look again
     auto fail = [&](const Error& e) -> Result<IngestOutcome> {
@@ -296,7 +343,7 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
     if (auto s = InsertRows(*db_,
                             "INSERT INTO legs (run_key, leg_index, arm, role, valid, reasons_json, "
                             "wall_ns, exit_code, outcome, dir, start_unix_ns)",
-                            11, legs);
+                            11, p.legs);
         !s)
       return fail(s.error());
     if (auto s = InsertRows(*db_,
@@ -304,64 +351,139 @@ Result<IngestOutcome> Store::AddRecordChecked(const nlohmann::json& rec, const s
                             "window_status, busy_readings, sm_median_mhz, sm_mean_mhz, sm_min_mhz, "
                             "sm_max_mhz, spread, power_median_mw, region_begin_unix_s, "
                             "region_end_unix_s, reasons_json, series_json)",
-                            17, windows);
+                            17, p.windows);
         !s)
       return fail(s.error());
     if (auto s = InsertRows(*db_,
                             "INSERT INTO metrics (run_key, leg_index, seq, name, unit, better, "
                             "value, text_value, samples_json)",
-                            9, metrics);
+                            9, p.metrics);
         !s)
       return fail(s.error());
     if (auto s = InsertRows(*db_,
                             "INSERT INTO summaries (run_key, arm, name, unit, better, n, median, "
                             "min, max, spread_pct, clock_sm_median_mhz)",
-                            11, summaries);
+                            11, p.summaries);
         !s)
       return fail(s.error());
-    if (verdict.is_object()) {
-      const auto& d = At(verdict, "decision");
-      const auto& ratio = At(d, "ratio");
+    if (p.ab_verdict)
       if (auto r = db_->Exec(
               "INSERT INTO ab_verdicts (run_key, headline, better, verdict, ratio_mean, ratio_lo, "
               "ratio_hi, band_pct, pairs_used, pairs_refused, verdict_json) VALUES (?, ?, ?, ?, "
               "?, ?, ?, ?, ?, ?, ?)",
-              {out.run_key, Str(verdict, "headline"), Str(verdict, "better"),
-               verdict.value("verdict", "?"), ratio.is_object() ? Num(ratio, "mean") : SqlNull(),
-               ratio.is_object() ? Num(ratio, "lo") : SqlNull(),
-               ratio.is_object() ? Num(ratio, "hi") : SqlNull(),
-               d.is_object() ? Num(d, "band_pct") : SqlNull(), Num(verdict, "pairs_used"),
-               Num(verdict, "pairs_refused"), DumpJson(verdict)});
+              *p.ab_verdict);
           !r)
         return fail(r.error());
-    }
-    if (const auto& b = At(extra, "baseline"); b.is_object()) {
+    if (p.baseline)
       if (auto r = db_->Exec(
               "INSERT INTO baselines (run_key, headline, path, baseline_json) VALUES (?, ?, ?, ?)",
-              {out.run_key, Str(b, "headline"), Str(extra, "baseline_path"), DumpJson(b)});
+              *p.baseline);
           !r)
         return fail(r.error());
-    }
     if (auto s = tx.Commit(); !s) return fail(s.error());
-    if (const auto& g = At(extra, "gate"); g.is_object())
-      if (auto s = AddGate(out.run_key, g, extra.value("baseline_path", "")); !s) return s.error();
+    if (p.gate)
+      if (auto s = InsertGate(std::move(*p.gate)); !s) return s.error();
     return out;
   }
   out.result = IngestResult::kUnchanged;
   return out;
 }
 
-Status Store::AddGate(const std::string& run_key, const nlohmann::json& gate,
-                      const std::string& baseline_path) {
-  std::string key = Sha256Hex(run_key + "|" + baseline_path + "|" + DumpJson(gate)).substr(0, 32);
+void Store::AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& each) {
+  if (dirs.size() < 2) {
+    for (const auto& d : dirs) each(d, AddRecordDir(d));
+    return;
+  }
+  // A second thread reads the records (JSON, samples, rows: about half the work of adding
+  // one, and no store access) while this one commits them, in order: on 2 cores the reading
+  // and SQLite's writes overlap. At most kAhead records wait read: memory stays bounded.
+  constexpr std::size_t kAhead = 4;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Result<PreparedRecord>> ready;
+  bool stop = false;
+  std::exception_ptr thrown;
+  std::thread reader([&] {
+    try {
+      for (const auto& d : dirs) {
+        {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return stop || ready.size() < kAhead; });
+          if (stop) return;
+        }
+        auto p = PrepareRecordDir(d);
+        std::lock_guard lock(mu);
+        ready.push_back(std::move(p));
+        cv.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard lock(mu);
+      thrown = std::current_exception();
+      cv.notify_all();
+    }
+  });
+  // The reader stops and is joined however this thread leaves (an exception included).
+  struct Join {
+    std::thread& t;
+    std::mutex& mu;
+    std::condition_variable& cv;
+    bool& stop;
+    ~Join() {
+      {
+        std::lock_guard lock(mu);
+        stop = true;
+      }
+      cv.notify_all();
+      t.join();
+    }
+  };
+  {
+    Join join{reader, mu, cv, stop};
+    for (const auto& d : dirs) {
+      std::optional<Result<PreparedRecord>> p;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return !ready.empty() || thrown; });
+        if (ready.empty()) break;  // the reader threw: rethrown below
+        p.emplace(std::move(ready.front()));
+        ready.pop_front();
+      }
+      cv.notify_all();
+      if (*p)
+        each(d, AddPrepared(std::move(**p)));
+      else
+        each(d, p->error());
+    }
+  }
+  if (thrown) std::rethrow_exception(thrown);
+}
+
+std::vector<SqlValue> Store::GateRow(const std::string& run_key, const nlohmann::json& gate,
+                                     const std::string& baseline_path) {
+  std::string gate_json = DumpJson(gate);
+  std::string key = Sha256Hex(run_key + "|" + baseline_path + "|" + gate_json).substr(0, 32);
+  return {key,
+          run_key,
+          gate.value("overall", "?"),
+          static_cast<std::int64_t>(gate.value("clock_attributed", false)),
+          baseline_path,
+          std::move(gate_json),
+          SqlNull()};  // ingested_unix_s: InsertGate's time
+}
+
+Status Store::InsertGate(std::vector<SqlValue> row) {
+  row.back() = UnixNowSeconds();
   auto r = db_->Exec(
       "INSERT INTO gates (gate_key, run_key, overall, clock_attributed, baseline_path, "
       "gate_json, ingested_unix_s) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gate_key) DO NOTHING",
-      {key, run_key, gate.value("overall", "?"),
-       static_cast<std::int64_t>(gate.value("clock_attributed", false)), baseline_path,
-       DumpJson(gate), UnixNowSeconds()});
+      row);
   if (!r) return r.error();
   return OkStatus();
+}
+
+Status Store::AddGate(const std::string& run_key, const nlohmann::json& gate,
+                      const std::string& baseline_path) {
+  return InsertGate(GateRow(run_key, gate, baseline_path));
 }
 
 }  // namespace vouch

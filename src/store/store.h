@@ -44,6 +44,18 @@ struct IngestOutcome {
   std::string run_key;
 };
 
+// A record read and turned into the rows the store keeps, not yet stored
+// (Store::PrepareRecordDir): reading one is about half the work of adding it, and needs no
+// store, so `history add` reads the next record while the store commits this one.
+struct PreparedRecord {
+  IngestOutcome out;              // run_key
+  std::string source;             // where it was read from
+  std::string content;            // sha256 of the stored document
+  std::vector<SqlValue> run_row;  // runs, in its column order
+  std::vector<std::vector<SqlValue>> legs, windows, metrics, summaries;
+  std::optional<std::vector<SqlValue>> ab_verdict, baseline, gate;
+};
+
 struct RunFilter {
   std::string kind, gpu, host, branch, commit;
   int limit = 50;
@@ -121,6 +133,15 @@ class Store {
   // Reads DIR/record.json (the validated reader: a newer record schema is refused by name)
   // and ingests it.
   Result<IngestOutcome> AddRecordDir(const std::string& dir);
+  // AddRecordDir in two halves: reading DIR into its rows (no store needed; safe on another
+  // thread), and storing them in one transaction.
+  static Result<PreparedRecord> PrepareRecordDir(const std::string& dir);
+  Result<IngestOutcome> AddPrepared(PreparedRecord&& record);
+  // AddRecordDir of each of DIRS, in order, handing EACH the directory and its outcome: the
+  // next directories are read on a second thread while this one is committed (the rows, the
+  // order of the commits and the outcomes are those of AddRecordDir one after the other).
+  using AddedFn = std::function<void(const std::string& dir, const Result<IngestOutcome>& r)>;
+  void AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& each);
   // A gate judged against a stored (or just ingested) record: RUN_KEY's gate table.
   Status AddGate(const std::string& run_key, const nlohmann::json& gate_json,
                  const std::string& baseline_path);
@@ -148,10 +169,14 @@ class Store {
   Status Migrate(int up_to);
   // The attributed points of Trend (one summaries row each), in order.
   Status WalkTrend(const TrendQuery& q, const TrendRowFn& fn);
-  Result<IngestOutcome> AddRecordGuarded(const nlohmann::json& record, const std::string& source,
-                                         bool shape_checked);
-  Result<IngestOutcome> AddRecordChecked(const nlohmann::json& record, const std::string& source,
-                                         bool shape_checked);
+  static Result<PreparedRecord> PrepareGuarded(const nlohmann::json& record,
+                                               const std::string& source, bool shape_checked);
+  static Result<PreparedRecord> PrepareChecked(const nlohmann::json& record,
+                                               const std::string& source, bool shape_checked);
+  // The gates row of GATE (its ingested_unix_s left NULL), and its insert (at the time now).
+  static std::vector<SqlValue> GateRow(const std::string& run_key, const nlohmann::json& gate,
+                                       const std::string& baseline_path);
+  Status InsertGate(std::vector<SqlValue> row);
   std::unique_ptr<SqlDb> db_;
   bool empty_ = false;  // opened for a read, and nothing was ever written to it
 };
