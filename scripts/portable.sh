@@ -6,8 +6,9 @@
 # has a CUDA toolkit with CUPTI: VOUCH_CUPTI=AUTO; set VOUCH_CUPTI=ON to require it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A unity build, as scripts/test.sh builds the binary the tests run (scripts/release.sh says why).
 cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_STATIC_DEPS=ON -DVOUCH_TESTS=OFF \
-  -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" >/dev/null
+  -DCMAKE_UNITY_BUILD=ON -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" >/dev/null
 ninja -C build-portable
 rm -rf .carry && mkdir -p .carry/bin .carry/lib
 # vouch and the tracer as installed (bin/vouch's RPATH $ORIGIN/../lib is written at install: the

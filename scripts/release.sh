@@ -39,8 +39,10 @@ if [ "${1:-}" = "--from" ]; then
 else
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # A unity build, as scripts/test.sh builds the binary the tests run: CLI11's validator
+  # objects and the other static initializers run once per compiled file at every start.
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_STATIC_DEPS=ON -DVOUCH_TESTS=OFF \
-    -DVOUCH_BENCH=OFF -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" "${launcher[@]}" >/dev/null
+    -DCMAKE_UNITY_BUILD=ON -DVOUCH_BENCH=OFF -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" "${launcher[@]}" >/dev/null
 fi
 in_build ninja -C "$build" vouch $(grep -q '^VOUCH_CUPTI_LIBRARY:FILEPATH=/' "$rootfs$build/CMakeCache.txt" && echo vouch_cupti)
 version=$(in_build "$build/vouch" --version | awk '{print $2}')
