@@ -158,7 +158,7 @@ int ReadGatedRecord(const std::string& path, nlohmann::json* rec,
       if (l.is_object() && l.value("role", "") == "measured") ++measured;
   auto seq = verdict::GateSequentialDesignOfRecord(*rec, path);
   if (!seq) return fmt::print(stderr, "vouch gate: {}\n", seq.error().message), kExitError;
-  *design = seq->value_or(verdict::GateRecordDesign{measured, 0, 0, 0});
+  *design = seq->value_or(verdict::GateRecordDesign{measured, 0, 0, 0, std::nullopt});
   design->legs = measured;
   return -1;
 }
@@ -390,12 +390,15 @@ int CmdGate(const GlobalOptions& g, std::vector<std::string> args) {
   nlohmann::json rec;
   verdict::GateRecordDesign design{static_cast<std::size_t>(fl.f.reps),
                                    static_cast<std::size_t>(fl.max_reps),
-                                   static_cast<std::size_t>(fl.look_every), 0};
+                                   static_cast<std::size_t>(fl.look_every), 0, std::nullopt};
   if (!fl.record_path.empty())
     if (int rc = ReadGatedRecord(fl.record_path, &rec, &design); rc >= 0) return rc;
   GateDesignState st = PlanGateDesign(base, design.reps, static_cast<int>(design.max_reps),
                                       static_cast<int>(design.look_every));
   st.legs_run = design.legs;  // a RECORD's: its measured legs; a live gate counts its own
+  if (auto look = st.Look(); look && !fl.record_path.empty())
+    if (auto same = verdict::CheckRecordedLevel(design, look->nominal_alpha, fl.record_path); !same)
+      return fmt::print(stderr, "vouch gate: {}\n", same.error().message), kExitError;
   RunContext ctx;
   if (fl.record_path.empty())
     if (int rc = RunGateLegs(g, fl, args, base, &st, &ctx, &rec); rc >= 0) return rc;

@@ -123,6 +123,21 @@ TEST_F(SeqGateCli, NoisyBaselineRunsToMaxRepsAndStaysInconclusive) {
   // A record whose kept design is not one, or predates the record keeping its looks: an error
   // naming the file, never a verdict at another level.
   auto rec = Json("s/record.json");
+  // Judged at another level than the live gate's (a record gated before a recalibration), or
+  // one that is no level: an error naming the file, exit 1.
+  const nlohmann::json kept = rec;
+  rec["extra"]["gate"]["sequential"]["nominal_alpha_one_sided"] = 0.0123;
+  std::ofstream(D("s/record.json")) << rec.dump();
+  auto moved = Vouch("gate --baseline base.json s");
+  EXPECT_EQ(moved.rc, 1) << moved.out;
+  EXPECT_TRUE(Has(moved.out, "s: its live gate judged its last look at the level 0.0123"))
+      << moved.out;
+  rec["extra"]["gate"]["sequential"]["nominal_alpha_one_sided"] = "0.05";
+  std::ofstream(D("s/record.json")) << rec.dump();
+  auto text = Vouch("gate --baseline base.json s");
+  EXPECT_EQ(text.rc, 1) << text.out;
+  EXPECT_TRUE(Has(text.out, "nominal_alpha_one_sided is not a level")) << text.out;
+  rec = kept;
   rec["extra"]["gate"]["sequential"]["first_legs"] = 1e30;
   std::ofstream(D("s/record.json")) << rec.dump();
   auto bad = Vouch("gate --baseline base.json s");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "stats/modes.h"
 
@@ -157,7 +158,26 @@ Result<std::optional<GateRecordDesign>> GateSequentialDesignOfRecord(const nlohm
         fmt::format("{}: extra.gate.sequential is not a sequential design (first_legs 2..max_legs, "
                     "legs_per_look and max_legs 1..100000)",
                     path)};
-  return std::optional<GateRecordDesign>{GateRecordDesign{*first, *max, *every, 0}};
+  GateRecordDesign d{*first, *max, *every, 0, std::nullopt};
+  if (seq->contains("nominal_alpha_one_sided")) {
+    const auto& v = (*seq)["nominal_alpha_one_sided"];
+    if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 0.5))
+      return Error{fmt::format(
+          "{}: extra.gate.sequential.nominal_alpha_one_sided is not a level (0 < level < 0.5)",
+          path)};
+    d.level = v.get<double>();
+  }
+  return std::optional<GateRecordDesign>{d};
+}
+
+Status CheckRecordedLevel(const GateRecordDesign& design, double now, const std::string& path) {
+  if (!design.level || std::fabs(*design.level - now) <= 1e-12 * std::max(now, *design.level))
+    return OkStatus();
+  return Error{fmt::format(
+      "{}: its live gate judged its last look at the level {:.6g}, and this vouch computes {:.6g} "
+      "for that look (the levels were recalibrated since): gate it again live, or it would get "
+      "a verdict at another level",
+      path, *design.level, now)};
 }
 
 }  // namespace vouch::verdict

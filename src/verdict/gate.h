@@ -59,6 +59,8 @@ inline constexpr int kGateExitModes = 3;
 // verdict per record).
 struct GateRecordDesign {
   std::size_t reps = 0, max_reps = 0, look_every = 0, legs = 0;
+  // The one-sided level the live gate's last look used (nominal_alpha_one_sided), where kept.
+  std::optional<double> level;
 };
 
 // The sequential design REC's gate kept, checked (a hostile record's numbers bounded as the
@@ -66,6 +68,11 @@ struct GateRecordDesign {
 // or predates the record keeping its looks.
 Result<std::optional<GateRecordDesign>> GateSequentialDesignOfRecord(const nlohmann::json& rec,
                                                                      const std::string& path);
+
+// A RECORD is judged at its live gate's level or not at all: an error naming PATH when the level
+// this vouch computes for the record's look (NOW) is not the one the live gate used (a record
+// gated before the levels were recalibrated), never a verdict at another level.
+Status CheckRecordedLevel(const GateRecordDesign& design, double now, const std::string& path);
 
 // The legs a live gate adds before it may pass (issue 34 item 2c): where the baseline's trials
 // of a metric that can fail and the run's legs together are too few values for the modes test
