@@ -96,19 +96,19 @@ std::vector<Leg> LegsOf(element legs) {
     Leg g;
     for (simdjson::dom::key_value_pair kv : Obj(l)) {
       const std::string_view k = kv.key;
-      if (SameKey(k, "index"))
+      if (k == "index")
         g.index = kv.value;
-      else if (SameKey(k, "metrics"))
+      else if (k == "metrics")
         g.metrics = kv.value;
-      else if (SameKey(k, "reasons"))
+      else if (k == "reasons")
         g.reasons = kv.value;
-      else if (SameKey(k, "window"))
+      else if (k == "window")
         g.window = kv.value;
-      else if (SameKey(k, "role"))
+      else if (k == "role")
         g.role = Str(kv.value);
-      else if (SameKey(k, "arm"))
+      else if (k == "arm")
         g.arm = Str(kv.value);
-      else if (SameKey(k, "valid"))
+      else if (k == "valid")
         g.valid = kv.value.get_bool().value_unsafe();
     }
     out.push_back(g);

@@ -1,6 +1,6 @@
 // Reading simdjson's tree of a record the way nlohmann's tree of the same text is read (a
 // repeated key: the last, as util/json_io.cc's ToNlohmann keeps it), for the fleet merge's
-// fast reading (fleet/attempt_fast.h). Keys are compared inline: they are short.
+// fast reading (fleet/attempt_fast.h).
 #pragma once
 
 #include <simdjson.h>
@@ -19,20 +19,12 @@ using T = simdjson::dom::element_type;
 inline simdjson::dom::array Arr(element e) { return e.get_array().value_unsafe(); }
 inline simdjson::dom::object Obj(element e) { return e.get_object().value_unsafe(); }
 
-// A == B without a call to memcmp: keys are short.
-inline bool SameKey(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 // J's member K as nlohmann's tree has it (a repeated key: the last).
 inline bool Find(element j, std::string_view k, element& out) {
   if (j.type() != T::OBJECT) return false;
   bool found = false;
   for (simdjson::dom::key_value_pair kv : Obj(j))
-    if (SameKey(kv.key, k)) {
+    if (kv.key == k) {
       out = kv.value;
       found = true;
     }
@@ -43,7 +35,7 @@ inline bool Find(element j, std::string_view k, element& out) {
 inline bool Get(element j, std::string_view k, element& out) {
   if (j.type() != T::OBJECT) return false;
   for (simdjson::dom::key_value_pair kv : Obj(j))
-    if (SameKey(kv.key, k)) {
+    if (kv.key == k) {
       out = kv.value;
       return true;
     }

@@ -8,28 +8,11 @@
 #include <algorithm>
 #include <bitset>
 #include <cmath>
-#include <cstring>
+#include <string_view>
 
 #include "util/json_io.h"
 
 namespace vouch {
-namespace {
-
-// A == B (of one size), eight bytes at a time, without a call to memcmp: keys are short.
-bool SameBytes(std::string_view a, std::string_view b) {
-  std::size_t i = 0;
-  for (; i + 8 <= a.size(); i += 8) {
-    std::uint64_t x, y;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
-    if (x != y) return false;
-  }
-  for (; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
-}  // namespace
 
 bool JsonSchema::Accepts(const simdjson::dom::element& e) const {
   using T = simdjson::dom::element_type;
@@ -80,7 +63,7 @@ bool JsonSchema::Accepts(const simdjson::dom::element& e) const {
       // A copy, not a reference into get_object()'s result, which the loop would outlive.
       const simdjson::dom::object o = e.get_object().value_unsafe();
       // Each key is looked for from the field after the one the key before it matched (vouch
-      // writes keys sorted, as KEYS are), by length and first byte before its bytes.
+      // writes keys sorted, as KEYS are).
       const std::size_t n = keys.size();
       std::size_t at = 0;
       for (simdjson::dom::key_value_pair kv : o) {
@@ -89,7 +72,7 @@ bool JsonSchema::Accepts(const simdjson::dom::element& e) const {
         for (std::size_t step = 0; step < n; ++step) {
           const std::size_t c = at + step < n ? at + step : at + step - n;
           const std::string& d = keys[c].first;
-          if (d.size() == k.size() && (k.empty() || d[0] == k[0]) && SameBytes(d, k)) {
+          if (std::string_view(d) == k) {
             found = c;
             break;
           }
