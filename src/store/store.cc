@@ -21,9 +21,6 @@
 namespace vouch {
 namespace {
 
-// runs.ingested_unix_s in PreparedRecord::run_row: set when the record is committed.
-constexpr std::size_t kRunRowIngested = 24;
-
 // Multi-row INSERTs: one statement per table and record on both engines (a record of a
 // thousand legs is a few statements, not thousands of round trips).
 // The rows' values are moved into the statements' parameters (a leg's series text is not
@@ -305,7 +302,9 @@ Result<PreparedRecord> Store::PrepareChecked(const nlohmann::json& rec, const st
 Result<IngestOutcome> Store::AddPrepared(PreparedRecord&& p) {
   IngestOutcome& out = p.out;
   const std::string& source = p.source;
-  p.run_row[kRunRowIngested] = UnixNowSeconds();
+  // runs.ingested_unix_s, the row's last column but record_json (PrepareChecked): the time of
+  // the commit, not of the reading.
+  p.run_row[p.run_row.size() - 2] = UnixNowSeconds();
   // Two attempts: a PostgreSQL writer that lost the race for a new run key finds the
   // winner's row the second time and compares contents.
   for (int attempt = 0; attempt < 2; ++attempt) {
