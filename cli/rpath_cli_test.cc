@@ -74,5 +74,20 @@ TEST_F(RpathCli, NoLibraryIsSearchedForInTheBuildFoldersParent) {
   EXPECT_TRUE(Has(r.out, "vouch ")) << r.out;
 }
 
+// One libstdc++ in the process (issue 39): a binary that loads libstdc++.so (itself, or through
+// Debian's libsimdjson.so) uses that copy. A static copy beside it exported about 770 of its
+// functions for the shared copy to bind to, and set up a second set of streams and locale at
+// every start. (A binary with simdjson compiled in loads no libstdc++.so: nothing to check.)
+TEST_F(RpathCli, ABinaryThatLoadsLibstdcxxCarriesNoSecondCopy) {
+  auto ldd = Shell(std::string("ldd '") + VOUCH_BINARY + "'");
+  ASSERT_EQ(ldd.rc, 0) << ldd.out;
+  if (!Has(ldd.out, "libstdc++.so.6")) GTEST_SKIP() << "no libstdc++.so loaded: " << ldd.out;
+  auto r = Shell(std::string("readelf --dyn-syms -W '") + VOUCH_BINARY +
+                 "' | awk '$4 == \"FUNC\" && $5 == \"GLOBAL\" && $7 != \"UND\" && "
+                 "$8 ~ /^_Z(N|NK)?St/ {print $8}'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "") << "functions of libstdc++ defined in the binary as well";
+}
+
 }  // namespace
 }  // namespace vouch

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Builds vouch for the GPU machines (Ubuntu 24.04, no SQLite/simdjson headers there):
-# libstdc++/libgcc linked statically, the few shared libraries it needs copied beside it.
+# libstdc++/libgcc linked statically (unless Debian's libsimdjson.so brings libstdc++.so: see
+# CMakeLists.txt), the few shared libraries it needs copied beside it.
 # Result: .carry/bin (vouch and the bench programs) and .carry/lib (those libraries, and the
 # CUPTI tracer libvouch_cupti.so with the libcupti it was built against (its fallback), where this machine
 # has a CUDA toolkit with CUPTI: VOUCH_CUPTI=AUTO; set VOUCH_CUPTI=ON to require it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # A unity build, as scripts/test.sh builds the binary the tests run (scripts/release.sh says why).
+# Debian's simdjson compiled in where `scripts/setup.sh --release` fetched its source (the release's
+# configuration); else Debian's libsimdjson.so, copied beside the binary below.
+simdjson=/opt/vouch-deps/simdjson
+[ -f "$simdjson/simdjson.cpp" ] || simdjson=
 cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_STATIC_DEPS=ON -DVOUCH_TESTS=OFF \
-  -DCMAKE_UNITY_BUILD=ON -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" >/dev/null
+  -DCMAKE_UNITY_BUILD=ON -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" -DVOUCH_SIMDJSON_SOURCE="$simdjson" >/dev/null
 ninja -C build-portable
 rm -rf .carry && mkdir -p .carry/bin .carry/lib
 # vouch and the tracer as installed (bin/vouch's RPATH $ORIGIN/../lib is written at install: the

@@ -41,8 +41,16 @@ else
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   # A unity build, as scripts/test.sh builds the binary the tests run: CLI11's validator
   # objects and the other static initializers run once per compiled file at every start.
+  # Debian's simdjson compiled in (`scripts/setup.sh --release` fetches its source package): the
+  # binary then loads no libsimdjson.so and no libstdc++.so at every start (issue 39).
+  simdjson=/opt/vouch-deps/simdjson
+  if [ ! -f "$simdjson/simdjson.cpp" ]; then
+    echo "release: no simdjson source in $simdjson (bash scripts/setup.sh --release): linking Debian's libsimdjson.so, a slower start" >&2
+    simdjson=
+  fi
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOUCH_PORTABLE=ON -DVOUCH_STATIC_DEPS=ON -DVOUCH_TESTS=OFF \
-    -DCMAKE_UNITY_BUILD=ON -DVOUCH_BENCH=OFF -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" "${launcher[@]}" >/dev/null
+    -DCMAKE_UNITY_BUILD=ON -DVOUCH_BENCH=OFF -DVOUCH_CUPTI="${VOUCH_CUPTI:-AUTO}" "${launcher[@]}" \
+    -DVOUCH_SIMDJSON_SOURCE="$simdjson" >/dev/null
 fi
 in_build ninja -C "$build" vouch $(grep -q '^VOUCH_CUPTI_LIBRARY:FILEPATH=/' "$rootfs$build/CMakeCache.txt" && echo vouch_cupti)
 version=$(in_build "$build/vouch" --version | awk '{print $2}')

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what vouch needs to build on Debian 12 (as root); `--test` adds what its tests need.
+# Installs what vouch needs to build on Debian 12 (as root); `--test` adds what its tests need,
+# `--release` the source of Debian's simdjson for a release binary (scripts/simdjson_source.sh).
 # Only Debian packages: nothing is downloaded at build time.
 set -euo pipefail
 # What building vouch needs (the quick start): compilers, CMake/Ninja and the libraries.
@@ -13,7 +14,15 @@ pkgs=(
 # What the tests need besides (`setup.sh --test`, run by scripts/test.sh): GoogleTest, the peers
 # benchmarked against, clang for the fuzz targets, a real PostgreSQL server, headless Chromium for
 # the report's browser test, and a real Slurm cluster for the fleet tests.
-if [ "${1:-}" = "--test" ]; then
+test=0 release=0
+for a in "$@"; do
+  case "$a" in
+    --test) test=1 ;;
+    --release) release=1 ;;
+    *) echo "setup.sh: unknown option '$a' (--test, --release)" >&2; exit 64 ;;
+  esac
+done
+if [ "$test" = 1 ]; then
   pkgs+=(
     libgtest-dev libgmock-dev
     python3 python3-venv sqlite3 hyperfine   # python3-venv: the wheel installed in a fresh venv
@@ -53,4 +62,9 @@ if [ "$(id -u)" -eq 0 ] && [ -d /run/lock ]; then
   if [ -d /usr/lib/tmpfiles.d ]; then
     echo 'd /run/lock/vouch 1777 root root -' > /usr/lib/tmpfiles.d/vouch.conf
   fi
+fi
+# A release binary compiles Debian's simdjson in (scripts/release.sh, scripts/portable.sh):
+# Debian ships no archive of it, only its source package.
+if [ "$release" = 1 ]; then
+  bash "$(dirname "$0")/simdjson_source.sh"
 fi
