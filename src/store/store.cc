@@ -400,16 +400,23 @@ void Store::AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& e
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Result<PreparedRecord>> ready;
+  // The records committed, handed back: each is freed by the thread that allocated it. Freed
+  // here, every block of one would go back to the reader's malloc arena under its lock, which
+  // the reader holds while it allocates the next (futex waits on both sides).
+  std::vector<Result<PreparedRecord>> done;
   bool stop = false;
   std::exception_ptr thrown;
   std::thread reader([&] {
     try {
+      std::vector<Result<PreparedRecord>> to_free;
       for (const auto& d : dirs) {
         {
           std::unique_lock lock(mu);
           cv.wait(lock, [&] { return stop || ready.size() < kAhead; });
           if (stop) return;
+          to_free.swap(done);
         }
+        to_free.clear();
         auto p = PrepareRecordDir(d);
         std::lock_guard lock(mu);
         ready.push_back(std::move(p));
@@ -452,6 +459,8 @@ void Store::AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& e
         each(d, AddPrepared(std::move(**p)));
       else
         each(d, p->error());
+      std::lock_guard lock(mu);
+      done.push_back(std::move(*p));
     }
   }
   if (thrown) std::rethrow_exception(thrown);
