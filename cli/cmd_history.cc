@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "leg/executor.h"
 #include "number_flag.h"
 #include "record/record.h"
 #include "store/sql.h"
@@ -57,7 +58,8 @@ std::string Short(const std::string& s, size_t n) { return s.size() > n ? s.subs
 int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string> args) {
   CLI::App app{
       "Add run records to the history store (idempotent: a record already stored is left as "
-      "it is; one rewritten since replaces it).\nExit: 0 all stored, 1 a record was refused",
+      "it is; one rewritten since replaces it).\nExit: 0 all stored, 1 a record was refused, 128+N "
+      "stopped by signal N after a committed record (130: Ctrl-C)",
       "history add"};
   std::string url;
   std::vector<std::string> dirs;
@@ -80,18 +82,36 @@ int CmdHistoryAdd(const GlobalOptions&, std::vector<std::string> args) {
            kExitError;
   auto st = OpenStore(url, StoreAccess::kWrite);
   if (!st) return fmt::print(stderr, "vouch history add: {}\n", st.error().message), kExitError;
+  // Ctrl-C (or SIGTERM, SIGHUP) ends the adding after the record being committed: every record
+  // committed is printed and counted, the store is as after that record, and the exit is the
+  // signal's (130 for Ctrl-C). Killed outright, the lines already printed to a pipe were lost.
+  if (auto h = InstallInterruptHandler(); !h)
+    return fmt::print(stderr, "vouch history add: {}\n", h.error().message), kExitError;
   int failed = 0, counts[3] = {0, 0, 0};
-  st->store->AddRecordDirs(dirs, [&](const std::string& d, const Result<IngestOutcome>& r) {
-    if (!r) {
-      ++failed;
-      fmt::print(stderr, "vouch history add: {}\n", r.error().message);
-      return;
-    }
-    ++counts[static_cast<int>(r->result)];
-    fmt::print("{:<9} {}  {}\n", IngestResultName(r->result), Short(r->run_key, 12), d);
-  });
+  std::size_t done = 0;
+  st->store->AddRecordDirs(
+      dirs,
+      [&](const std::string& d, const Result<IngestOutcome>& r) {
+        ++done;
+        if (!r) {
+          ++failed;
+          fmt::print(stderr, "vouch history add: {}\n", r.error().message);
+          return;
+        }
+        ++counts[static_cast<int>(r->result)];
+        fmt::print("{:<9} {}  {}\n", IngestResultName(r->result), Short(r->run_key, 12), d);
+      },
+      [] { return Interrupted(); });
   fmt::print("{}: {} added, {} unchanged, {} replaced, {} refused\n", st->where, counts[0],
              counts[1], counts[2], failed);
+  if (Interrupted() && done < dirs.size()) {
+    fmt::print(stderr,
+               "vouch history add: interrupted by {} after {} of {} records; the other {} "
+               "were not added (the same command again adds them; those stored are "
+               "\"unchanged\")\n",
+               SignalName(InterruptSignal()), done, dirs.size(), dirs.size() - done);
+    return InterruptExitCode();
+  }
   return failed ? kExitError : kExitOk;
 }
 

@@ -63,6 +63,61 @@ TEST_F(HistoryCli, AddIsIdempotentAndListShowsTheRun) {
   EXPECT_TRUE(Has(bad.out, "no such run")) << bad.out;
 }
 
+// A stop signal (Ctrl-C's SIGINT, SIGTERM; SIGTERM here: a background job of a shell script
+// ignores SIGINT) during a long `history add` ends it after the record being committed: every
+// record committed is printed and counted (killed outright, the lines buffered for a pipe were
+// lost), the rest are named as not added, and the exit is the signal's. (If the machine is so
+// fast that the adding ends before the signal, the counts must still agree.)
+TEST_F(HistoryCli, AStopSignalEndsItAfterACommittedRecordAndEveryOneCommittedIsPrinted) {
+  std::string list;
+  for (int n = 0; n < 60; ++n) {
+    Copy(n, fmt::format("{:040x}", n), 1000 + n);
+    list += fmt::format(" r{:02d}", n);
+  }
+  std::string all;
+  for (int k = 0; k < 30; ++k) all += list;  // 1,800 entries: 60 added, the rest unchanged
+  // SIGTERM once three runs are stored (SQLite's WAL lets the poll read while vouch writes).
+  Script("add.sh",
+         fmt::format("cd {0} || exit 9\n"
+                     "VOUCH_STORE= VOUCH_LOCK_FILE={0}/lock {1} history add --store h.sqlite {2} "
+                     ">out.txt 2>err.txt &\nvp=$!\n"
+                     "for i in $(seq 1 2000); do\n"
+                     "  n=$(sqlite3 -readonly h.sqlite 'select count(*) from runs' 2>/dev/null)\n"
+                     "  [ \"${{n:-0}}\" -ge 3 ] && break; sleep 0.005\ndone\n"
+                     "kill -TERM $vp\nwait $vp\necho rc=$?\n",
+                     D(), VOUCH_BINARY, all));
+  auto r = Sh(D("add.sh"));
+  auto slurp = [&](const char* name) {
+    std::ifstream in(D(name));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string out = slurp("out.txt");
+  const std::string err = slurp("err.txt");
+  std::size_t lines = 0, added = 0;
+  for (std::size_t at = 0; (at = out.find('\n', at)) != std::string::npos; ++at) ++lines;
+  for (std::size_t at = 0; (at = out.find("\nadded ", at)) != std::string::npos; ++at) ++added;
+  if (out.rfind("added ", 0) == 0) ++added;
+  auto stored = Sh(fmt::format("sqlite3 {} 'select count(*) from runs'", D("h.sqlite")));
+  ASSERT_EQ(stored.rc, 0) << stored.out;
+  EXPECT_EQ(std::to_string(added) + "\n", stored.out) << out << err;
+  ASSERT_GE(lines, 1u) << r.out << err;
+  const std::size_t records = lines - 1;  // and the summary line
+  EXPECT_TRUE(Has(out, fmt::format("h.sqlite: {} added, {} unchanged, 0 replaced, 0 refused", added,
+                                   records - added)))
+      << out;
+  if (Has(r.out, "rc=0")) {
+    EXPECT_EQ(records, 1800u) << out;
+  } else {
+    EXPECT_TRUE(Has(r.out, "rc=143")) << r.out << err;
+    EXPECT_TRUE(
+        Has(err, fmt::format("interrupted by SIGTERM after {} of 1800 records; the other {} "
+                             "were not added",
+                             records, 1800 - records)))
+        << err;
+    EXPECT_LT(records, 1800u);
+  }
+}
+
 TEST_F(HistoryCli, ANewerRecordIsRefusedByNameAndTheRestStored) {
   std::string newer = Copy(1, "c1", 100, 2), ok = Copy(2, "c2", 100);
   auto a = Vouch(fmt::format("history add --store h.sqlite {} {}", newer, ok));

@@ -388,9 +388,14 @@ Result<IngestOutcome> Store::AddPrepared(PreparedRecord&& p) {
   return out;
 }
 
-void Store::AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& each) {
+void Store::AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& each,
+                          const std::function<bool()>& stop_asked) {
+  auto stopped = [&] { return stop_asked && stop_asked(); };
   if (dirs.size() < 2) {
-    for (const auto& d : dirs) each(d, AddRecordDir(d));
+    for (const auto& d : dirs) {
+      if (stopped()) return;
+      each(d, AddRecordDir(d));
+    }
     return;
   }
   // A second thread reads the records (JSON, samples, rows: about half the work of adding
@@ -446,6 +451,7 @@ void Store::AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& e
   {
     Join join{reader, mu, cv, stop};
     for (const auto& d : dirs) {
+      if (stopped()) break;
       std::optional<Result<PreparedRecord>> p;
       {
         std::unique_lock lock(mu);

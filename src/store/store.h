@@ -141,7 +141,10 @@ class Store {
   // next directories are read on a second thread while this one is committed (the rows, the
   // order of the commits and the outcomes are those of AddRecordDir one after the other).
   using AddedFn = std::function<void(const std::string& dir, const Result<IngestOutcome>& r)>;
-  void AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& each);
+  // STOP, when given, is asked before each record is committed: true ends the adding there
+  // (the records committed so far stay; `history add` interrupted by Ctrl-C).
+  void AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& each,
+                     const std::function<bool()>& stop = nullptr);
   // A gate judged against a stored (or just ingested) record: RUN_KEY's gate table.
   Status AddGate(const std::string& run_key, const nlohmann::json& gate_json,
                  const std::string& baseline_path);
