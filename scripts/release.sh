@@ -61,6 +61,8 @@ trap 'rm -rf "$stage"' EXIT
 tree=$stage/vouch-$version
 itree=${tree#"$rootfs"} # the same folder as the build's side sees it
 in_build cmake --install "$build" --prefix "$itree" --strip >/dev/null
+# lib/ is there even when nothing needs bundling (simdjson compiled in, no CUDA for the tracer).
+mkdir -p "$tree/lib"
 # Every shared library but glibc's (and the dynamic loader), resolved from the binary and the
 # tracer, copied beside them. The tracer links no libcupti (it loads the process's own, see
 # docs/gpu-trace.md "Which CUPTI"): the one it was built against comes along under its soname,
@@ -80,6 +82,7 @@ for lib in "${libs[@]}"; do
   chmod 0644 "$tree/lib/$base"
 done
 # The newest GLIBC_x.y any of them needs: the wheel's manylinux tag.
+shopt -s nullglob
 glibc_max=$(for f in "$tree/bin/vouch" "$tree"/lib/*.so*; do objdump -T "$f"; done |
   grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
 nn=${glibc_max#GLIBC_2.}
