@@ -31,10 +31,7 @@ for tool in debootstrap patchelf apt-get dpkg-deb; do
     { echo "release_bullseye: $tool is missing (apt-get install debootstrap patchelf)" >&2; exit 1; }
 done
 # The Debian mirror apt uses here (deb.debian.org unless this machine says otherwise).
-mirror=${VOUCH_DEBIAN_MIRROR:-$(grep -rhoE 'https?://[^[:space:]]+/debian/?([[:space:]]|$)' \
-  /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -1 | tr -d '[:space:]' || true)}
-mirror=${mirror%/}
-mirror=${mirror:-http://deb.debian.org/debian}
+mirror=$(bash "$(dirname "$0")/debian_mirror.sh")
 log() { echo "release_bullseye: $*"; }
 # One run per root at a time (two would share its build folder and mounts).
 mkdir -p "$(dirname "$root")"

@@ -18,10 +18,7 @@ if [ -f "$dest/VERSION" ] && [ "$(cat "$dest/VERSION")" = "$version" ] &&
   cmp -s "$dest/simdjson.h" /usr/include/simdjson.h; then
   exit 0
 fi
-mirror=${VOUCH_DEBIAN_MIRROR:-$(grep -rhoE 'https?://[^[:space:]]+/debian/?([[:space:]]|$)' \
-  /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -1 | tr -d '[:space:]' || true)}
-mirror=${mirror%/}
-mirror=${mirror:-http://deb.debian.org/debian}
+mirror=$(bash "$(dirname "$0")/debian_mirror.sh")
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 work=$(mktemp -d /tmp/vouch-simdjson.XXXXXX)
 trap 'rm -rf "$work"' EXIT
