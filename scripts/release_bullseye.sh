@@ -31,7 +31,7 @@ for tool in debootstrap patchelf apt-get dpkg-deb; do
     { echo "release_bullseye: $tool is missing (apt-get install debootstrap patchelf)" >&2; exit 1; }
 done
 # The Debian mirror apt uses here (deb.debian.org unless this machine says otherwise).
-mirror=$(bash "$(dirname "$0")/debian_mirror.sh")
+mirror=$(bash scripts/debian_mirror.sh)  # the repository root: see the cd above
 log() { echo "release_bullseye: $*"; }
 # One run per root at a time (two would share its build folder and mounts).
 mkdir -p "$(dirname "$root")"
