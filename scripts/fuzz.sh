@@ -29,7 +29,7 @@ if ! ninja -C "$out" >"$out/build.log" 2>&1; then
 fi
 
 all=(kineto nsys ncu llama_bench vllm gbench nvbench hyperfine pytest channel regex json_pointer
-  record window baseline samples cupti journal fleet store_doc)
+  record window baseline samples cupti journal fleet store_doc store_add)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
@@ -74,6 +74,7 @@ seed channel $(find $d/store -name metrics.jsonl | sort | head -3) fuzz/seeds/ch
 seed regex fuzz/seeds/regex.txt
 seed json_pointer fuzz/seeds/json_pointer.json $d/metrics/vllm_bench_serve.json
 seed record $(find $d/store -name record.json | sort)
+seed store_add $(find $d/store -name record.json | sort)
 seed window $(find $d/store -name window.json | sort | head -6)
 seed baseline $d/gate/*.json
 head -200 tests/fixtures/nvml_h200_scenario.jsonl >"$seeds/samples/scenario_head.jsonl"

@@ -12,6 +12,7 @@
 #include "record/journal.h"
 #include "record/leg_json.h"
 #include "record/record.h"
+#include "record/record_clock.h"
 #include "util/bounded_file.h"
 #include "util/escape.h"
 #include "util/json_io.h"
@@ -278,13 +279,7 @@ Result<std::map<std::string, std::pair<double, std::string>>> RecordMedians(
 
 namespace {
 
-// A leg window's share of the clock state: its pacing clocks, its GPUs' UUIDs, the first GPU's
-// driver and the boot id.
-struct LegClock {
-  std::optional<double> median, mean;
-  std::vector<std::string> uuids;
-  std::string driver, boot_id;
-};
+using record_clock::LegClock;
 
 std::optional<LegClock> LegClockOf(const nlohmann::json& window) {
   auto w = WindowSummaryFromJson(window, "record");
@@ -298,69 +293,14 @@ std::optional<LegClock> LegClockOf(const nlohmann::json& window) {
   return c;
 }
 
-// The same from a window that passed WindowSummarySchema (in CheckRecordShape), read where it
-// lies: WindowSummaryFromJson would walk the schema again and build every field of the window,
-// a tenth of `vouch history add`. What it still checks, the header, is checked here too; the
-// pacing rule is PacingClockMedian's and PacingClockMean's (the lowest finite clock of the busy
-// GPUs).
-std::optional<LegClock> CheckedLegClockOf(const nlohmann::json& window) {
-  if (!CheckWindowHeader(window, "record")) return std::nullopt;
-  const auto& gpus = window["gpus"];
-  if (gpus.empty()) return std::nullopt;
-  LegClock c;
-  auto lowest = [](std::optional<double>& out, double x) {
-    if (std::isfinite(x) && (!out || x < *out)) out = x;
-  };
-  for (const auto& g : gpus) {
-    c.uuids.push_back(g["static"].value("uuid", ""));
-    const auto& f = g["fold"];
-    auto sm = f.find("sm_mhz");
-    if (f["busy_readings"].get<int>() == 0 || sm == f.end() || sm->is_null()) continue;
-    lowest(c.median, sm->at("median").get<double>());
-    auto mean = sm->find("mean");
-    if (mean != sm->end() && !mean->is_null()) lowest(c.mean, mean->get<double>());
-  }
-  c.driver = gpus.front()["static"].value("driver_version", "");
-  c.boot_id = window["host"].value("boot_id", "");
-  return c;
-}
-
-ClockState ClockStateOver(const nlohmann::json& rec, const std::string& arm,
-                          std::optional<LegClock> (*leg_clock)(const nlohmann::json&)) {
-  ClockState c;
-  if (auto env = rec.find("environment"); env != rec.end() && env->is_object())
-    c.simulated = env->value("simulated", false);
-  std::vector<double> med, mean;
-  for (const auto& l : rec["legs"]) {
-    if (l.value("arm", "") != arm || l.value("role", "") != "measured" || !l.value("valid", false))
-      continue;
-    auto w = leg_clock(l["window"]);
-    // Over several GPUs the slowest busy GPU's clock paces the leg; the GPUs are named by
-    // their UUIDs together.
-    if (!w || !w->median || !w->mean) continue;
-    med.push_back(*w->median);
-    mean.push_back(*w->mean);
-    c.gpu_uuid = fmt::format("{}", fmt::join(w->uuids, ","));
-    c.driver = std::move(w->driver);
-    c.boot_id = std::move(w->boot_id);
-  }
-  if (med.empty()) return c;
-  c.valid = true;
-  c.sm_median_mhz = MedianOf(med);
-  double s = 0;
-  for (double x : mean) s += x;
-  c.sm_mean_mhz = s / static_cast<double>(mean.size());
-  return c;
-}
-
 }  // namespace
 
 ClockState RecordClockState(const nlohmann::json& rec, const std::string& arm) {
-  return ClockStateOver(rec, arm, LegClockOf);
+  return record_clock::ClockStateOver(rec, arm, LegClockOf);
 }
 
 ClockState CheckedRecordClockState(const nlohmann::json& rec, const std::string& arm) {
-  return ClockStateOver(rec, arm, CheckedLegClockOf);
+  return record_clock::CheckedClockState(rec, arm);
 }
 
 std::string RenderRecordHead(const nlohmann::json& rec) {

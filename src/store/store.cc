@@ -13,6 +13,7 @@
 
 #include "record/record.h"
 #include "store/store_doc.h"
+#include "store/store_rows.h"
 #include "util/hash.h"
 #include "util/host.h"
 #include "util/json_io.h"
@@ -49,41 +50,6 @@ Status InsertRows(SqlDb& db, const std::string& head, std::size_t ncols,
   return OkStatus();
 }
 
-SqlValue Str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return SqlNull();
-  return it->get<std::string>();
-}
-
-SqlValue Num(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return SqlNull();
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  double d = it->get<double>();
-  return std::isfinite(d) ? SqlValue(d) : SqlNull();
-}
-
-const nlohmann::json& At(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
-std::string Day(double unix_s) { return IsoTimeUtc(unix_s).substr(0, 10); }
-
-std::string JoinUnique(const nlohmann::json& gpus, const char* key) {
-  std::vector<std::string> seen;
-  if (gpus.is_array())
-    for (const auto& g : gpus) {
-      std::string v = g.is_object() ? g.value(key, "") : "";
-      if (!v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
-    }
-  std::string out;
-  for (const auto& s : seen) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 }  // namespace
 
 std::string_view IngestResultName(IngestResult r) {
@@ -98,24 +64,19 @@ std::string_view IngestResultName(IngestResult r) {
   return "?";
 }
 
-std::string RunKeyOf(const nlohmann::json& rec) {
-  const auto& env = At(rec, "environment");
-  std::string id = fmt::format(
-      "{}|{}|{:.6f}|{}", env.is_object() ? env.value("host_boot_id", "") : "",
-      env.is_object() ? env.value("hostname", "") : "", rec.value("started_unix_s", 0.0),
-      At(rec, "recipe").is_object() ? At(rec, "recipe").value("reproduce", "") : "");
-  return Sha256Hex(id).substr(0, 32);
-}
+std::string RunKeyOf(const nlohmann::json& rec) { return store_rows::RunKey(rec); }
 
-Result<PreparedRecord> Store::PrepareRecordDir(const std::string& dir) {
+Result<PreparedRecord> Store::PrepareRecordDir(const std::string& dir, bool fast) {
   // One stat tells the run directory from its record.json (ReadRecordJson's own was a second).
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(dir, ec);
-  auto rec =
-      ReadRecordJsonFile(is_dir ? (std::filesystem::path(dir) / "record.json").string() : dir);
-  if (!rec) return rec.error();
+  const std::string path = is_dir ? (std::filesystem::path(dir) / "record.json").string() : dir;
   std::string source = is_dir ? std::filesystem::absolute(dir, ec).string()
                               : std::filesystem::absolute(dir, ec).parent_path().string();
+  if (fast)
+    if (auto p = PrepareRecordFast(path, source)) return std::move(*p);
+  auto rec = ReadRecordJsonFile(path);
+  if (!rec) return rec.error();
   // ReadRecordJson checked the header and the shape (the schema walk): not walked twice.
   auto out = PrepareGuarded(*rec, source, /*shape_checked=*/true);
   // Freed children first (FreeJson), not by nlohmann's destructor, which moves every child
@@ -162,141 +123,7 @@ Result<PreparedRecord> Store::PrepareChecked(const nlohmann::json& rec, const st
     if (auto shape = CheckRecordShape(rec, source); !shape)
       return MakeError("{}; not stored", shape.error().message);
 
-  PreparedRecord p;
-  p.source = source;
-  IngestOutcome& out = p.out;
-  out.run_key = RunKeyOf(rec);
-  // One dump: its hash is the content key and the text is the stored document.
-  std::string document = DumpJson(rec);
-  p.content = Sha256Hex(document);
-  const std::string& content = p.content;
-  const auto& env = At(rec, "environment");
-  const auto& revs = At(rec, "revisions");
-  nlohmann::json rev0 = revs.is_array() && !revs.empty() ? revs[0] : nlohmann::json::object();
-  std::string first_arm = "run";
-  const auto& arms = At(At(rec, "recipe"), "arms");
-  if (arms.is_array() && !arms.empty() && arms[0].is_object())
-    first_arm = arms[0].value("name", "run");
-  // Each arm's clock state once (the runs row and every summary row of the arm use it). The
-  // record passed CheckRecordShape, here or in ReadRecordJson.
-  std::map<std::string, ClockState, std::less<>> clock_of;
-  auto clock_state = [&](const std::string& arm) -> const ClockState& {
-    auto it = clock_of.find(arm);
-    if (it == clock_of.end()) it = clock_of.emplace(arm, CheckedRecordClockState(rec, arm)).first;
-    return it->second;
-  };
-  const ClockState clock = clock_state(first_arm);
-  const auto& gpus = At(env, "gpus");
-  std::string gpu_name = JoinUnique(gpus, "name"), gpu_uuid = JoinUnique(gpus, "uuid"),
-              driver = JoinUnique(gpus, "driver_version");
-  double started = rec.value("started_unix_s", 0.0);
-
-  p.run_row = {out.run_key,
-               content,
-               rec.value("kind", "run"),
-               rec.value("status", "?"),
-               static_cast<std::int64_t>(version),
-               rec.value("started", ""),
-               started,
-               Num(rec, "ended_unix_s"),
-               Day(started),
-               Str(rev0, "commit"),
-               Str(rev0, "branch"),
-               rev0.contains("dirty") && rev0["dirty"].is_boolean()
-                   ? SqlValue(static_cast<std::int64_t>(rev0["dirty"].get<bool>()))
-                   : SqlNull(),
-               Str(env, "hostname"),
-               Str(env, "boot_id"),
-               gpu_name.empty() ? SqlNull() : SqlValue(gpu_name),
-               gpu_uuid.empty() ? SqlNull() : SqlValue(gpu_uuid),
-               driver.empty() ? SqlNull() : SqlValue(driver),
-               static_cast<std::int64_t>(env.is_object() && env.value("simulated", false)),
-               clock.valid ? SqlValue(clock.sm_median_mhz) : SqlNull(),
-               clock.valid ? SqlValue(clock.sm_mean_mhz) : SqlNull(),
-               static_cast<std::int64_t>(rec.value("measured_legs", 0)),
-               static_cast<std::int64_t>(rec.value("valid_legs", 0)),
-               rec["recipe"].value("reproduce", ""),
-               source,
-               SqlNull(),   // ingested_unix_s: the time of the commit (AddPrepared)
-               SqlNull()};  // record_json, moved in below (an initializer list copies)
-  p.run_row.back() = std::move(document);
-
-  // Children first, outside the transaction: reading samples files is the slow part.
-  auto& legs = p.legs;
-  auto& windows = p.windows;
-  auto& metrics = p.metrics;
-  auto& summaries = p.summaries;
-  for (const auto& l : rec["legs"]) {
-    std::int64_t idx = l["index"].get<std::int64_t>();
-    const auto& res = l["result"];
-    legs.push_back({out.run_key, idx, l["arm"].get<std::string>(), l["role"].get<std::string>(),
-                    static_cast<std::int64_t>(l["valid"].get<bool>()), DumpJson(l["reasons"]),
-                    Num(res, "wall_ns"), Num(res, "exit_code"), Str(res, "outcome"), Str(l, "dir"),
-                    Num(res, "start_unix_ns")});
-    const auto& w = l["window"];
-    auto samples = ReadLegSamples(source, l);
-    const auto& region = At(w, "region");
-    std::string wstatus =
-        At(w, "verdict").is_object() ? At(w, "verdict").value("status", "?") : "?";
-    for (const auto& g : w["gpus"]) {
-      const auto& f = g["fold"];
-      const auto& sm = At(f, "sm_mhz");
-      const auto& pw = At(f, "power_mw");
-      const auto& gv = At(g, "verdict");
-      std::int64_t gpu = f["gpu"].get<std::int64_t>();
-      SqlValue series = SqlNull();
-      if (samples)
-        series = LegSeriesText(*samples, static_cast<int>(gpu), w.value("started_unix_s", started));
-      windows.push_back(
-          {out.run_key, idx, gpu, Str(At(g, "static"), "uuid"),
-           gv.is_object() ? SqlValue(gv.value("status", wstatus)) : SqlValue(wstatus), wstatus,
-           Num(f, "busy_readings"), sm.is_object() ? Num(sm, "median") : SqlNull(),
-           sm.is_object() ? Num(sm, "mean") : SqlNull(),
-           sm.is_object() ? Num(sm, "min") : SqlNull(), sm.is_object() ? Num(sm, "max") : SqlNull(),
-           Num(f, "spread"), pw.is_object() ? Num(pw, "median") : SqlNull(),
-           region.is_object() ? Num(region, "begin_unix_s") : SqlNull(),
-           region.is_object() ? Num(region, "end_unix_s") : SqlNull(),
-           DumpJson(gv.is_object() && gv.contains("reasons") ? gv["reasons"]
-                                                             : At(At(w, "verdict"), "reasons")),
-           std::move(series)});
-    }
-    std::int64_t seq = 0;
-    for (const auto& m : l["metrics"])
-      metrics.push_back({out.run_key, idx, seq++, m["name"].get<std::string>(), m.value("unit", ""),
-                         m.value("better", "none"), Num(m, "value"), Str(m, "text"),
-                         m.contains("samples") ? SqlValue(DumpJson(m["samples"])) : SqlNull()});
-  }
-  for (const auto& [arm, sums] : rec["summary"].items()) {
-    const ClockState& c = clock_state(arm);
-    for (const auto& s : sums)
-      summaries.push_back({out.run_key, arm, s["name"].get<std::string>(),
-                           s["unit"].get<std::string>(), s.value("better", "none"),
-                           s["n"].get<std::int64_t>(), s["median"].get<double>(),
-                           s["min"].get<double>(), s["max"].get<double>(), Num(s, "spread_pct"),
-                           c.valid ? SqlValue(c.sm_median_mhz) : SqlNull()});
-  }
-  const auto& extra = At(rec, "extra");
-  if (const auto& verdict = At(extra, "verdict"); verdict.is_object()) {
-    const auto& d = At(verdict, "decision");
-    const auto& ratio = At(d, "ratio");
-    p.ab_verdict = std::vector<SqlValue>{out.run_key,
-                                         Str(verdict, "headline"),
-                                         Str(verdict, "better"),
-                                         verdict.value("verdict", "?"),
-                                         ratio.is_object() ? Num(ratio, "mean") : SqlNull(),
-                                         ratio.is_object() ? Num(ratio, "lo") : SqlNull(),
-                                         ratio.is_object() ? Num(ratio, "hi") : SqlNull(),
-                                         d.is_object() ? Num(d, "band_pct") : SqlNull(),
-                                         Num(verdict, "pairs_used"),
-                                         Num(verdict, "pairs_refused"),
-                                         DumpJson(verdict)};
-  }
-  if (const auto& b = At(extra, "baseline"); b.is_object())
-    p.baseline = std::vector<SqlValue>{out.run_key, Str(b, "headline"), Str(extra, "baseline_path"),
-                                       DumpJson(b)};
-  if (const auto& g = At(extra, "gate"); g.is_object())
-    p.gate = GateRow(out.run_key, g, extra.value("baseline_path", ""));
-  return p;
+  return store_rows::Rows(rec, source, DumpJson(rec), version);
 }
 
 Result<IngestOutcome> Store::AddPrepared(PreparedRecord&& p) {
@@ -474,15 +301,7 @@ void Store::AddRecordDirs(const std::vector<std::string>& dirs, const AddedFn& e
 
 std::vector<SqlValue> Store::GateRow(const std::string& run_key, const nlohmann::json& gate,
                                      const std::string& baseline_path) {
-  std::string gate_json = DumpJson(gate);
-  std::string key = Sha256Hex(run_key + "|" + baseline_path + "|" + gate_json).substr(0, 32);
-  return {key,
-          run_key,
-          gate.value("overall", "?"),
-          static_cast<std::int64_t>(gate.value("clock_attributed", false)),
-          baseline_path,
-          std::move(gate_json),
-          SqlNull()};  // ingested_unix_s: InsertGate's time
+  return store_rows::GateRow(run_key, gate, baseline_path);
 }
 
 Status Store::InsertGate(std::vector<SqlValue> row) {

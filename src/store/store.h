@@ -134,8 +134,9 @@ class Store {
   // and ingests it.
   Result<IngestOutcome> AddRecordDir(const std::string& dir);
   // AddRecordDir in two halves: reading DIR into its rows (no store needed; safe on another
-  // thread), and storing them in one transaction.
-  static Result<PreparedRecord> PrepareRecordDir(const std::string& dir);
+  // thread), and storing them in one transaction. The reading is PrepareRecordFast's where
+  // it does not decline (FAST false: the ordinary reading's always; the same rows).
+  static Result<PreparedRecord> PrepareRecordDir(const std::string& dir, bool fast = true);
   Result<IngestOutcome> AddPrepared(PreparedRecord&& record);
   // AddRecordDir of each of DIRS, in order, handing EACH the directory and its outcome: the
   // next directories are read on a second thread while this one is committed (the rows, the
@@ -192,6 +193,15 @@ nlohmann::json LegSeries(const std::vector<Sample>& samples, int gpu, double t0_
 std::string LegSeriesText(const std::vector<Sample>& samples, int gpu, double t0_unix_s);
 // legs[i].series (one per GPU, as Store::RunDocument gives them) from DIR's samples files.
 void AttachLegSeries(nlohmann::json& record, const std::string& dir);
+
+// The rows of the record at RECORD_PATH (read from SOURCE, its run directory) without
+// nlohmann's tree of it (store_fast.cc): byte for byte the ordinary reading's rows, or nullopt
+// where that reading must decide (a journal, an error of any kind, anything not plain).
+std::optional<PreparedRecord> PrepareRecordFast(const std::string& record_path,
+                                                const std::string& source);
+// The same of a record's TEXT (no journal beside it).
+std::optional<PreparedRecord> PrepareRecordTextFast(std::string_view text,
+                                                    const std::string& source);
 
 // The run's identity: sha256 of host boot id, start time and reproduce line.
 std::string RunKeyOf(const nlohmann::json& record);

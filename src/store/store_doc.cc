@@ -142,8 +142,14 @@ std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
   if (source.empty() || !l.contains("dir") || !l["dir"].is_string() ||
       !w.contains("samples_file") || !w["samples_file"].is_string())
     return std::nullopt;
-  auto path = std::filesystem::path(source) / l["dir"].get<std::string>() /
-              w["samples_file"].get<std::string>();
+  return ReadLegSamplesFile(source, l["dir"].get<std::string>(),
+                            w["samples_file"].get<std::string>());
+}
+
+std::optional<std::vector<Sample>> ReadLegSamplesFile(const std::string& source,
+                                                      const std::string& dir,
+                                                      const std::string& file) {
+  auto path = std::filesystem::path(source) / dir / file;
   // No stat first: the read opens regular files only (a FIFO, a directory or a missing file
   // is refused there), and the stat was a syscall per leg (3 % of `history add`).
   auto s = ReadSampleStream(path.string());

@@ -40,5 +40,9 @@ Result<std::optional<double>> StoredOptReal(const SqlValue& v, std::string_view 
 // A leg's samples file (SOURCE/legs[i].dir/window.samples_file), when it is there and readable.
 std::optional<std::vector<Sample>> ReadLegSamples(const std::string& source,
                                                   const nlohmann::json& leg);
+// The same of the leg's DIR and its window's samples FILE.
+std::optional<std::vector<Sample>> ReadLegSamplesFile(const std::string& source,
+                                                      const std::string& dir,
+                                                      const std::string& file);
 
 }  // namespace vouch

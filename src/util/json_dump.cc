@@ -9,7 +9,7 @@ namespace vouch {
 // As nlohmann writes it (ensure_ascii off): quoted, with ", \ and the control characters
 // escaped. Any byte from 0x80 up goes to nlohmann (its UTF-8 checks and replacement of
 // invalid sequences), so only ASCII is escaped here.
-void AppendJsonString(std::string& out, const std::string& s) {
+void AppendJsonString(std::string& out, std::string_view s) {
   const char* p = s.data();
   const char* end = p + s.size();
   const char* run = p;
@@ -23,7 +23,8 @@ void AppendJsonString(std::string& out, const std::string& s) {
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) continue;
     if (c >= 0x80) {
       out.resize(start);
-      out += nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      out += nlohmann::json(std::string(s))
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       return;
     }
     out.append(run, q);

@@ -8,12 +8,13 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace vouch {
 
 void AppendCompactJson(std::string& out, const nlohmann::json& j);
 // One string, quoted and escaped, as the dump writes it.
-void AppendJsonString(std::string& out, const std::string& s);
+void AppendJsonString(std::string& out, std::string_view s);
 // One integer as the dump writes it.
 template <class T>
 void AppendJsonInteger(std::string& out, T v) {
