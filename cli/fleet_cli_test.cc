@@ -174,8 +174,10 @@ TEST_F(FleetCli, InterruptCancelsOnlyItsOwnJobs) {
   std::string other_id = testing_util::Shell("echo " + other.out + " | tr -d '\\n'").out;
   Script("go.sh",
          fmt::format(
-             "VOUCH_SIM={0}/sim-%n.jsonl VOUCH_LOCK_FILE={0}/lock-%n {1} {2} "
-             "--partition intr --nodes 2 --pairs 40 --seed 3 --dir run --cwd {0} -- ./leg.sh > "
+             // In the background SIGINT is ignored (and stays so); env gives it back.
+             "VOUCH_SIM={0}/sim-%n.jsonl VOUCH_LOCK_FILE={0}/lock-%n env --default-signal=INT "
+             "{1} {2} --partition intr --nodes 2 --pairs 40 --seed 3 --dir run --cwd {0} -- "
+             "./leg.sh > "
              "out.txt 2>&1 &\necho $! > pid\n",
              D(), VOUCH_BINARY, kAb));
   ASSERT_EQ(testing_util::Shell("cd " + D() + " && ./go.sh").rc, 0);

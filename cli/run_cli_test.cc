@@ -148,10 +148,37 @@ TEST_F(RunCli, MeasuredRegionMarkersRescueALegThatIdlesFirst) {
   EXPECT_GT(lines, 600);
 }
 
+// A signal vouch was started with ignored stays ignored: a run a script put in the
+// background is not stopped by the Ctrl-C meant for the script (SIGINT, SIGQUIT), a run under
+// nohup outlives the session (SIGHUP); SIGTERM still ends it, with its record.
+TEST_F(RunCli, SignalsItWasStartedWithIgnoredStayIgnoredButSigtermEndsIt) {
+  auto r = Sh(fmt::format(
+      "cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} nohup {2} run {3} --warmup 0 --reps 3 "
+      "--out r -- sleep 0.5 >out.txt 2>&1 & p=$!; "
+      "for i in $(seq 300); do [ \"$(cat r/legs.jsonl 2>/dev/null | wc -l)\" -ge 1 ] "
+      "&& break; sleep 0.1; done; kill -INT $p; kill -QUIT $p; kill -HUP $p; wait $p; "
+      "echo rc=$?)",
+      D(), kBusy, VOUCH_BINARY, kFast));
+  EXPECT_TRUE(Has(r.out, "rc=0")) << r.out;
+  auto j = Record("r");
+  EXPECT_EQ(j["status"], "complete");
+  EXPECT_EQ(j["legs"].size(), 3u);
+  auto t = Sh(fmt::format(
+      "cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 --reps 5 "
+      "--out t -- sleep 1 >out.txt 2>&1 & p=$!; "
+      "for i in $(seq 300); do [ \"$(cat t/legs.jsonl 2>/dev/null | wc -l)\" -ge 1 ] "
+      "&& break; sleep 0.1; done; kill -TERM $p; wait $p; echo rc=$?)",
+      D(), kBusy, VOUCH_BINARY, kFast));
+  EXPECT_TRUE(Has(t.out, "rc=143")) << t.out;
+  EXPECT_EQ(Record("t")["status"], "interrupted");
+}
+
 TEST_F(RunCli, InterruptedRunKeepsFinishedLegsAndSaysWhatIsMissing) {
   auto r = Sh(
-      fmt::format("cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 "
-                  "--reps 5 --out r -- sleep 1 & p=$!; "
+      // In the background of a script SIGINT is ignored (and stays so: the next test); env
+      // gives it back, as for a run in the foreground of a terminal.
+      fmt::format("cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} env --default-signal=INT "
+                  "{2} run {3} --warmup 0 --reps 5 --out r -- sleep 1 & p=$!; "
                   "for i in $(seq 300); do [ \"$(cat r/legs.jsonl 2>/dev/null | wc -l)\" -ge 2 ] "
                   "&& break; sleep 0.1; done; kill -INT $p; wait $p; echo rc=$?)",
                   D(), kBusy, VOUCH_BINARY, kFast));

@@ -21,6 +21,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The tests press Ctrl-C (and hang up) on vouch, in this process and in the vouch processes
+// they start: wherever ctest itself was started with those signals ignored (in the background
+// of a script), they are given back before any test runs, as for a run in a terminal's
+// foreground. (A signal vouch starts with ignored stays ignored: InstallInterruptHandler.)
+[[maybe_unused]] const bool kSignalsDefault = [] {
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT}) ::signal(sig, SIG_DFL);
+  return true;
+}();
+
 class LegTest : public ::testing::Test {
  protected:
   void SetUp() override {

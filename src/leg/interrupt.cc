@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <iterator>
 
 #include "leg/executor.h"
 
@@ -43,6 +44,11 @@ extern "C" void OnInterruptSignal(int sig) {
   errno = saved_errno;
 }
 
+bool IgnoredNow(int sig) {
+  struct sigaction old {};
+  return ::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN;
+}
+
 }  // namespace
 
 Status InstallInterruptHandler() {
@@ -55,11 +61,22 @@ Status InstallInterruptHandler() {
     g_wake_write_fd.store(fds[1]);
     g_dev_null_fd.store(::open("/dev/null", O_RDWR | O_CLOEXEC));
   }
+  // A signal vouch was started with ignored stays ignored, as the shell and nohup meant it:
+  // `nohup vouch run ...` outlives the session (SIGHUP), and a job a script put in the
+  // background (`vouch run ... &`) is not stopped by the Ctrl-C meant for the script in the
+  // foreground (SIGINT, SIGQUIT). Read once, before any handler of vouch's own is in place.
+  // SIGTERM is always handled: it is how a scheduler or `kill` ends a run, with its record.
+  static const bool ignored_at_start[] = {IgnoredNow(SIGHUP), IgnoredNow(SIGINT),
+                                          IgnoredNow(SIGQUIT)};
+  static_assert(kTerminatingSignals[0] == SIGHUP && kTerminatingSignals[1] == SIGINT &&
+                kTerminatingSignals[2] == SIGQUIT && kTerminatingSignals[3] == SIGTERM);
   struct sigaction sa {};
   sa.sa_handler = OnInterruptSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int sig : kTerminatingSignals) {
+  for (std::size_t i = 0; i < std::size(kTerminatingSignals); ++i) {
+    const int sig = kTerminatingSignals[i];
+    if (i < std::size(ignored_at_start) && ignored_at_start[i]) continue;
     if (::sigaction(sig, &sa, nullptr) != 0) {
       return MakeError("cannot install the interrupt handler for {}: {}", SignalName(sig),
                        std::strerror(errno));
