@@ -33,11 +33,13 @@ class LegCli : public testing_util::ScratchDirTest {
   }
   // Starts vouch ARGS in the background, waits until the leg has written READY (at most 60 s:
   // a loaded sanitizer run can take seconds to start a leg), then DELAY_S more, sends SIG and
-  // prints "rc=N".
+  // prints "rc=N". In a script's background SIGINT and SIGQUIT are ignored, and vouch keeps
+  // them so: env gives them back, as for a run in a terminal's foreground.
   Res VouchKilled(const std::string& args, const std::string& sig, const std::string& ready,
                   double delay_s) const {
     return Sh(fmt::format(
-        "cd {} && ({} {} {} & p=$!; for i in $(seq 600); do [ -s {} ] && break; sleep 0.1; done; "
+        "cd {} && ({} env --default-signal=INT,QUIT {} {} & p=$!; for i in $(seq 600); do [ -s "
+        "{} ] && break; sleep 0.1; done; "
         "sleep {}; kill -{} $p; wait $p; echo rc=$?)",
         D(), Env(), VOUCH_BINARY, args, ready, delay_s, sig));
   }
