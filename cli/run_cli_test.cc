@@ -31,9 +31,24 @@ class RunCli : public testing_util::ScratchDirTest {
                           sim, VOUCH_BINARY, args));
   }
   nlohmann::json Record(const std::string& rel) const { return Json(rel + "/record.json"); }
+  // `PREFIX vouch run ... --reps REPS --out OUT -- sleep LEG_S` in a script's background (where
+  // SIGINT and SIGQUIT are ignored), sent SIGNALS ("INT QUIT": kill -INT, then -QUIT) once LEGS
+  // legs are in its journal; prints "rc=N".
+  Res RunSignalled(const std::string& prefix, int reps, const std::string& out, double leg_s,
+                   int legs, const std::string& signals) const;
 };
 
 constexpr const char* kFast = "--min-busy-readings 5";
+
+Res RunCli::RunSignalled(const std::string& prefix, int reps, const std::string& out, double leg_s,
+                         int legs, const std::string& signals) const {
+  return Sh(fmt::format(
+      "cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} {3} run {4} --warmup 0 --reps {5} "
+      "--out {6} -- sleep {7} >{6}.txt 2>&1 & p=$!; for i in $(seq 300); do [ \"$(cat "
+      "{6}/legs.jsonl 2>/dev/null | wc -l)\" -ge {8} ] && break; sleep 0.1; done; for s in {9}; "
+      "do kill -$s $p; done; wait $p; echo rc=$?)",
+      D(), kBusy, prefix, VOUCH_BINARY, kFast, reps, out, leg_s, legs, signals));
+}
 
 TEST_F(RunCli, WarmupDiscardedMeasuredSummarizedAndShownAgain) {
   Script("leg.sh",
@@ -152,36 +167,20 @@ TEST_F(RunCli, MeasuredRegionMarkersRescueALegThatIdlesFirst) {
 // background is not stopped by the Ctrl-C meant for the script (SIGINT, SIGQUIT), a run under
 // nohup outlives the session (SIGHUP); SIGTERM still ends it, with its record.
 TEST_F(RunCli, SignalsItWasStartedWithIgnoredStayIgnoredButSigtermEndsIt) {
-  auto r = Sh(fmt::format(
-      "cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} nohup {2} run {3} --warmup 0 --reps 3 "
-      "--out r -- sleep 0.5 >out.txt 2>&1 & p=$!; "
-      "for i in $(seq 300); do [ \"$(cat r/legs.jsonl 2>/dev/null | wc -l)\" -ge 1 ] "
-      "&& break; sleep 0.1; done; kill -INT $p; kill -QUIT $p; kill -HUP $p; wait $p; "
-      "echo rc=$?)",
-      D(), kBusy, VOUCH_BINARY, kFast));
+  auto r = RunSignalled("nohup", 3, "r", 0.5, 1, "INT QUIT HUP");
   EXPECT_TRUE(Has(r.out, "rc=0")) << r.out;
   auto j = Record("r");
   EXPECT_EQ(j["status"], "complete");
   EXPECT_EQ(j["legs"].size(), 3u);
-  auto t = Sh(fmt::format(
-      "cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} {2} run {3} --warmup 0 --reps 5 "
-      "--out t -- sleep 1 >out.txt 2>&1 & p=$!; "
-      "for i in $(seq 300); do [ \"$(cat t/legs.jsonl 2>/dev/null | wc -l)\" -ge 1 ] "
-      "&& break; sleep 0.1; done; kill -TERM $p; wait $p; echo rc=$?)",
-      D(), kBusy, VOUCH_BINARY, kFast));
+  auto t = RunSignalled("", 5, "t", 1, 1, "TERM");
   EXPECT_TRUE(Has(t.out, "rc=143")) << t.out;
   EXPECT_EQ(Record("t")["status"], "interrupted");
 }
 
 TEST_F(RunCli, InterruptedRunKeepsFinishedLegsAndSaysWhatIsMissing) {
-  auto r = Sh(
-      // In the background of a script SIGINT is ignored (and stays so: the next test); env
-      // gives it back, as for a run in the foreground of a terminal.
-      fmt::format("cd {0} && (VOUCH_LOCK_FILE={0}/lock VOUCH_SIM={1} env --default-signal=INT "
-                  "{2} run {3} --warmup 0 --reps 5 --out r -- sleep 1 & p=$!; "
-                  "for i in $(seq 300); do [ \"$(cat r/legs.jsonl 2>/dev/null | wc -l)\" -ge 2 ] "
-                  "&& break; sleep 0.1; done; kill -INT $p; wait $p; echo rc=$?)",
-                  D(), kBusy, VOUCH_BINARY, kFast));
+  // In the background of a script SIGINT is ignored (and stays so: the test above); env gives
+  // it back, as for a run in the foreground of a terminal.
+  auto r = RunSignalled("env --default-signal=INT", 5, "r", 1, 2, "INT");
   EXPECT_TRUE(Has(r.out, "rc=130")) << r.out;
   auto j = Record("r");
   EXPECT_EQ(j["status"], "interrupted");

@@ -18,6 +18,7 @@
 #include "metrics/reserved.h"
 #include "record/journal.h"
 #include "record/record.h"
+#include "record/record_dom.h"
 #include "util/bounded_file.h"
 #include "util/hash.h"
 #include "util/json_io.h"
@@ -117,19 +118,6 @@ std::vector<Leg> LegsOf(element legs) {
 }
 
 // CheckRecordShape's checks past the schema: a leg index once, a metric a value or a text.
-bool ShapeOk(const std::vector<Leg>& legs) {
-  std::vector<std::int64_t> seen;
-  for (const Leg& l : legs) {
-    seen.push_back(static_cast<std::int64_t>(Num(l.index)));
-    for (element m : Arr(l.metrics)) {
-      element v;
-      if (Get(m, "value", v) == Get(m, "text", v)) return false;
-    }
-  }
-  std::sort(seen.begin(), seen.end());
-  return std::adjacent_find(seen.begin(), seen.end()) == seen.end();
-}
-
 // RecordMedians(REC, ARM) finds nothing wrong: SummarizeLegs' reading of the arm's valid
 // measured legs (per name, the first occurrence in each leg, a text one counting for nothing,
 // a reserved name only from vouch's own source), its n, median, min and max compared with the
@@ -508,14 +496,8 @@ bool ReadAbAttemptFast(FleetAttempt& out, const std::vector<DirEntry>& top,
   if (TextNeedsNlohmann(rec_text)) return false;
   element rec;  // the seal's tree is not read after this
   if (Parser().parse(rec_buf.data(), nr, false).get(rec) != simdjson::SUCCESS) return false;
-  element schema, version;
-  if (rec.type() != T::OBJECT || !Find(rec, "schema", schema) || schema.type() != T::STRING ||
-      Str(schema) != "vouch.record" || !Find(rec, "schema_version", version) ||
-      !(Int(version) && *Int(version) == kRecordSchemaVersion))
-    return false;
-  if (!RecordSchema().Accepts(rec)) return false;
+  if (!RecordTreeOk(rec)) return false;
   const std::vector<Leg> legs = LegsOf(At(rec, "legs"));
-  if (!ShapeOk(legs)) return false;
 
   // ReadAttempt's reading of the A/B parts.
   std::string headline, better;

@@ -10,10 +10,10 @@
 // and the ordinary one decides, and words any error: the rows and the errors of `history add`
 // are the ordinary reading's, byte for byte (store_fast_test.cc, fuzz/fuzz_store.cc).
 #include <filesystem>
-#include <set>
 
 #include "record/journal.h"
 #include "record/record.h"
+#include "record/record_dom.h"
 #include "store/store.h"
 #include "util/bounded_file.h"
 #include "util/dom_json.h"
@@ -24,36 +24,17 @@
 namespace vouch {
 namespace {
 
-// CheckRecordShape's rules past the schema: a leg index is one leg, and a metric has one of
-// 'value' and 'text'.
-bool LegRulesHold(const DomJson& rec) {
-  std::set<std::int64_t> seen;
-  for (const DomJson l : rec["legs"]) {
-    if (!seen.insert(l["index"].get<std::int64_t>()).second) return false;
-    for (const DomJson m : l["metrics"])
-      if (m.contains("value") == m.contains("text")) return false;
-  }
-  return true;
-}
-
 std::optional<PreparedRecord> Prepare(std::string_view text, const std::string& source) {
   if (TextNeedsNlohmann(text)) return std::nullopt;
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (parser.parse(text.data(), text.size(), true).get(root) != simdjson::SUCCESS)
     return std::nullopt;
-  const DomJson rec(root);
-  // CheckRecordHeader's and PrepareChecked's header: the schema and its version.
-  if (!rec.is_object() || !rec.contains("schema") || !rec["schema"].is_string() ||
-      rec["schema"].str() != "vouch.record" || !rec.contains("schema_version") ||
-      !rec["schema_version"].is_number_integer() ||
-      rec["schema_version"].get<std::int64_t>() != kRecordSchemaVersion)
-    return std::nullopt;
-  if (!RecordSchema().Accepts(root) || !LegRulesHold(rec)) return std::nullopt;
+  if (!RecordTreeOk(root)) return std::nullopt;
   std::string document;
   document.reserve(text.size());
   if (!AppendSortedDomJson(document, root, kMaxJsonDepth)) return std::nullopt;
-  return store_rows::Rows(rec, source, std::move(document), kRecordSchemaVersion);
+  return store_rows::Rows(DomJson(root), source, std::move(document), kRecordSchemaVersion);
 }
 
 }  // namespace

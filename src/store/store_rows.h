@@ -248,7 +248,7 @@ PreparedRecord Rows(const J& rec, const std::string& source, std::string documen
     p.baseline = std::vector<SqlValue>{out.run_key, Str(b, "headline"), Str(extra, "baseline_path"),
                                        DumpJson(b)};
   if (const auto& g = At(extra, "gate"); g.is_object())
-    p.gate = GateRow(out.run_key, g, extra.is_object() ? extra.value("baseline_path", "") : "");
+    p.gate = GateRow(out.run_key, g, extra.value("baseline_path", ""));
   return p;
 }
 

@@ -22,15 +22,8 @@ simdjson::dom::array DomJson::Array() const {
   return a;
 }
 
-bool DomJson::contains(std::string_view key) const {
-  if (!is_object()) return false;
-  for (simdjson::dom::key_value_pair kv : Object())
-    if (kv.key == key) return true;
-  return false;
-}
-
-DomJson DomJson::member(std::string_view key) const {
-  DomJson out;
+std::optional<DomJson> DomJson::Find(std::string_view key) const {
+  std::optional<DomJson> out;
   if (!is_object()) return out;
   for (simdjson::dom::key_value_pair kv : Object())
     if (kv.key == key) out = DomJson(kv.value);  // a repeated key: the last, as nlohmann
@@ -38,8 +31,9 @@ DomJson DomJson::member(std::string_view key) const {
 }
 
 DomJson DomJson::operator[](std::string_view key) const {
-  if (!contains(key)) throw Mismatch{};
-  return member(key);
+  auto m = Find(key);
+  if (!m) throw Mismatch{};
+  return *m;
 }
 
 DomJson DomJson::operator[](std::size_t i) const {
@@ -55,8 +49,8 @@ std::string_view DomJson::str() const {
 
 std::string DomJson::value(std::string_view key, const char* dflt) const {
   if (!is_object()) throw Mismatch{};
-  if (!contains(key)) return dflt;
-  return std::string(member(key).str());
+  auto m = Find(key);
+  return m ? std::string(m->str()) : std::string(dflt);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -43,9 +44,11 @@ class DomJson {
   std::size_t size() const;
   bool empty() const { return size() == 0; }
 
-  // The member KEY (the last of a repeated key, as nlohmann keeps it); null where missing.
-  bool contains(std::string_view key) const;
-  DomJson member(std::string_view key) const;      // null where missing or not an object
+  // The member KEY (the last of a repeated key, as nlohmann keeps it), in one pass over the
+  // object; nullopt where missing or not an object.
+  std::optional<DomJson> Find(std::string_view key) const;
+  bool contains(std::string_view key) const { return Find(key).has_value(); }
+  DomJson member(std::string_view key) const { return Find(key).value_or(DomJson()); }
   DomJson operator[](std::string_view key) const;  // Mismatch where missing
   DomJson operator[](std::size_t i) const;         // Mismatch past the end
   DomJson at(std::string_view key) const { return (*this)[key]; }
@@ -84,8 +87,8 @@ class DomJson {
   template <class V>
   V value(std::string_view key, V dflt) const {
     if (!is_object()) throw Mismatch{};
-    if (!contains(key)) return dflt;
-    return member(key).get<V>();
+    auto m = Find(key);
+    return m ? m->get<V>() : dflt;
   }
 
   // An array's elements in order; none for null (nlohmann's iteration). An object's values,
